@@ -1,0 +1,1 @@
+"""The typed SSA IR: types, values, operations, blocks, functions, builder, text form, verifier."""

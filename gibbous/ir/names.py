@@ -1,0 +1,118 @@
+"""Import paths of Python objects: ``numpy.sin`` <-> the ufunc itself.
+
+The text form names callables, classes and modules by the path that imports them.  A path is
+accepted only if resolving it gives back the very same object (or, for bound builtin methods,
+which Python re-creates on every access, an equal one).
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import importlib
+import types
+
+# Searched first, in this order, so that objects print by the name people write:
+# ``operator.mul`` rather than ``_operator.mul``, ``numpy.sum`` rather than a private module.
+_PREFERRED_MODULES = (
+    "builtins",
+    "operator",
+    "math",
+    "cmath",
+    "numpy",
+    "numpy.linalg",
+    "numpy.fft",
+    "numpy.random",
+    "functools",
+    "itertools",
+)
+
+
+class UnresolvablePath(LookupError):
+    pass
+
+
+@functools.cache
+def _preferred_names() -> dict[int, tuple[str, object]]:
+    table: dict[int, tuple[str, object]] = {}
+    for modname in reversed(_PREFERRED_MODULES):  # earlier modules win
+        try:
+            module = importlib.import_module(modname)
+        except ImportError:  # pragma: no cover - all are stdlib or numpy
+            continue
+        table[id(module)] = (modname, module)
+        seen: set[int] = set()
+        for name, obj in vars(module).items():
+            if name.startswith("_"):
+                continue
+            # Within a module an alias loses to the object's own name: numpy.float32, not single.
+            if id(obj) in seen and getattr(obj, "__name__", None) != name:
+                continue
+            seen.add(id(obj))
+            table[id(obj)] = (f"{modname}.{name}", obj)
+    return table
+
+
+def resolve(path: str) -> object:
+    """The object that ``path`` imports: the longest importable module prefix, then attributes."""
+    parts = path.split(".")
+    for cut in range(len(parts), 0, -1):
+        modname = ".".join(parts[:cut])
+        try:
+            obj: object = importlib.import_module(modname)
+        except ImportError:
+            continue
+        except Exception as e:  # a module that fails on import is not a usable path
+            raise UnresolvablePath(f"importing {modname!r} failed: {e}") from e
+        for attr in parts[cut:]:
+            try:
+                obj = getattr(obj, attr)
+            except AttributeError:
+                raise UnresolvablePath(f"{path!r}: {modname!r} has no attribute path") from None
+        return obj
+    if len(parts) == 1 and hasattr(builtins, path):
+        return getattr(builtins, path)
+    raise UnresolvablePath(f"{path!r} names no importable module")
+
+
+def _same(a: object, b: object) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, types.BuiltinMethodType | types.MethodType) and type(a) is type(b):
+        try:
+            return bool(a == b)
+        except Exception:  # pragma: no cover - defensive
+            return False
+    return False
+
+
+def import_path(obj: object) -> str | None:
+    """A dotted path that ``resolve`` maps back to ``obj``, or ``None`` if there is none."""
+    hit = _preferred_names().get(id(obj))
+    if hit is not None and hit[1] is obj:
+        return hit[0]
+    candidates: list[str] = []
+    if isinstance(obj, types.ModuleType):
+        candidates.append(obj.__name__)
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        candidates.append(f"{module}.{qualname}")
+    objclass = getattr(obj, "__objclass__", None)  # method descriptors: numpy.ndarray.sum
+    if isinstance(objclass, type) and isinstance(getattr(obj, "__name__", None), str):
+        owner_path = import_path(objclass)
+        if owner_path is not None:
+            candidates.append(f"{owner_path}.{getattr(obj, '__name__')}")
+    self_obj = getattr(obj, "__self__", None)
+    name = getattr(obj, "__name__", None)
+    if self_obj is not None and isinstance(name, str) and not isinstance(self_obj, types.ModuleType):
+        owner = import_path(self_obj)  # bound methods of named objects: numpy.add.reduce
+        if owner is not None:
+            candidates.append(f"{owner}.{name}")
+    for path in candidates:
+        try:
+            if _same(obj, resolve(path)):
+                return path
+        except UnresolvablePath:
+            continue
+    return None
