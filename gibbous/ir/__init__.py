@@ -1,1 +1,9 @@
 """The typed SSA IR: types, values, operations, blocks, functions, builder, text form, verifier."""
+
+# Explicit re-exports (mypy --strict does not re-export plain imports).
+from gibbous.ir.verify import VerificationError as VerificationError
+from gibbous.ir.verify import verify as verify
+from gibbous.ir.parser import ParseError as ParseError
+from gibbous.ir.parser import parse as parse
+from gibbous.ir.parser import parse_constant as parse_constant
+from gibbous.ir.parser import parse_type as parse_type

@@ -24,6 +24,7 @@ from gibbous.ir.core import (
     Location,
     Operation,
     Raise,
+    Result,
     Return,
     Value,
 )
@@ -74,7 +75,7 @@ class Builder:
         type: Type = ANY,
         name: str | None = None,
         loc: Location | None = None,
-    ) -> Value:
+    ) -> Result:
         kw = {k: as_value(v) for k, v in (kwargs or {}).items()}
         op = Call(
             as_value(callee),

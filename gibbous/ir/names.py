@@ -64,15 +64,16 @@ def resolve(path: str) -> object:
             continue
         except Exception as e:  # a module that fails on import is not a usable path
             raise UnresolvablePath(f"importing {modname!r} failed: {e}") from e
-        for attr in parts[cut:]:
+        for i, attr in enumerate(parts[cut:], start=cut):
             try:
                 obj = getattr(obj, attr)
             except AttributeError:
-                raise UnresolvablePath(f"{path!r}: {modname!r} has no attribute path") from None
+                owner = ".".join(parts[:i])
+                raise UnresolvablePath(f"{owner!r} has no attribute {attr!r}") from None
         return obj
     if len(parts) == 1 and hasattr(builtins, path):
         return getattr(builtins, path)
-    raise UnresolvablePath(f"{path!r} names no importable module")
+    raise UnresolvablePath(f"no module named {parts[0]!r}")
 
 
 def _same(a: object, b: object) -> bool:

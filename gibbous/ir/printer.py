@@ -8,7 +8,8 @@
     }
 
 Names: a value or block prints by its name hint (``%y``), made unique with a ``.N`` suffix;
-values and blocks without a hint are numbered in order (``%0``, ``^1``).  Constants print inline.
+a hint that is not an identifier, or ends like a suffix, is JSON-quoted (``%"a b"``, ``%"x.1"``).
+Values and blocks without a hint are numbered in order (``%0``, ``^1``).  Constants print inline.
 """
 
 from __future__ import annotations
@@ -37,6 +38,10 @@ from gibbous.ir.core import (
 from gibbous.ir.names import import_path
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
+# A bare name ending in ".<digits>" reads as a uniqued name (hint + suffix), so a hint that
+# itself ends that way is quoted: hints "x", "x" and "x.1" print as %x, %x.1 and %"x.1".
+UNIQUE_SUFFIX = re.compile(r"\.[0-9]+\Z")
+KWNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 # Short dtype names, both ways.  Any other dtype prints as its quoted NumPy name.
 DTYPE_SHORT = {
@@ -64,8 +69,14 @@ class UnprintableError(ValueError):
     """A constant that has neither a literal form nor an import path."""
 
 
-def format_name(sigil: str, name: str) -> str:
-    return sigil + (name if IDENT.match(name) else json.dumps(name))
+def format_name(sigil: str, name: str, suffix: int = 0) -> str:
+    """``sigil``, the name (bare or JSON-quoted), then ``.suffix``, the uniquing count, if any."""
+    bare = IDENT.match(name) and not UNIQUE_SUFFIX.search(name)
+    return sigil + (name if bare else json.dumps(name)) + (f".{suffix}" if suffix else "")
+
+
+def format_kwname(name: str) -> str:
+    return name if KWNAME.match(name) else json.dumps(name)
 
 
 def format_dtype(dtype: str) -> str:
@@ -149,8 +160,12 @@ def format_constant(value: object) -> str:
         case slice():
             parts = (value.start, value.stop, value.step)
             return "slice(" + ", ".join(map(format_constant, parts)) + ")"
-        case np.ndarray():
-            return f"array({format_dtype(value.dtype.name)}, {format_constant_list(value)})"
+        case np.ndarray() if type(value) is np.ndarray:
+            # Nested lists lose the shape after a zero-length dimension: [] could be (0, 3).
+            shape = ""
+            if value.size == 0 and value.ndim > 1:
+                shape = f", shape={format_constant(value.shape)}"
+            return f"array({format_dtype(value.dtype.name)}, {format_constant_list(value)}{shape})"
         case np.generic() if value.dtype.name in DTYPE_SHORT:
             return f"{format_dtype(value.dtype.name)}({format_constant(value.item())})"
     if value is Ellipsis:
@@ -161,7 +176,8 @@ def format_constant(value: object) -> str:
 def format_constant_list(a: np.ndarray[t.Any, t.Any]) -> str:
     if a.ndim == 0:
         return format_constant(a.item())
-    return "[" + ", ".join(format_constant_list(row) for row in a) + "]"
+    # a[i, ...] is a 0-d array even for object dtype, where iterating gives the elements bare.
+    return "[" + ", ".join(format_constant_list(a[i, ...]) for i in range(len(a))) + "]"
 
 
 def format_loc(loc: Location | None) -> str:
@@ -174,26 +190,25 @@ class Namer:
     def __init__(self) -> None:
         self.values: dict[int, str] = {}
         self.blocks: dict[int, str] = {}
-        self._taken: set[str] = set()
-        self._taken_blocks: set[str] = set()
+        self._seen: dict[str, int] = {}  # per hint: how many values used it so far
+        self._seen_blocks: dict[str, int] = {}
         self._n_values = 0
         self._n_blocks = 0
 
     @staticmethod
-    def _unique(hint: str, taken: set[str]) -> str:
-        name, n = hint, 0
-        while name in taken:
-            n += 1
-            name = f"{hint}.{n}"
-        taken.add(name)
-        return name
+    def _unique(sigil: str, hint: str, seen: dict[str, int]) -> str:
+        # format_name is injective in (hint, suffix), so a count per hint keeps names unique
+        # and lets the parser recover the hint by dropping the suffix.
+        n = seen.get(hint, 0)
+        seen[hint] = n + 1
+        return format_name(sigil, hint, n)
 
     def define(self, v: Value) -> str:
         if v.name is None:
             text = f"%{self._n_values}"
             self._n_values += 1
         else:
-            text = format_name("%", self._unique(v.name, self._taken))
+            text = self._unique("%", v.name, self._seen)
         self.values[id(v)] = text
         return text
 
@@ -202,7 +217,7 @@ class Namer:
             text = f"^{self._n_blocks}"
             self._n_blocks += 1
         else:
-            text = format_name("^", self._unique(b.name, self._taken_blocks))
+            text = self._unique("^", b.name, self._seen_blocks)
         self.blocks[id(b)] = text
         return text
 
@@ -225,7 +240,7 @@ def format_operation(op: Operation, namer: Namer | None = None) -> str:
     match op:
         case Call():
             args = [namer.ref(a) for a in op.args]
-            args += [f"{k}={namer.ref(v)}" for k, v in op.kwargs.items()]
+            args += [f"{format_kwname(k)}={namer.ref(v)}" for k, v in op.kwargs.items()]
             result = namer.values.get(id(op.result)) or namer.define(op.result)
             return (
                 f"{result} = call {namer.ref(op.callee)}({', '.join(args)})"

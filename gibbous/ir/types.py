@@ -123,10 +123,15 @@ class Object(Type):
 
 def _const_key(value: object) -> tuple[object, ...]:
     # Type and value both count: 1 == 1.0 == True in Python, but they are different constants.
-    if isinstance(value, tuple):
-        return (tuple, tuple(_const_key(v) for v in value))
-    if isinstance(value, float) and value != value:  # nan: equal to itself as a constant
-        return (type(value), "nan")
+    if isinstance(value, tuple):  # by class too: a NamedTuple is not the plain tuple
+        return (type(value), tuple(_const_key(v) for v in value))
+    if isinstance(value, slice):  # unhashable before Python 3.12, yet immutable
+        return (slice, _const_key(value.start), _const_key(value.stop), _const_key(value.step))
+    if isinstance(value, (float, np.floating)):
+        # nan equals itself as a constant; -0.0 and 0.0 differ (1/x tells them apart)
+        return (type(value), "nan") if value != value else (type(value), value, repr(value))
+    if isinstance(value, (complex, np.complexfloating)) and value != value:
+        return (type(value), _const_key(value.real), _const_key(value.imag))
     try:
         hash(value)
     except TypeError:
@@ -180,6 +185,10 @@ _IMMUTABLE_LEAVES = (
     type,
     pytypes.BuiltinFunctionType,
     pytypes.FunctionType,
+    pytypes.MethodDescriptorType,  # numpy.ndarray.sum, list.append
+    pytypes.WrapperDescriptorType,  # float.__add__
+    pytypes.ClassMethodDescriptorType,  # dict.fromkeys
+    type(np.sum),  # NumPy 2's public functions are dispatchers, not FunctionType
     pytypes.ModuleType,
     np.ufunc,
     np.dtype,
@@ -203,24 +212,26 @@ def typeof(value: object, *, const: bool = False) -> Type:
         return Const(value)
     if value is None:
         return NONE
-    if isinstance(value, np.ndarray):
+    # Exact classes only: a subclass (np.matrix, a list or str subclass, an IntEnum) may
+    # redefine every operation, so it is an Object of its own class.
+    if type(value) is np.ndarray:
         return Array(value.dtype.name, value.ndim)
     if isinstance(value, np.generic):
         make = _SCALAR_BY_KIND.get(value.dtype.kind)
         return make(value.dtype.name) if make is not None else Object(type(value))
     if isinstance(value, builtins.bool):
         return BOOL
-    if isinstance(value, builtins.int):
+    if type(value) is builtins.int:
         return INT
-    if isinstance(value, builtins.float):
+    if type(value) is builtins.float:
         return FLOAT
-    if isinstance(value, builtins.complex):
+    if type(value) is builtins.complex:
         return COMPLEX
-    if isinstance(value, builtins.str):
+    if type(value) is builtins.str:
         return STR
     if isinstance(value, tuple):
         return Tuple(tuple(typeof(v) for v in value), type(value))
-    if isinstance(value, list):
+    if type(value) is list:
         return List(join_all(typeof(v) for v in value))
     if isinstance(value, (set, frozenset)) and type(value) in (set, frozenset):
         return Set(join_all(typeof(v) for v in value)) if type(value) is set else Object(frozenset)

@@ -1,0 +1,428 @@
+"""The purity table: which calls passes may delete, evaluate early, or merge.
+
+A call ``fn(*args, **kwargs)`` is **pure** when
+
+1. it has no observable side effect: it writes no memory reachable from outside the call (no
+   argument, global, attribute, file or stream), and
+2. it is deterministic: called again with arguments in the same state it returns an equal
+   result (or raises the same way);
+
+it may allocate a fresh result, and its result may alias an argument (``np.reshape`` returns a
+view, ``np.asarray`` the array itself): purity says nothing about the identity of the result.
+A pure call may raise.  Its result may depend on the *contents* of mutable arguments, so two
+pure calls with the same arguments can still differ if the arguments are mutated in between.
+
+What each pass may do with a pure call, and why that is safe:
+
+* dead-code elimination deletes a pure call whose result is unused, **even if the call might
+  raise** (``x[10]`` on a short list).  A program that only raised through a dead computation
+  then runs on.  This is the trade-off numba and JAX make; keeping every possibly-raising call
+  alive would make almost nothing removable.
+* constant folding evaluates a pure call on immutable constants at compile time; when that
+  raises, the call stays and raises at run time.
+* common-subexpression elimination merges pure calls on immutable values only (see
+  ``is_immutable_type``): that rules out both reading mutated contents and aliasing results.
+
+Purity is **registered, never guessed**: a callable is pure only if it is in this table, and
+only when its predicate (if any) accepts the argument types at the call.  The predicate exists
+because purity often depends on the arguments: ``operator.add`` on two floats is pure, on an
+``Any`` it may run a user class's ``__add__``, which may print.  The built-in entries below
+accept only *plain* arguments (``is_plain_type``): numbers, strings, ``None``, arrays of a known
+non-object dtype, and containers of those.  NumPy entries are pure only without ``out=`` (by
+keyword or by position; ``out=None`` is fine) and, for ufuncs, without ``where=`` (which leaves
+unselected elements uninitialised).
+
+Rules extend the table with ``register_pure`` (or the ``pure`` decorator).  Registering a bound
+method of a mutable object is an error: its result depends on state that is not an argument.
+"""
+
+from __future__ import annotations
+
+import builtins
+import cmath
+import inspect
+import math
+import operator
+import types as pytypes
+import typing as t
+
+import numpy as np
+
+from gibbous.ir.core import Call, Constant, Value
+from gibbous.ir.types import (
+    Array,
+    Bool,
+    Complex,
+    Const,
+    Dict,
+    Float,
+    Int,
+    List,
+    NoneType,
+    Set,
+    Str,
+    Tuple,
+    Type,
+    is_immutable_value,
+)
+
+#: ``when(arg_types, kwarg_types)``: is a call with arguments of these types pure?
+PurityCondition = t.Callable[[tuple[Type, ...], t.Mapping[str, Type]], bool]
+
+_F = t.TypeVar("_F")
+
+# Keyed by identity, not equality: equality could make a user object "equal" to a registered
+# callable.  Bound builtin methods (``np.add.reduce``) are re-created on every attribute access,
+# so they are keyed by their owner and name instead.  The entry keeps the callable alive, so
+# its id cannot be reused while it is registered.
+_Key = tuple[object, ...]
+_TABLE: dict[_Key, tuple[object, PurityCondition | None]] = {}
+
+
+def _key(fn: object) -> _Key:
+    owner = getattr(fn, "__self__", None)
+    if (
+        isinstance(fn, (pytypes.BuiltinMethodType, pytypes.MethodType))
+        and owner is not None
+        and not isinstance(owner, pytypes.ModuleType)
+    ):
+        return ("method", id(owner), getattr(fn, "__name__", None))
+    return ("object", id(fn))
+
+
+def register_pure(fn: _F, when: PurityCondition | None = None) -> _F:
+    """Declare calls of ``fn`` pure (when ``when(arg_types, kwarg_types)`` holds, if given).
+
+    Registering ``fn`` again replaces its entry.  Returns ``fn``, so it works as a decorator.
+    """
+    _TABLE[_key(fn)] = (fn, when)
+    return fn
+
+
+@t.overload
+def pure(fn: _F, /) -> _F: ...
+
+
+@t.overload
+def pure(*, when: PurityCondition | None = None) -> t.Callable[[_F], _F]: ...
+
+
+def pure(fn: object = None, /, *, when: PurityCondition | None = None) -> object:
+    """Decorator form: ``@pure`` or ``@pure(when=...)``."""
+    if fn is not None:
+        return register_pure(fn, when)
+
+    def decorate(f: _F) -> _F:
+        return register_pure(f, when)
+
+    return decorate
+
+
+def unregister_pure(fn: object) -> None:
+    """Forget ``fn``'s entry (for tests and for rules that replace a built-in entry)."""
+    _TABLE.pop(_key(fn), None)
+
+
+def is_registered_pure(fn: object) -> bool:
+    """Whether ``fn`` has an entry at all, whatever its condition."""
+    return _key(fn) in _TABLE
+
+
+def is_pure(
+    callee: object,
+    arg_types: t.Sequence[Type] = (),
+    kwarg_types: t.Mapping[str, Type] | None = None,
+) -> bool:
+    """Whether calling ``callee`` with arguments of these types is pure.
+
+    ``callee`` is an IR value or the callable itself.  A non-constant IR value is never pure:
+    which callable it holds is unknown until run time.
+    """
+    if isinstance(callee, Value):
+        if not isinstance(callee, Constant):
+            return False
+        callee = callee.value
+    entry = _TABLE.get(_key(callee))
+    if entry is None:
+        return False
+    when = entry[1]
+    return when is None or when(tuple(arg_types), dict(kwarg_types or {}))
+
+
+def is_pure_call(call: Call) -> bool:
+    """Whether ``call`` is pure, judged by its callee and the types of its operands."""
+    kwarg_types = {name: v.type for name, v in call.kwargs.items()}
+    return is_pure(call.callee, [a.type for a in call.args], kwarg_types)
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types whose operations run no user code
+
+
+def is_plain_type(ty: Type) -> bool:
+    """Values of ``ty`` run no user code when Python or NumPy operates on them.
+
+    Numbers, strings, ``None``, arrays of a known dtype other than ``object``, tuples (plain or
+    untouched NamedTuples), lists, sets and dicts of plain items, and plain constants.  ``Any``
+    and ``Object`` are never plain: their ``__add__`` or ``__eq__`` may be anyone's code.
+    """
+    match ty:
+        case Bool() | Int() | Float() | Complex() | Str() | NoneType():
+            return True
+        case Array(dtype=dtype):
+            # An unknown dtype may be ``object``, whose elements run their own methods.
+            return dtype is not None and dtype != "object"
+        case Tuple(items=items, cls=cls):
+            return _is_plain_tuple_class(cls) and all(map(is_plain_type, items))
+        case List(item=item) | Set(item=item):
+            return is_plain_type(item)
+        case Dict(key=key, value=value):
+            return is_plain_type(key) and is_plain_type(value)
+        case Const(value=value):
+            return is_plain_value(value)
+    return False
+
+
+_PLAIN_SCALARS = (bool, int, float, complex, str, bytes, type(None), type(Ellipsis), range)
+_PLAIN_CLASS_MODULES = ("builtins", "numpy")
+
+
+def is_plain_value(value: object) -> bool:
+    """A constant that runs no user code when operated on (exact classes, not subclasses)."""
+    cls = type(value)
+    if cls in _PLAIN_SCALARS:
+        return True
+    if cls is tuple:
+        return all(map(is_plain_value, t.cast(tuple[object, ...], value)))
+    if cls is slice:
+        s = t.cast(slice, value)
+        return all(map(is_plain_value, (s.start, s.stop, s.step)))
+    if isinstance(value, np.generic):
+        return cls.__module__ == "numpy" and value.dtype.kind != "O"
+    if isinstance(value, np.dtype):
+        return value.kind != "O"
+    if isinstance(value, type):
+        # Classes passed as arguments (``dtype=np.float32``, ``isinstance(x, int)``).  Only
+        # builtin and NumPy classes: a user class may have a metaclass or __class_getitem__.
+        return cls is type and value.__module__ in _PLAIN_CLASS_MODULES
+    return False
+
+
+# Dunders that namedtuple and typing.NamedTuple define themselves; any other override of a
+# tuple or object dunder could change what a tuple operation does.
+_NAMEDTUPLE_OWN = frozenset({"__new__", "__repr__", "__getnewargs__", "__replace__", "__doc__"})
+_TUPLE_DUNDERS = frozenset(k for k in (*vars(tuple), *vars(object)) if k.startswith("__"))
+
+
+def _is_plain_tuple_class(cls: type) -> bool:
+    if cls is tuple:
+        return True
+    if not issubclass(cls, tuple) or not hasattr(cls, "_fields"):
+        return False
+    for klass in cls.__mro__[: cls.__mro__.index(tuple)]:
+        if (set(vars(klass)) & _TUPLE_DUNDERS) - _NAMEDTUPLE_OWN:
+            return False
+    return True
+
+
+def is_immutable_type(ty: Type) -> bool:
+    """Every value of ``ty`` is immutable all the way down, so sharing one cannot be observed.
+
+    Scalars, strings, ``None``, constants holding immutable values, and tuples of those.  Arrays
+    and containers are not; nor are ``Any`` and ``Object``.
+    """
+    match ty:
+        case Bool() | Int() | Float() | Complex() | Str() | NoneType():
+            return True
+        case Const(value=value):
+            return is_immutable_value(value)
+        case Tuple(items=items):
+            return all(map(is_immutable_type, items))
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# Conditions used by the built-in entries
+
+
+def all_plain(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    """The condition for most built-in entries: every argument is plain."""
+    return all(map(is_plain_type, arg_types)) and all(map(is_plain_type, kwarg_types.values()))
+
+
+def _one_argument(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    return len(arg_types) == 1 and not kwarg_types
+
+
+def _any_arguments(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    return True
+
+
+def _getattr_is_pure(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    # getattr(obj, name[, default]): the default is only returned, so its type does not matter.
+    if kwarg_types or not 2 <= len(arg_types) <= 3:
+        return False
+    obj, name = arg_types[:2]
+    if not (isinstance(name, Const) and type(name.value) is str):
+        return False
+    if isinstance(obj, Const) and type(obj.value) is pytypes.ModuleType:
+        # A name in the module's dict is a plain dict lookup; anything else would go to the
+        # module's __getattr__ hook, which is arbitrary code.
+        return name.value in vars(obj.value)
+    return is_plain_type(obj)
+
+
+_MUTATING_KEYWORDS = frozenset({"out", "overwrite_input", "overwrite_a", "overwrite_b"})
+
+
+# Where ``out`` goes by position in NumPy C functions that older versions give no signature
+# (None: the function takes no ``out``).  Scalar types such as ``np.float32`` take none either.
+_C_FUNCTION_OUT_POSITIONS: dict[str, int | None] = {
+    "dot": 2, "vdot": None, "inner": None, "concatenate": 2, "where": None, "asarray": None,
+    "array": None, "zeros": None, "arange": None, "float64": None, "float32": None,
+    "int64": None, "int32": None, "complex128": None, "complex64": None, "bool_": None,
+    "bool": None,
+}  # fmt: skip
+
+
+def _is_none(ty: Type) -> bool:
+    return isinstance(ty, NoneType) or (isinstance(ty, Const) and ty.value is None)
+
+
+def _numpy_condition(fn: object) -> PurityCondition | None:
+    """The condition for a NumPy callable, or None if it is not a ufunc and has no signature.
+
+    ``out`` may also be passed by position (``np.add(a, b, c)`` writes ``c``), so an argument in
+    ``out``'s position must be ``None``, as must an ``out=`` keyword (``None`` is the default).
+    """
+    params: list[inspect.Parameter] = []
+    outputs: list[int] = []
+    if not isinstance(fn, np.ufunc):  # a ufunc's outputs follow its inputs: no signature needed
+        try:
+            signature = inspect.signature(t.cast(t.Callable[..., object], fn))
+            params = list(signature.parameters.values())
+        except (TypeError, ValueError):
+            # Some C functions of older NumPy have no signature; a few are known by heart.
+            name = getattr(fn, "__name__", None)
+            if name not in _C_FUNCTION_OUT_POSITIONS:
+                return None
+            position = _C_FUNCTION_OUT_POSITIONS[name]
+            outputs = [] if position is None else [position]
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    outputs += [
+        i for i, p in enumerate(params) if p.name in _MUTATING_KEYWORDS and p.kind in positional
+    ]
+    # A ufunc takes its inputs, then as many outputs as it has, by position.
+    first_output = fn.nin if isinstance(fn, np.ufunc) else None
+    # ``where=`` is safe where the function names it (np.sum masks a reduction), but not for a
+    # ufunc or when forwarded through **kwargs to one: unselected outputs are left uninitialised.
+    where_ok = not isinstance(fn, np.ufunc) and any(p.name == "where" for p in params)
+
+    def condition(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+        positional_out = [ty for i, ty in enumerate(arg_types) if i in outputs]
+        if first_output is not None:
+            positional_out += arg_types[first_output:]
+        if not all(map(_is_none, positional_out)):
+            return False
+        if not all(_is_none(ty) for k, ty in kwarg_types.items() if k in _MUTATING_KEYWORDS):
+            return False
+        where = kwarg_types.get("where")
+        if where is not None and not where_ok and where != Const(True):
+            return False
+        return all_plain(arg_types, kwarg_types)
+
+    return condition
+
+
+# --------------------------------------------------------------------------------------------
+# The built-in entries
+
+_OPERATOR = (
+    # arithmetic and bitwise (not the in-place i* forms: they mutate their first argument)
+    "add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+    "lshift", "rshift", "and_", "or_", "xor", "concat",
+    # unary
+    "neg", "pos", "abs", "invert", "inv", "not_", "truth", "index",
+    # comparison and membership
+    "eq", "ne", "lt", "le", "gt", "ge", "contains",
+    # item access (not setitem or delitem)
+    "getitem",
+)  # fmt: skip
+
+# Not str() or repr(): NumPy's print options are global state that changes what they return.
+_BUILTINS = (
+    "len", "abs", "min", "max", "float", "int", "complex", "bool", "isinstance", "tuple",
+    "range", "slice", "round", "divmod", "pow", "hash", "sum", "any", "all", "list",
+)  # fmt: skip
+
+_NUMPY_UFUNCS = (
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "hypot",
+    "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg",
+    "degrees", "radians", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+    "logaddexp", "logaddexp2", "sqrt", "cbrt", "square", "reciprocal", "absolute", "abs",
+    "fabs", "sign", "negative", "positive", "add", "subtract", "multiply", "divide",
+    "true_divide", "floor_divide", "power", "float_power", "mod", "remainder", "fmod",
+    "divmod", "maximum", "minimum", "fmax", "fmin", "floor", "ceil", "trunc", "rint",
+    "conjugate", "conj", "matmul", "equal", "not_equal", "less", "less_equal", "greater",
+    "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "isnan",
+    "isinf", "isfinite", "signbit", "copysign", "heaviside", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "invert",
+)  # fmt: skip
+
+_NUMPY_FUNCTIONS = (
+    "sum", "prod", "mean", "std", "var", "max", "min", "amax", "amin", "argmax", "argmin",
+    "cumsum", "cumprod", "all", "any", "dot", "vdot", "inner", "outer", "tensordot", "einsum",
+    "trace", "cross", "kron", "reshape", "transpose", "swapaxes", "moveaxis", "squeeze",
+    "expand_dims", "ravel", "broadcast_to", "concatenate", "stack", "hstack", "vstack",
+    "tile", "repeat", "flip", "roll", "diag", "diagonal", "tril", "triu", "take", "where",
+    "clip", "diff", "sort", "argsort", "real", "imag", "shape", "ndim", "size", "copy",
+    "asarray", "array", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
+    "eye", "identity", "arange", "linspace", "isclose", "allclose", "array_equal", "round",
+    "around", "sinc", "interp", "float64", "float32", "int64", "int32", "complex128",
+    "complex64", "bool_",
+)  # fmt: skip
+
+_NUMPY_LINALG = ("norm", "det", "inv", "solve")
+
+
+def _register_builtins() -> None:
+    for name in _OPERATOR:
+        register_pure(getattr(operator, name), all_plain)
+    # Identity tests and type() read no attribute of their arguments.
+    register_pure(operator.is_, _any_arguments)
+    register_pure(operator.is_not, _any_arguments)
+    register_pure(builtins.type, _one_argument)
+    for name in _BUILTINS:
+        register_pure(getattr(builtins, name), all_plain)
+    register_pure(builtins.getattr, _getattr_is_pure)
+    for module in (math, cmath):
+        for name, fn in vars(module).items():
+            # Every function of math and cmath is a pure numeric function.
+            if not name.startswith("_") and isinstance(fn, pytypes.BuiltinFunctionType):
+                register_pure(fn, all_plain)
+    # Missing names are tolerated: the set of NumPy names differs between versions.
+    numpy_callables = [getattr(np, n, None) for n in (*_NUMPY_UFUNCS, *_NUMPY_FUNCTIONS)]
+    numpy_callables += [getattr(np.linalg, n, None) for n in _NUMPY_LINALG]
+    for fn in numpy_callables:
+        if fn is None:
+            continue
+        condition = _numpy_condition(fn)
+        if condition is not None:  # without a signature we cannot find ``out``: not pure
+            register_pure(fn, condition)
+
+
+_register_builtins()
+
+__all__ = [
+    "PurityCondition",
+    "all_plain",
+    "is_immutable_type",
+    "is_plain_type",
+    "is_plain_value",
+    "is_pure",
+    "is_pure_call",
+    "is_registered_pure",
+    "pure",
+    "register_pure",
+    "unregister_pure",
+]
