@@ -33,7 +33,20 @@ from gibbous.ir.types import ANY, Type
 
 def as_value(x: object) -> Value:
     """``x`` itself if it is an IR value, else a new constant holding it."""
-    return x if isinstance(x, Value) else Constant(x)
+    if isinstance(x, Value):
+        return x
+    if _holds_value(x):
+        # (x, y) with IR values inside is not a constant: it must be built by a call.
+        raise TypeError(f"{x!r} holds IR values; build it with a call, not as a constant")
+    return Constant(x)
+
+
+def _holds_value(x: object) -> bool:
+    if isinstance(x, (tuple, list, set, frozenset)):
+        return any(isinstance(i, Value) or _holds_value(i) for i in x)
+    if isinstance(x, dict):
+        return _holds_value(tuple(x.keys())) or _holds_value(tuple(x.values()))
+    return False
 
 
 class Builder:

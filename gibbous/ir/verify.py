@@ -377,18 +377,18 @@ class _Checker:
                     self.check_uses_of(op.result, b, op)
 
     def check_uses_of(self, v: Value, block: Block, op: Operation | None) -> None:
-        name = self.name(v)
         what = "result" if op is not None else "block argument"
         for use in v.uses:
             user = use.user
+            if id(user) not in self.position:
+                problem = "which is not in the function"
+            elif use.index >= len(user.operands) or user.operands[use.index] is not v:
+                problem = "which has another value there"
+            else:
+                continue  # the common case: no message text is built for a good use
             at = f" at {user.loc}" if user.loc is not None else ""
             described = f"operand {use.index} of '{self.op_text(user)}'{at}"
-            if id(user) not in self.position:
-                wrong = f"{what} {name} records a use as {described}, which is not in the function"
-            elif use.index >= len(user.operands) or user.operands[use.index] is not v:
-                wrong = f"{what} {name} records a use as {described}, which has another value there"
-            else:
-                continue
+            wrong = f"{what} {self.name(v)} records a use as {described}, {problem}"
             self.report(block, op, wrong, "its uses to be exactly the operands that refer to it")
 
     # -- 8. definitions dominate uses

@@ -154,3 +154,11 @@ def test_describe_names_the_location() -> None:
     b.loc = Location("model.py", 12)
     y = b.call(np.sin, f.args[0], type=FLOAT, name="y")
     assert y.op.describe() == "'%y = call numpy.sin(%x) : f64' at model.py:12"
+
+
+def test_builder_refuses_ir_values_inside_a_constant() -> None:
+    f = Function("p", [("x", FLOAT)])
+    b = Builder(f)
+    with pytest.raises(TypeError, match="build it with a call"):
+        b.call(operator.getitem, f.args[0], (slice(None), f.args[0]))
+    assert f.entry.ops == ()  # nothing half-built was left behind

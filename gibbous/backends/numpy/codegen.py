@@ -1,0 +1,490 @@
+"""IR functions as generated Python: written once, compiled once, called many times.
+
+A ``Factory`` holds one or more IR functions and the constants they use.  Its source is a
+factory function whose parameters are the closure variables and whose body defines the
+functions::
+
+    def __make(sin, c0):
+        def poly(x, /):  # poly.py:3
+            y = x * 2.0  # poly.py:4
+            _0 = sin(y)  # poly.py:5
+            return _0 + c0  # poly.py:5
+        return poly,
+
+Calling ``__make(numpy.sin, array)`` once binds the constants; a call of ``poly`` then looks
+nothing up but its closure cells.  ``FunctionEmitter`` writes one function: its names, its
+operations (``operators`` holds the table of calls written as syntax) and its control flow
+(``layout`` decides which blocks are written inline, which follow in sequence and which go
+under a label in a dispatch loop).  docs/backend.md shows whole examples.
+
+``compile_function`` is the primal backend's entry point; the AD pass will put its forward and
+reverse programs into one ``Factory`` so that they share closure variables (stacks, buffers).
+"""
+
+from __future__ import annotations
+
+import keyword
+import typing as t
+import unicodedata
+
+import attrs
+
+from gibbous.backends.numpy.layout import Layout, plan
+from gibbous.backends.numpy.operators import inline_form
+from gibbous.backends.numpy.source import (
+    ClosurePool,
+    Scope,
+    SourceWriter,
+    literal,
+    load,
+    unique_filename,
+)
+from gibbous.ir.core import (
+    Block,
+    Branch,
+    Call,
+    Constant,
+    Function,
+    Jump,
+    Location,
+    Raise,
+    Return,
+    Terminator,
+    Value,
+)
+from gibbous.ir.printer import Namer
+from gibbous.ir.verify import verify
+
+FACTORY = "__make"
+
+# An arm of a branch at most this big is written first (nested under ``if``) even when the
+# other arm is smaller, so that short loop bodies read ``if i < n: ...`` rather than as a
+# negated guard.  Past it the smaller arm nests and the larger continues unindented, which
+# keeps the nesting depth logarithmic in the code size (Python refuses 100 levels).
+SMALL_ARM = 8
+
+
+def compile_function(f: Function) -> t.Callable[..., object]:
+    """A Python function running ``f``; its positional arguments are ``f.args``.
+
+    The callable carries ``__gibbous_source__`` (the generated Python) and ``__gibbous_ir__``.
+    """
+    factory = Factory(f.name)
+    factory.add(f)
+    (fn,) = factory.build()
+    return fn
+
+
+class Factory:
+    """Generated functions that share one factory, hence one set of closure variables."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.scope = Scope(reserved=[FACTORY])
+        self.pool = ClosurePool(self.scope)
+        self._defs: list[tuple[str, Function, SourceWriter]] = []
+
+    def add(self, f: Function, emitter: type[FunctionEmitter] | None = None) -> str:
+        """Write ``f`` (verified first) into the factory; returns its Python name."""
+        verify(f)
+        name = self.scope.fresh(f.name)
+        body = SourceWriter()
+        (emitter or FunctionEmitter)(f, self.pool, Scope(self.scope), name).write(body)
+        self._defs.append((name, f, body))
+        return name
+
+    def bind(self, value: object, hint: str | None = None) -> str:
+        """A closure variable holding ``value`` (stacks, buffers, child rules, ...)."""
+        return self.pool.bind(value, hint)
+
+    def source(self) -> str:
+        out = SourceWriter()
+        out.line(f"def {FACTORY}({', '.join(self.pool.names)}):")
+        with out.indented():
+            for _, _, body in self._defs:
+                out.embed(body)
+            out.line(f"return {''.join(name + ', ' for name, _, _ in self._defs).rstrip()}")
+        return out.render()
+
+    def build(self) -> tuple[t.Callable[..., object], ...]:
+        """Compile the source once and return the functions, in the order they were added."""
+        source = self.source()
+        made = load(source, unique_filename(self.name), FACTORY, self.pool.values)
+        functions = t.cast(tuple[t.Callable[..., object], ...], made)
+        for fn, (_, f, _) in zip(functions, self._defs):
+            fn.__dict__["__gibbous_source__"] = source
+            fn.__dict__["__gibbous_ir__"] = f
+        return functions
+
+
+@attrs.frozen
+class _Arm:
+    """One side of a branch: where it goes, with what, and the test that selects it."""
+
+    target: Block
+    args: tuple[Value, ...]
+    test: str
+
+
+class FunctionEmitter:
+    """Writes one IR function as a ``def``.
+
+    Every SSA value that needs a variable gets its own Python name, so block arguments are
+    plain assignments at each jump site; a tuple assignment makes them simultaneous.
+
+    Each operation becomes a line carrying its source location.  A call whose result only the
+    block's terminator uses, in order, is folded into it (``return a + b``, ``if i < n:``):
+    nothing runs between the two, so the order of effects is the same.
+    """
+
+    def __init__(self, f: Function, pool: ClosurePool, scope: Scope, name: str) -> None:
+        self.f = f
+        self.pool = pool
+        self.scope = scope
+        self.function_name = name
+        self.layout: Layout = plan(f)
+        # With one labelled block every jump goes to it: no label to keep.
+        self.label_var = scope.fresh("__label") if len(self.layout.labels) > 1 else None
+        self.folded: dict[Value, Call] = self._find_folds()
+        self.variables, self.none_results = self._values_with_variables()
+        self._names: dict[Value, str] = {}
+        for a in f.args:  # the signature first; other names in the order the code uses them
+            self.name(a)
+        self.block_names = Namer()  # labels as the printed IR spells them, for comments
+        for b in f.blocks:
+            self.block_names.define_block(b)
+
+    # -- names
+
+    def _find_folds(self) -> dict[Value, Call]:
+        folded: dict[Value, Call] = {}
+        for b in self.layout.blocks:
+            term = b.terminator
+            assert term is not None  # verified
+            # A Branch evaluates only its condition before choosing an arm; the arms' values
+            # must not move into one arm, where the other would skip them.
+            limit = 1 if isinstance(term, Branch) else len(term.operands)
+            for op in reversed(b.ops[:-1]):
+                assert isinstance(op, Call)
+                form = inline_form(op)
+                uses = op.result.uses
+                if (form is not None and form.statement) or len(uses) != 1:
+                    break
+                use = uses[0]
+                if use.user is not term or use.index >= limit:
+                    break
+                if isinstance(term, Jump) and not term.target.args[use.index].has_uses():
+                    break  # passed to a dead argument: it runs as a statement of its own
+                folded[op.result] = op
+                limit = use.index
+        return folded
+
+    def _values_with_variables(self) -> tuple[set[Value], set[Value]]:
+        """The values that need a variable; the results that are always None (setitem, ...),
+        which are written as ``None``.  Unused results and dead arguments need none."""
+        variables: set[Value] = set(self.f.args)
+        none_results: set[Value] = set()
+        for b in self.layout.blocks:
+            if b is not self.f.entry:
+                variables.update(a for a in b.args if a.has_uses())
+            for op in b.calls:
+                r = op.result
+                form = inline_form(op)
+                if r in self.folded:
+                    continue
+                if form is not None and form.result_is_none:
+                    none_results.add(r)
+                elif r.has_uses() or (form is not None and form.statement):
+                    variables.add(r)
+        return variables, none_results
+
+    def name(self, v: Value) -> str:
+        """The variable holding ``v``, named from its hint (or numbered) when first needed."""
+        text = self._names.get(v)
+        if text is None:
+            text = self.scope.fresh(v.name) if v.name else self.scope.numbered("_")
+            self._names[v] = text
+        return text
+
+    def _ref(self, v: Value) -> str:
+        return "None" if v in self.none_results else self.name(v)
+
+    # -- operands (the ``operators.Operands`` protocol)
+
+    def expr(self, v: Value) -> str:
+        if isinstance(v, Constant):
+            return self.pool.ref(v.value)
+        call = self.folded.get(v)
+        return self.call_expression(call) if call is not None else self._ref(v)
+
+    def atom(self, v: Value) -> str:
+        if isinstance(v, Constant):
+            text = literal(v.value)
+            if text is None:
+                return self.pool.bind(v.value)
+            return f"({text})" if text.startswith("-") else text
+        return self._ref(v)
+
+    def receiver(self, v: Value) -> str:
+        # A literal here draws a SyntaxWarning (``1[0]``, ``"f"()``) or misparses (``1.real``).
+        return self.pool.bind(v.value) if isinstance(v, Constant) else self._ref(v)
+
+    def identity(self, v: Value) -> str:
+        if isinstance(v, Constant) and any(v.value is s for s in (None, True, False, ...)):
+            return literal(v.value) or self.pool.bind(v.value)
+        return self.receiver(v)
+
+    def index(self, v: Value) -> str:
+        if isinstance(v, Constant):
+            text = _index_literal(v.value)
+            if text is not None:
+                return text
+        return self.expr(v)
+
+    # -- operations
+
+    def call_expression(self, op: Call) -> str:
+        form = inline_form(op)
+        if form is not None:
+            return form.expression(op.args, self)
+        args = [self.expr(a) for a in op.args]
+        args += [_keyword(k, self.expr(v)) for k, v in op.kwargs.items()]
+        return f"{self.receiver(op.callee)}({', '.join(args)})"
+
+    def emit_call(self, op: Call, out: SourceWriter) -> None:
+        form = inline_form(op)
+        if form is not None and form.statement:
+            target = "None" if op.result in self.none_results else self.name(op.result)
+            for text in form.statements(op.args, self, target):
+                out.line(text, op.loc)
+            return
+        text = self.call_expression(op)
+        if op.result in self.variables:
+            text = f"{self.name(op.result)} = {text}"
+        out.line(text, op.loc)
+
+    def _loc(self, term: Terminator) -> Location | None:
+        """Where a terminator's line points: its first folded call's location, else its own."""
+        for v in term.operands:
+            call = self.folded.get(v)
+            if call is not None and call.loc is not None:
+                return call.loc
+        return term.loc
+
+    # -- control flow
+    #
+    # Code before the dispatch loop runs once, top to bottom: a jump out of it falls out of
+    # the ``if`` it is in, into a follower or into the loop.  Inside the loop a jump to a
+    # follower falls out likewise, and any other jump ends in ``continue``.  An arm of a
+    # branch that cannot fall out is written under ``if`` and the other arm continues
+    # unindented after it; when both can, they make an ``if``/``else``.
+
+    def write(self, out: SourceWriter) -> None:
+        params = [self.name(a) for a in self.f.args]
+        signature = ", ".join(params) + (", /" if params else "")
+        out.line(f"def {self.function_name}({signature}):", self.f.loc)
+        with out.indented():
+            self._root(self.f.entry, out, _Context(self.layout.followers[self.f.entry]))
+            if self.layout.needs_loop:
+                out.line("while True:")
+                with out.indented():
+                    self._dispatch(self.layout.labelled, 0, out)
+
+    def _root(self, root: Block, out: SourceWriter, ctx: _Context) -> bool:
+        """Write a root's region and its followers'; True if control can fall out of them."""
+        falls = True
+        for b in (root, *self.layout.followers[root]):
+            if b is not self.f.entry:
+                out.comment(self.block_names.block_ref(b))
+            falls = self._region(b, out, ctx)
+        return falls
+
+    def _dispatch(self, blocks: t.Sequence[Block], first: int, out: SourceWriter) -> None:
+        """A balanced tree of ``<`` tests on the label: log2(n) tests to reach a block."""
+        if len(blocks) == 1:
+            ctx = _Context(self.layout.followers[blocks[0]], label=first)
+            falls = self._root(blocks[0], out, ctx)
+            assert not falls  # inside the loop every path ends in continue, return or raise
+            return
+        mid = len(blocks) // 2
+        out.line(f"if {self.label_var} < {first + mid}:")
+        with out.indented():
+            self._dispatch(blocks[:mid], first, out)
+        out.line("else:")
+        with out.indented():
+            self._dispatch(blocks[mid:], first + mid, out)
+
+    def _region(self, block: Block, out: SourceWriter, ctx: _Context) -> bool:
+        """Write ``block`` and the inline blocks it leads to; True if control can fall out of
+        the end."""
+        base = out.depth
+        try:
+            b, elif_next = block, False
+            while True:  # one turn per block, so that long chains do not recurse
+                for op in b.ops[:-1]:
+                    assert isinstance(op, Call)
+                    if op.result not in self.folded:
+                        self.emit_call(op, out)
+                term = b.terminator
+                if isinstance(term, Return):
+                    out.line(f"return {self.expr(term.value)}", self._loc(term))
+                    return False
+                if isinstance(term, Raise):
+                    out.line(f"raise {self.expr(term.exc)}", self._loc(term))
+                    return False
+                if isinstance(term, Jump):
+                    arm = _Arm(term.target, term.args, "")
+                    follow = self._follow(arm, out, ctx, term, False)
+                else:
+                    assert isinstance(term, Branch)
+                    follow = self._branch(term, out, ctx, elif_next)
+                if isinstance(follow, bool):
+                    return follow
+                b, elif_next = follow
+        finally:
+            out.depth = base  # an ``else:`` arm continued at a deeper level
+
+    def _branch(
+        self, term: Branch, out: SourceWriter, ctx: _Context, elif_: bool
+    ) -> tuple[Block, bool] | bool:
+        """Write a branch: the nested arm under ``if``, then start the other arm, which
+        ``_region`` continues.  ``elif_`` says the ``if`` is the ``elif`` of an earlier one."""
+        cond = self.expr(term.cond)
+        true = _Arm(term.if_true, term.true_args, cond)
+        false = _Arm(term.if_false, term.false_args, _negate(cond))
+        size_true, size_false = self._arm_size(true), self._arm_size(false)
+        # The smaller arm nests, so that nesting stays logarithmic in the code size (Python
+        # refuses 100 levels); a small true arm nests anyway, for ``if i < n: ...`` loops.
+        by_size = [true, false] if size_true <= max(size_false, SMALL_ARM) else [false, true]
+        cond_loc, keyword = self._loc(term), "elif" if elif_ else "if"
+
+        stays = [arm for arm in by_size if not self._falls(arm, ctx)]
+        if stays:
+            nested = stays[0]
+            rest = false if nested is true else true
+            out.line(f"{keyword} {nested.test}:", cond_loc)
+            with out.indented():
+                self._arm(nested, out, ctx, term)
+            return self._follow(rest, out, ctx, term, False)
+
+        # Both arms fall out: ``if``/``else``, the larger arm in the else (or, when it is
+        # itself such an ``if``, as ``elif``: flat, like an elif chain in the source).
+        first, second = by_size
+        out.line(f"{keyword} {first.test}:", cond_loc)
+        with out.indented():
+            self._arm(first, out, ctx, term)
+        if self._opens_with_if_else(second, ctx):
+            return self._follow(second, out, ctx, term, True)
+        out.line("else:")
+        out.depth += 1
+        return self._follow(second, out, ctx, term, False)
+
+    def _falls(self, arm: _Arm, ctx: _Context) -> bool:
+        """Can control fall out of the end of this arm's code?"""
+        if arm.target in self.layout.inline:
+            return self.layout.falls[arm.target]
+        return ctx.label is None or arm.target in ctx.followers
+
+    def _arm_size(self, arm: _Arm) -> int:
+        return self.layout.sizes[arm.target] if arm.target in self.layout.inline else 0
+
+    def _opens_with_if_else(self, arm: _Arm, ctx: _Context) -> bool:
+        """Is the arm's first line an ``if`` whose arms both fall out (so an ``elif`` fits)?"""
+        b = arm.target
+        term = b.terminator
+        return (
+            b in self.layout.inline
+            and not any(p.has_uses() for p in b.args)  # no assignment comes first
+            and all(op.result in self.folded for op in b.calls)
+            and isinstance(term, Branch)
+            and self._falls(_Arm(term.if_true, (), ""), ctx)
+            and self._falls(_Arm(term.if_false, (), ""), ctx)
+        )
+
+    def _arm(self, arm: _Arm, out: SourceWriter, ctx: _Context, term: Branch) -> bool:
+        """Write an arm completely, as the body of an ``if``."""
+        follow = self._follow(arm, out, ctx, term, False)
+        if isinstance(follow, bool):
+            return follow
+        return self._region(follow[0], out, ctx)
+
+    def _follow(
+        self, arm: _Arm, out: SourceWriter, ctx: _Context, term: Terminator, elif_next: bool
+    ) -> tuple[Block, bool] | bool:
+        """Pass the arm's arguments; then either the inline block to continue with, or (for
+        a jump to another root or a follower) whether control falls out here."""
+        # A jump's arguments may hold folded calls, whose location the assignment shows.
+        assign_loc = self._loc(term) if isinstance(term, Jump) else term.loc
+        self._assign(arm.target, arm.args, out, assign_loc)
+        if arm.target in self.layout.inline:
+            return arm.target, elif_next
+        return self._goto(arm.target, out, ctx, term.loc)
+
+    def _assign(
+        self, target: Block, args: t.Sequence[Value], out: SourceWriter, loc: Location | None
+    ) -> None:
+        """Pass ``args`` to ``target``'s arguments, all at once (``a, b = b, a`` swaps)."""
+        lhs, rhs = [], []
+        for param, arg in zip(target.args, args):
+            if not param.has_uses():
+                continue  # never read, so never named (nothing is folded into it)
+            name = self.name(param)
+            value = self.expr(arg)
+            if value != name:
+                lhs.append(name)
+                rhs.append(value)
+        if lhs:
+            out.line(f"{', '.join(lhs)} = {', '.join(rhs)}", loc)
+
+    def _goto(self, target: Block, out: SourceWriter, ctx: _Context, loc: Location | None) -> bool:
+        if target in ctx.followers:
+            return True  # written next: fall out of the code written so far
+        label = self.layout.labels[target]
+        if self.label_var is not None and label != ctx.label:
+            out.line(f"{self.label_var} = {label}", loc)
+        if ctx.label is None:
+            return True  # before the loop: fall into it
+        out.line("continue", loc)
+        return False
+
+
+@attrs.frozen
+class _Context:
+    """Where code is being written: before the loop (``label`` None) or under ``label``, and
+    which blocks follow in sequence there."""
+
+    followers: t.Collection[Block]
+    label: int | None = None
+
+
+def _negate(cond: str) -> str:
+    return f"not {cond}" if cond.isidentifier() else f"not ({cond})"
+
+
+def _keyword(name: str, value: str) -> str:
+    ok = name.isidentifier() and not keyword.iskeyword(name)
+    if ok and unicodedata.normalize("NFKC", name) == name:
+        return f"{name}={value}"
+    return f"**{{{name!r}: {value}}}"
+
+
+def _index_literal(value: object) -> str | None:
+    """Subscript syntax for a constant index: ``1:n:2``, ``..., 0``, ``i,``; or None."""
+    if type(value) is tuple:
+        items = [_index_item(v) for v in t.cast(tuple[object, ...], value)]
+        if any(s is None for s in items):
+            return None
+        parts = t.cast(list[str], items)
+        return "()" if not parts else parts[0] + "," if len(parts) == 1 else ", ".join(parts)
+    return _index_item(value)
+
+
+def _index_item(value: object) -> str | None:
+    if type(value) is slice:
+        parts = [value.start, value.stop, value.step]
+        texts = ["" if p is None else literal(p) for p in parts]
+        if any(s is None for s in texts):
+            return None
+        start, stop, step = t.cast(list[str], texts)
+        return f"{start}:{stop}" if value.step is None else f"{start}:{stop}:{step}"
+    return literal(value)
