@@ -11,6 +11,7 @@ import builtins
 import functools
 import importlib
 import types
+import typing as t
 
 # Searched first, in this order, so that objects print by the name people write:
 # ``operator.mul`` rather than ``_operator.mul``, ``numpy.sum`` rather than a private module.
@@ -25,6 +26,7 @@ _PREFERRED_MODULES = (
     "numpy.random",
     "functools",
     "itertools",
+    "types",
 )
 
 
@@ -87,8 +89,25 @@ def _same(a: object, b: object) -> bool:
     return False
 
 
+_PATH_PROVIDERS: list[t.Callable[[object], str | None]] = []
+
+
+def add_path_provider(provider: t.Callable[[object], str | None]) -> None:
+    """Let another layer name objects that have no import path of their own.
+
+    The frontend registers nested code objects and closures this way; ``provider(obj)`` returns
+    a path that ``resolve`` maps back to ``obj``, or ``None``.  Providers are asked first.
+    """
+    if provider not in _PATH_PROVIDERS:
+        _PATH_PROVIDERS.append(provider)
+
+
 def import_path(obj: object) -> str | None:
     """A dotted path that ``resolve`` maps back to ``obj``, or ``None`` if there is none."""
+    for provider in _PATH_PROVIDERS:
+        path = provider(obj)
+        if path is not None:
+            return path
     hit = _preferred_names().get(id(obj))
     if hit is not None and hit[1] is obj:
         return hit[0]
@@ -99,17 +118,10 @@ def import_path(obj: object) -> str | None:
     qualname = getattr(obj, "__qualname__", None)
     if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
         candidates.append(f"{module}.{qualname}")
-    objclass = getattr(obj, "__objclass__", None)  # method descriptors: numpy.ndarray.sum
-    if isinstance(objclass, type) and isinstance(getattr(obj, "__name__", None), str):
-        owner_path = import_path(objclass)
-        if owner_path is not None:
-            candidates.append(f"{owner_path}.{getattr(obj, '__name__')}")
-    self_obj = getattr(obj, "__self__", None)
-    name = getattr(obj, "__name__", None)
-    if self_obj is not None and isinstance(name, str) and not isinstance(self_obj, types.ModuleType):
-        owner = import_path(self_obj)  # bound methods of named objects: numpy.add.reduce
-        if owner is not None:
-            candidates.append(f"{owner}.{name}")
+    if not isinstance(obj, type):
+        # On a class, __objclass__ and __self__ are descriptors of the class's own instances;
+        # following them would lead back to a class (types.MethodType loops forever).
+        candidates.extend(_owner_paths(obj))
     for path in candidates:
         try:
             if _same(obj, resolve(path)):
@@ -117,3 +129,23 @@ def import_path(obj: object) -> str | None:
         except UnresolvablePath:
             continue
     return None
+
+
+def _owner_paths(obj: object) -> list[str]:
+    """Paths through the object that owns ``obj``: a method descriptor's class, a bound
+    method's self (``numpy.ndarray.sum``, ``numpy.add.reduce``)."""
+    name = getattr(obj, "__name__", None)
+    if not isinstance(name, str):
+        return []
+    paths = []
+    objclass = getattr(obj, "__objclass__", None)
+    if isinstance(objclass, type):
+        owner = import_path(objclass)
+        if owner is not None:
+            paths.append(f"{owner}.{name}")
+    self_obj = getattr(obj, "__self__", None)
+    if self_obj is not None and not isinstance(self_obj, types.ModuleType):
+        owner = import_path(self_obj)
+        if owner is not None:
+            paths.append(f"{owner}.{name}")
+    return paths

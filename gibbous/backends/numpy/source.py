@@ -150,12 +150,29 @@ class SourceWriter:
 
     def render(self) -> str:
         out = []
-        for ln in self.lines:
+        for ln in _fill_empty_suites(self.lines):
             text = self.INDENT * ln.depth + ln.text
             if ln.comment is not None:
                 text += ("  # " if ln.text else "# ") + _comment_text(ln.comment)
             out.append(text)
         return "\n".join(out) + "\n"
+
+
+def _fill_empty_suites(lines: t.Sequence[Line]) -> list[Line]:
+    """``pass`` under every ``if``/``else``/``while`` whose body holds no statement.
+
+    The emitter cannot always know whether an arm will write anything (a jump to the block that
+    is written next writes nothing), so empty suites are found here, once, on the finished text.
+    """
+    out: list[Line] = []
+    for i, ln in enumerate(lines):
+        out.append(ln)
+        if not ln.text.endswith(":"):
+            continue
+        body = next((lines[j] for j in range(i + 1, len(lines)) if lines[j].text), None)
+        if body is None or body.depth <= ln.depth:
+            out.append(Line(ln.depth + 1, "pass", None))
+    return out
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,639 @@
+"""Neutral operations to untyped SSA IR.
+
+Each reachable bytecode block becomes an IR block whose arguments are the stack slots live at
+its entry (NULL markers excepted: they carry no value) and the locals live at its entry.  Within
+a block the builder keeps the stack and the current value of every local as SSA values; each
+jump passes them along.  Block arguments that turn out trivial (every predecessor passes the
+same value) are removed afterwards, to a fixpoint.  A local is ``runtime.UNBOUND`` until it is
+bound; a read that may see it goes through ``runtime.check_bound``, which raises
+UnboundLocalError as CPython does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import operator
+import types
+import typing as t
+
+import attrs
+import numpy as np
+
+from gibbous.frontend import blocks as B
+from gibbous.frontend import checks
+from gibbous.frontend import ops as O
+from gibbous.frontend import runtime as R
+from gibbous.frontend.decode import Decoded, decode_ops
+from gibbous.frontend.errors import FrontendInternalError, UnsupportedConstructError
+from gibbous.frontend.ssa import remove_trivial_arguments
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Block, Call, Constant, Function, Location, Result, Value
+from gibbous.ir.printer import format_constant
+from gibbous.ir.types import ANY
+
+# Calls whose result is already a bool: a branch on them needs no operator.truth.
+_BOOL_RESULTS: frozenset[object] = frozenset(
+    {operator.truth, operator.not_, operator.is_, operator.is_not, operator.contains,
+     builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, R.is_stop}
+)
+
+
+class _Null:
+    """CPython's NULL stack marker: a slot that holds no value."""
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+
+NULL = _Null()
+
+
+@attrs.define(eq=False)
+class _Pending:
+    """A function being made: MakeFunction, then its SetFunctionAttributes (flag -> value)."""
+
+    code: Value
+    loc: Location
+    attributes: dict[int, Value] = attrs.field(factory=dict)
+
+
+Entry = t.Union[Value, _Null, _Pending]
+
+
+def _constant_value(v: Value) -> object:
+    if not isinstance(v, Constant):
+        raise AssertionError(f"expected a constant, got {v!r}")
+    return v.value
+
+
+def _callee_value(call: Call) -> object:
+    return call.callee.value if isinstance(call.callee, Constant) else None
+
+
+class FunctionBuilder:
+    """Builds the IR of one function (or, with ``collect``, of a generator expression's body
+    as a function returning the list of its values)."""
+
+    def __init__(self, fn: types.FunctionType, collect: bool = False) -> None:
+        self.fn = fn
+        self.code: types.CodeType = fn.__code__
+        self.collect = collect
+        self.file = self.code.co_filename
+        self.line = self.code.co_firstlineno
+        code = self.code
+        nargs = code.co_argcount + code.co_kwonlyargcount
+        nargs += bool(code.co_flags & inspect.CO_VARARGS)
+        nargs += bool(code.co_flags & inspect.CO_VARKEYWORDS)
+        self.arg_names = list(code.co_varnames[:nargs])
+        extra = [n for n in code.co_cellvars if n not in code.co_varnames]
+        self.local_names = [*code.co_varnames, *extra, *code.co_freevars]
+        self.func = Function(
+            fn.__qualname__,
+            [(name, ANY) for name in self.arg_names],
+            loc=Location(self.file, code.co_firstlineno),
+        )
+        self.b = Builder(self.func)
+        self.unbound = Constant(R.UNBOUND)
+        self.protected: set[int] = set()  # ids of block arguments to keep (loop items)
+        self.ir_blocks: dict[int, Block] = {}
+        self.values: Value | None = None  # collect mode: the list of yielded values
+        # per block being built
+        self.stack: list[Entry] = []
+        self.locals: dict[str, Value] = {}
+        self.hint: str | None = None
+
+    # --- errors ------------------------------------------------------------------------------
+
+    def unsupported(self, construct: str, hint: str) -> Exception:
+        return checks.error(self.fn, construct, hint, self.line)
+
+    # --- constants ---------------------------------------------------------------------------
+
+    def const(self, value: object, hint: str = "const") -> Constant:
+        """A constant that prints: objects without a path of their own get one registered."""
+        _make_printable(value, hint)
+        return Constant(value)
+
+    def _owner(self) -> Constant:
+        return self.const(self.fn, self.fn.__qualname__)
+
+    # --- the stack ---------------------------------------------------------------------------
+
+    def push(self, entry: Entry) -> None:
+        self.stack.append(entry)
+
+    def pop(self) -> Entry:
+        return self.stack.pop()
+
+    def value(self, entry: Entry) -> Value:
+        if isinstance(entry, _Pending):
+            return self._make_function(entry)
+        if isinstance(entry, _Null):
+            raise AssertionError("a NULL stack slot used as a value")
+        return entry
+
+    def pop_value(self) -> Value:
+        return self.value(self.pop())
+
+    def pop_values(self, n: int) -> list[Value]:
+        entries = self.stack[len(self.stack) - n :]
+        del self.stack[len(self.stack) - n :]
+        return [self.value(e) for e in entries]
+
+    def peek_value(self, i: int) -> Value:
+        entry = self.stack[-i]
+        value = self.value(entry)
+        self.stack[-i] = value
+        return value
+
+    def call(self, callee: object, *args: object, kwargs: t.Mapping[str, object] | None = None,
+             name: str | None = None) -> Result:
+        return self.b.call(callee, *args, kwargs=kwargs, name=name)
+
+    def push_call(self, callee: object, *args: object,
+                  kwargs: t.Mapping[str, object] | None = None) -> None:
+        self.push(self.call(callee, *args, kwargs=kwargs, name=self.hint))
+
+    # --- building ----------------------------------------------------------------------------
+
+    def build(self) -> Function:
+        ops = decode_ops(self.code)
+        analysis = B.split(ops)
+        checks.check_code(self.fn, self.collect, analysis)
+        B.analyse(analysis, self.code, self.arg_names)
+        self.analysis = analysis
+        first = analysis.reachable[0]
+        has_preds = any(True for _ in analysis.graph.predecessors(first.index))
+        for block in analysis.reachable:
+            if block is first and not has_preds:
+                self.ir_blocks[block.index] = self.func.entry
+            else:
+                self.ir_blocks[block.index] = self._new_block(block)
+        self.b.loc = Location(self.file, self.code.co_firstlineno)
+        initial: dict[str, Value] = {n: self.unbound for n in self.local_names}
+        initial.update(zip(self.arg_names, self.func.args))
+        if self.collect:
+            self.values = self.call(R.make_list, name="values")
+        if has_preds:
+            self.stack, self.locals = [], initial
+            self.b.jump(self.ir_blocks[first.index], *self._edge_args(first))
+        for block in analysis.reachable:
+            self._build_block(block, initial if self.ir_blocks[block.index] is self.func.entry
+                              else None)
+        remove_trivial_arguments(self.func, self.protected)
+        checks.check_generator_expressions(self.fn, self.func)
+        return self.func
+
+    def _new_block(self, block: B.Block) -> Block:
+        ir = self.func.add_block()
+        assert block.entry_stack is not None
+        first = self.analysis.ops[block.start].op
+        top_name = first.name if isinstance(first, (O.StoreFast, O.StoreDeref)) else None
+        for k, slot in enumerate(block.entry_stack):
+            if slot is not B.Slot.NULL:
+                ir.add_arg(ANY, top_name if k == len(block.entry_stack) - 1 else None)
+        for name in self._live_in(block):
+            ir.add_arg(ANY, name)
+        return ir
+
+    def _live_in(self, block: B.Block) -> list[str]:
+        return [n for n in self.local_names if n in block.live_in]
+
+    def _edge_args(self, target: B.Block) -> list[Value]:
+        """The values passed to ``target``: its stack slots, then its live locals."""
+        assert target.entry_stack is not None
+        if len(self.stack) != len(target.entry_stack):
+            raise AssertionError("stack depth differs from the block's entry")
+        args = []
+        for k, slot in enumerate(target.entry_stack):
+            if slot is not B.Slot.NULL:
+                args.append(self.peek_value(len(self.stack) - k))
+        args += [self.locals.get(n, self.unbound) for n in self._live_in(target)]
+        return args
+
+    def _build_block(self, block: B.Block, initial: dict[str, Value] | None) -> None:
+        ir = self.ir_blocks[block.index]
+        self.b.at_end(ir)
+        if initial is not None:
+            self.stack, self.locals = [], dict(initial)
+        else:
+            assert block.entry_stack is not None
+            args = iter(ir.args)
+            self.stack = [NULL if s is B.Slot.NULL else next(args) for s in block.entry_stack]
+            self.locals = {n: next(args) for n in self._live_in(block)}
+        ops = self.analysis.ops
+        for k in range(block.start, block.stop):
+            d = ops[k]
+            self.line = d.line
+            self.b.loc = Location(self.file, d.line)
+            self.hint = self._hint(k)
+            if k == block.stop - 1 and isinstance(d.op, O.JUMPS + O.ENDS):
+                self._terminate(block, d)
+                return
+            self._op(k, d.op)
+        succ = self.analysis.blocks[block.edges[0][0]]
+        self.b.jump(self.ir_blocks[succ.index], *self._edge_args(succ))
+
+    def _hint(self, k: int) -> str | None:
+        ops = self.analysis.ops
+        nxt = ops[k + 1].op if k + 1 < len(ops) else None
+        return nxt.name if isinstance(nxt, (O.StoreFast, O.StoreDeref)) else None
+
+    # --- terminators -------------------------------------------------------------------------
+
+    def _target(self, offset: int) -> B.Block:
+        return self.analysis.block_at(offset)
+
+    def _fall(self, block: B.Block) -> B.Block:
+        return self.analysis.blocks[block.index + 1]
+
+    def _truth(self, x: Value) -> Value:
+        if isinstance(x, Result) and any(f is _callee_value(x.op) for f in _BOOL_RESULTS):
+            return x
+        return self.call(operator.truth, x)
+
+    def _branch(self, cond: Value, when_true: B.Block, true_args: list[Value],
+                when_false: B.Block, false_args: list[Value]) -> None:
+        self.b.branch(cond, self.ir_blocks[when_true.index], true_args,
+                      self.ir_blocks[when_false.index], false_args)
+
+    def _terminate(self, block: B.Block, d: Decoded) -> None:
+        match d.op:
+            case O.Jump(target=target):
+                succ = self._target(target)
+                self.b.jump(self.ir_blocks[succ.index], *self._edge_args(succ))
+            case O.Return():
+                value = self.pop_value()
+                self.b.ret(self.values if self.values is not None else value)
+            case O.Raise(argc=argc):
+                self._raise(argc)
+            case O.PopJumpIf(value=value, target=target, none_check=none_check):
+                x = self.pop_value()
+                cond = self.call(operator.is_, x, None) if none_check else self._truth(x)
+                jump, fall = self._target(target), self._fall(block)
+                jump_args, fall_args = self._edge_args(jump), self._edge_args(fall)
+                if value:
+                    self._branch(cond, jump, jump_args, fall, fall_args)
+                else:
+                    self._branch(cond, fall, fall_args, jump, jump_args)
+            case O.JumpIfOrPop(value=value, target=target):
+                cond = self._truth(self.peek_value(1))
+                jump = self._target(target)
+                jump_args = self._edge_args(jump)
+                self.pop()
+                fall = self._fall(block)
+                fall_args = self._edge_args(fall)
+                if value:
+                    self._branch(cond, jump, jump_args, fall, fall_args)
+                else:
+                    self._branch(cond, fall, fall_args, jump, jump_args)
+            case O.ForIter(exit=exit):
+                it = self.peek_value(1)
+                body = self._fall(block)
+                item = self.call(R.next_or_stop, it, name=self.hint)
+                done = self.call(R.is_stop, item)
+                self.push(item)
+                body_args = self._edge_args(body)
+                self.pop()
+                self.pop()
+                leave = self._target(exit)
+                self._branch(done, leave, self._edge_args(leave), body, body_args)
+                # The item stays a block argument of the body, for type inference to refine.
+                n_stack = sum(s is not B.Slot.NULL for s in body.entry_stack or ())
+                self.protected.add(id(self.ir_blocks[body.index].args[n_stack - 1]))
+            case _:
+                raise AssertionError(f"not a terminator: {d.op!r}")
+
+    def _raise(self, argc: int) -> None:
+        if argc == 0:
+            raise self.unsupported(
+                "a bare 'raise' outside an except block",
+                "raise an exception instance or class explicitly",
+            )
+        exc: Value
+        if argc == 2:
+            cause = self.pop_value()
+            exc = self.call(R.exception_with_cause, self.pop_value(), cause)
+        else:
+            exc = self._exception(self.pop_value())
+        self.b.raise_(exc)
+
+    def _exception(self, exc: Value) -> Value:
+        def is_exception_class(v: object) -> bool:
+            return isinstance(v, type) and issubclass(v, BaseException)
+
+        if isinstance(exc, Constant) and is_exception_class(exc.value):
+            return self.call(exc)  # raise ValueError  ->  raise ValueError()
+        if isinstance(exc, Result) and is_exception_class(_callee_value(exc.op)):
+            return exc
+        return self.call(R.exception_instance, exc)
+
+    # --- everything else ---------------------------------------------------------------------
+
+    def _op(self, k: int, op: O.Op) -> None:
+        match op:
+            case O.Nop():
+                pass
+            case O.LoadConst(value=value):
+                self.push(self.const(value, _hint_for(value)))
+            case O.LoadFast(name=name):
+                value = self.locals.get(name, self.unbound)
+                if k in self.analysis.needs_check:
+                    value = self.call(R.check_bound, value, name, name=name)
+                    self.locals[name] = value
+                self.push(value)
+            case O.LoadFastAndClear(name=name):
+                self.push(self.locals.get(name, self.unbound))
+                self.locals[name] = self.unbound
+            case O.StoreFast(name=name):
+                self.locals[name] = self.pop_value()
+            case O.DeleteFast(name=name):
+                if k in self.analysis.needs_check:
+                    self.call(R.check_bound, self.locals.get(name, self.unbound), name)
+                self.locals[name] = self.unbound
+            case O.LoadGlobal(name=name):
+                self._load_global(name)
+            case O.MakeCell(name=name):
+                current = self.locals.get(name, self.unbound)
+                contents = () if current is self.unbound else (current,)
+                self.locals[name] = self.call(R.make_cell, *contents, name=f"{name}_cell")
+            case O.CopyFreeVars():
+                for i, name in enumerate(self.code.co_freevars):
+                    self.locals[name] = self.call(R.closure_cell, self._owner(), i,
+                                                  name=f"{name}_cell")
+            case O.LoadDeref(name=name):
+                self.push(self.call(R.cell_get, self.locals[name], name, *self._free(name),
+                                    name=self.hint or name))
+            case O.StoreDeref(name=name):
+                self.call(R.cell_set, self.locals[name], self.pop_value())
+            case O.DeleteDeref(name=name):
+                self.call(R.cell_delete, self.locals[name], name, *self._free(name))
+            case O.PushNull():
+                self.push(NULL)
+            case O.LoadAttr(name=name):
+                self._load_attr(name)
+            case O.StoreAttr(name=name):
+                obj = self.pop_value()
+                self.call(builtins.setattr, obj, name, self.pop_value())
+            case O.DeleteAttr(name=name):
+                self.call(builtins.delattr, self.pop_value(), name)
+            case O.GetItem():
+                key = self.pop_value()
+                self.push_call(operator.getitem, self.pop_value(), key)
+            case O.SetItem():
+                key, container, value = self.pop_value(), self.pop_value(), self.pop_value()
+                self.call(operator.setitem, container, key, value)
+            case O.DelItem():
+                key = self.pop_value()
+                self.call(operator.delitem, self.pop_value(), key)
+            case O.BuildSlice(n=n):
+                parts = self.pop_values(n)
+                if all(isinstance(p, Constant) for p in parts):
+                    self.push(self.const(slice(*(_constant_value(p) for p in parts))))
+                else:
+                    self.push_call(builtins.slice, *parts)
+            case O.BinaryOp(fn=fn) | O.Compare(fn=fn):
+                b = self.pop_value()
+                self.push_call(fn, self.pop_value(), b)
+            case O.UnaryOp(fn=fn):
+                self.push_call(fn, self.pop_value())
+            case O.IsOp(invert=invert):
+                b = self.pop_value()
+                self.push_call(operator.is_not if invert else operator.is_, self.pop_value(), b)
+            case O.ContainsOp(invert=invert):
+                container = self.pop_value()
+                item = self.pop_value()
+                if invert:
+                    found = self.call(operator.contains, container, item)
+                    self.push_call(operator.not_, found)
+                else:
+                    self.push_call(operator.contains, container, item)
+            case O.Call(argc=argc, kw=kw):
+                self._call(argc, kw)
+            case O.CallEx(has_kwargs=has_kwargs):
+                mapping = [self.pop_value()] if has_kwargs else []
+                sequence = self.pop_value()
+                method_self: list[Value] = []
+                callee = self._callee(method_self)
+                if method_self:  # CPython always pushes NULL for f(*args)
+                    raise AssertionError("CALL_FUNCTION_EX of a method and its self")
+                self.push_call(R.call_ex, callee, sequence, *mapping)
+            case O.MakeFunction():
+                self.push(_Pending(self.pop_value(), Location(self.file, self.line)))
+                self._made_function(k)
+            case O.SetFunctionAttribute(flag=flag):
+                pending = self.pop()
+                assert isinstance(pending, _Pending)
+                pending.attributes[flag] = self.pop_value()
+                self.push(pending)
+                self._made_function(k)
+            case O.BuildTuple(n=n):
+                self.push_call(R.make_tuple, *self.pop_values(n))
+            case O.BuildList(n=n):
+                self.push_call(R.make_list, *self.pop_values(n))
+            case O.BuildSet(n=n):
+                self.push_call(R.make_set, *self.pop_values(n))
+            case O.BuildMap(n=n):
+                self.push_call(R.make_dict, *self.pop_values(2 * n))
+            case O.BuildConstKeyMap(n=n):
+                keys = t.cast(tuple[object, ...], _constant_value(self.pop_value()))
+                values = self.pop_values(n)
+                pairs = [x for k, v in zip(keys, values) for x in (self.const(k), v)]
+                self.push_call(R.make_dict, *pairs)
+            case O.ListAppend(i=i):
+                item = self.pop_value()
+                self.call(list.append, self.peek_value(i), item)
+            case O.SetAdd(i=i):
+                item = self.pop_value()
+                self.call(set.add, self.peek_value(i), item)
+            case O.MapAdd(i=i):
+                value, key = self.pop_value(), self.pop_value()
+                self.call(operator.setitem, self.peek_value(i), key, value)
+            case O.ListExtend(i=i) | O.SetUpdate(i=i):
+                self._extend(k, op, i)
+            case O.DictUpdate(i=i):
+                other = self.pop_value()
+                self.call(dict.update, self.peek_value(i), other)
+            case O.DictMerge(i=i):
+                other = self.pop_value()
+                self.call(R.dict_merge, self.peek_value(i), other)
+            case O.ListToTuple():
+                self.push_call(builtins.tuple, self.pop_value())
+            case O.UnpackSequence(n=n):
+                self._unpack(k, self.call(R.unpack, self.pop_value(), n), n)
+            case O.UnpackEx(before=before, after=after):
+                packed = self.call(R.unpack_ex, self.pop_value(), before, after)
+                self._unpack(k, packed, before + 1 + after)
+            case O.ConvertValue(conversion=conversion):
+                self.push_call(conversion, self.pop_value())
+            case O.FormatValue(has_spec=has_spec):
+                spec = [self.pop_value()] if has_spec else []
+                self.push_call(builtins.format, self.pop_value(), *spec)
+            case O.BuildString(n=n):
+                self.push_call(R.build_string, *self.pop_values(n))
+            case O.GetIter():
+                self.push_call(builtins.iter, self.pop_value())
+            case O.Copy(i=i):
+                self.push(self.peek_value(i))
+            case O.Swap(i=i):
+                self.stack[-1], self.stack[-i] = self.stack[-i], self.stack[-1]
+            case O.Pop():
+                self.pop()
+            case O.ReturnGenerator() if self.collect:
+                self.push(self.const(None))
+            case O.Yield() if self.collect:
+                self.call(list.append, self.values, self.pop_value())
+                self.push(self.const(None))  # what iteration sends back
+            case _:
+                raise AssertionError(f"the SSA builder does not handle {op!r}")
+
+    def _free(self, name: str) -> tuple[bool, ...]:
+        return (True,) if name in self.code.co_freevars else ()
+
+    def _load_global(self, name: str) -> None:
+        # Globals and builtins are frozen when the IR is built (see docs/frontend.md).
+        scope: t.Mapping[str, object] = self.fn.__globals__
+        if name not in scope:
+            scope = t.cast(t.Mapping[str, object], getattr(self.fn, "__builtins__"))
+            if not isinstance(scope, dict):  # pragma: no cover - a module in odd embeddings
+                scope = vars(scope)
+        if name in scope:
+            self.push(self.const(scope[name], name))
+        else:
+            self.push_call(R.name_error, name)
+
+    def _load_attr(self, name: str) -> None:
+        obj = self.pop_value()
+        if isinstance(obj, Constant) and isinstance(obj.value, types.ModuleType):
+            # Attributes of modules are frozen with the module: np.sin is a constant.
+            try:
+                attr = getattr(obj.value, name)
+            except Exception:
+                pass  # let it fail at run time, where the user expects it
+            else:
+                self.push(self.const(attr, f"{obj.value.__name__}.{name}"))
+                return
+        self.push_call(builtins.getattr, obj, name)
+
+    def _callee(self, args: list[Value]) -> Value:
+        """Pop the two call slots; the callable, with ``self`` put in front of ``args``."""
+        upper, lower = self.pop(), self.pop()
+        if isinstance(lower, _Null):
+            return self.value(upper)
+        if isinstance(upper, _Null):
+            return self.value(lower)
+        args.insert(0, self.value(upper))  # a method and its self
+        return self.value(lower)
+
+    def _call(self, argc: int, kw: bool) -> None:
+        kwnames = t.cast(tuple[str, ...], _constant_value(self.pop_value())) if kw else ()
+        args = self.pop_values(argc)
+        callee = self._callee(args)
+        npos = len(args) - len(kwnames)
+        if isinstance(callee, Constant):
+            checks.check_callee(self.fn, self.line, callee.value, len(args))
+        self.push_call(callee, *args[:npos], kwargs=dict(zip(kwnames, args[npos:])))
+
+    def _extend(self, k: int, op: O.ListExtend | O.SetUpdate, i: int) -> None:
+        items = self.pop_value()
+        target = self.peek_value(i)
+        # [1, 2, 3] compiles to BUILD_LIST 0; LOAD_CONST (1, 2, 3); LIST_EXTEND 1 (and sets
+        # alike): give type inference the literal's items instead.
+        ops = self.analysis.ops
+        empty = O.BuildList(0) if isinstance(op, O.ListExtend) else O.BuildSet(0)
+        literal = (
+            k >= 2
+            and i == 1
+            and ops[k - 2].op == empty
+            and isinstance(ops[k - 1].op, O.LoadConst)
+            and isinstance(items, Constant)
+            and isinstance(items.value, (tuple, frozenset))
+            and isinstance(target, Result)
+            and not target.has_uses()
+        )
+        if literal:
+            assert isinstance(target, Result) and isinstance(items, Constant)
+            make = R.make_list if isinstance(op, O.ListExtend) else R.make_set
+            elements = [self.const(x) for x in t.cast(tuple[object, ...], items.value)]
+            target.op.erase()
+            self.stack[-1] = self.call(make, *elements, name=self.hint)
+        else:
+            self.call(list.extend if isinstance(op, O.ListExtend) else set.update, target, items)
+
+    def _unpack(self, k: int, packed: Value, n: int) -> None:
+        ops = self.analysis.ops
+        names: list[str | None] = []
+        for j in range(n):
+            nxt = ops[k + 1 + j].op if k + 1 + j < len(ops) else None
+            names.append(nxt.name if isinstance(nxt, (O.StoreFast, O.StoreDeref)) else None)
+        items = [self.call(operator.getitem, packed, j, name=names[j]) for j in range(n)]
+        self.stack.extend(reversed(items))  # the first item ends on top
+
+    def _made_function(self, k: int) -> None:
+        # The function is made once its last attribute is set, where the source defines it.
+        ops = self.analysis.ops
+        if k + 1 >= len(ops) or not isinstance(ops[k + 1].op, O.SetFunctionAttribute):
+            self.peek_value(1)
+
+    def _make_function(self, p: _Pending) -> Value:
+        code = _constant_value(p.code)
+        assert isinstance(code, types.CodeType)
+        saved, self.b.loc = self.b.loc, p.loc
+        none = self.const(None)
+        closure = p.attributes.get(8, none)
+        if checks.is_genexpr(code):
+            made = self.call(R.make_genexpr, p.code, self._owner(), closure)
+        else:
+            kwargs = {"annotations": p.attributes[4]} if 4 in p.attributes else None
+            made = self.call(
+                R.make_function, p.code, self._owner(), p.attributes.get(1, none),
+                p.attributes.get(2, none), closure, kwargs=kwargs,
+                name=code.co_name if code.co_name.isidentifier() else None,
+            )
+        self.b.loc = saved
+        for k, entry in enumerate(self.stack):
+            if entry is p:
+                self.stack[k] = made
+        return made
+
+def _make_printable(value: object, hint: str) -> None:
+    if type(value) is np.ndarray or R.registered_path(value) is not None:
+        return
+    if type(value) is tuple:  # printed item by item
+        for item in t.cast(tuple[object, ...], value):
+            _make_printable(item, hint)
+        return
+    try:
+        format_constant(value)
+    except Exception:  # UnprintableError, or whatever looking for a path ran into
+        R.register_object(value, hint)
+
+
+def _hint_for(value: object) -> str:
+    if isinstance(value, types.CodeType):
+        return f"code_{value.co_qualname}"
+    return type(value).__name__
+
+
+def function_ir(fn: object) -> Function:
+    """The untyped SSA IR of a Python function (see docs/frontend.md).
+
+    ``fn`` is a plain function, or the eager function of a generator expression that the IR
+    of another function makes (``runtime.GenexprFunction``).  Raises UnsupportedConstructError
+    for code gibbous cannot differentiate, naming the construct, the file and the line.
+    """
+    if isinstance(fn, R.GenexprFunction):
+        builder = FunctionBuilder(fn.fn, collect=True)
+    elif isinstance(fn, types.FunctionType):
+        builder = FunctionBuilder(fn)
+    else:
+        raise TypeError(f"function_ir expects a Python function, not {type(fn).__name__}")
+    try:
+        return builder.build()
+    except UnsupportedConstructError:
+        raise
+    except Exception as e:
+        raise FrontendInternalError(
+            f"{type(e).__name__}: {e}", builder.file, builder.line, "", builder.fn.__qualname__
+        ) from e

@@ -1,0 +1,135 @@
+"""What makes a function untranslatable, found before, during and after building its IR.
+
+Before: async and generator functions, unsupported operations reachable from the entry, and
+user exception handlers.  During: calls of builtins that need the caller's frame (``exec``,
+``locals()``, ...).  After: generator expressions whose consumer might not exhaust them (we run
+them eagerly).  Each raises ``UnsupportedConstructError`` naming the construct and line.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import math
+import types
+
+from gibbous.frontend import ops as O
+from gibbous.frontend import runtime as R
+from gibbous.frontend.blocks import Analysis
+from gibbous.frontend.decode import exception_handlers
+from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir.core import Call, Constant, Function, Result
+
+_ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+
+# Builtins that look at the caller's frame, which the IR does not have.
+_FRAME_BUILTINS: dict[object, tuple[str, str]] = {
+    builtins.exec: ("a call of exec()", "write the code out in the function"),
+    builtins.eval: ("a call of eval()", "write the expression out in the function"),
+    builtins.globals: ("a call of globals()", "refer to the global by name"),
+    builtins.locals: ("a call of locals()", "pass the values you need explicitly"),
+}
+_FRAME_BUILTINS_WITHOUT_ARGS: dict[object, tuple[str, str]] = {
+    builtins.vars: ("a call of vars() without arguments", "pass the values explicitly"),
+    builtins.dir: ("a call of dir() without arguments", "pass the names explicitly"),
+    builtins.super: (
+        "a call of super() without arguments",
+        "call the base class's method explicitly: Base.method(self, ...)",
+    ),
+}
+
+# Consumers that exhaust a generator expression, so that a list of its values does as well.
+_GENEXPR_CONSUMERS: frozenset[object] = frozenset(
+    {builtins.sum, builtins.tuple, builtins.list, builtins.set, builtins.frozenset,
+     builtins.dict, builtins.max, builtins.min, builtins.any, builtins.all, builtins.sorted,
+     math.fsum, math.prod}
+)
+
+
+def is_genexpr(code: types.CodeType) -> bool:
+    return code.co_name == "<genexpr>" and bool(code.co_flags & inspect.CO_GENERATOR)
+
+
+def error(fn: types.FunctionType, construct: str, hint: str, line: int | None) -> Exception:
+    code = fn.__code__
+    return UnsupportedConstructError(
+        construct, code.co_filename, line or code.co_firstlineno, hint, fn.__qualname__
+    )
+
+
+def check_code(fn: types.FunctionType, collect: bool, analysis: Analysis) -> None:
+    """Raise for what gibbous cannot translate at all; the first construct in the code wins."""
+    code = fn.__code__
+    if code.co_flags & _ASYNC_FLAGS:
+        raise error(fn, "an async function", "differentiate a plain (synchronous) function",
+                    code.co_firstlineno)
+    if code.co_flags & inspect.CO_GENERATOR and not collect:
+        yields = [d.line for d in analysis.ops if isinstance(d.op, O.Yield)]
+        hint = "return a list of the values instead of yielding them"
+        raise error(fn, "a generator function", hint, min(yields, default=None))
+    if collect and not is_genexpr(code):
+        raise AssertionError("only a generator expression can be collected into a list")
+    problems = [
+        analysis.ops[k]
+        for block in analysis.reachable
+        for k in range(block.start, block.stop)
+        if isinstance(analysis.ops[k].op, O.Unsupported)
+    ]
+    problems += exception_handlers(code)
+    if problems:
+        first = min(problems, key=lambda d: d.offset)
+        assert isinstance(first.op, O.Unsupported)
+        raise error(fn, first.op.construct, first.op.hint, first.line)
+
+
+def check_callee(fn: types.FunctionType, line: int, callee: object, nargs: int) -> None:
+    """Raise if ``callee`` needs the caller's frame."""
+    try:
+        problem = _FRAME_BUILTINS.get(callee)
+        if problem is None and not nargs:
+            problem = _FRAME_BUILTINS_WITHOUT_ARGS.get(callee)
+    except TypeError:  # an unhashable callable
+        return
+    if problem is not None:
+        raise error(fn, *problem, line)
+
+
+def check_generator_expressions(fn: types.FunctionType, func: Function) -> None:
+    """Raise where a generator expression's values go anywhere but into a consumer that
+    exhausts them: only there does running it eagerly into a list mean the same."""
+    for call in func.calls():
+        callee = call.callee
+        if not (isinstance(callee, Result) and _callee_value(callee.op) is R.make_genexpr):
+            continue
+        for use in call.result.uses:
+            if not _consumes_genexpr(use.user, use.index):
+                raise error(
+                    fn,
+                    "a generator expression not consumed by sum(), max(), tuple(), ...",
+                    "use a list comprehension [...] instead: gibbous runs generator "
+                    "expressions eagerly, which is only safe where they are exhausted",
+                    call.loc.line if call.loc is not None else None,
+                )
+
+
+def _callee_value(call: Call) -> object:
+    return call.callee.value if isinstance(call.callee, Constant) else None
+
+
+def _consumes_genexpr(user: object, index: int) -> bool:
+    if not isinstance(user, Call) or index != 1:  # operand 1: the first positional argument
+        return False
+    callee = user.callee
+    if isinstance(callee, Constant):
+        try:
+            return callee.value in _GENEXPR_CONSUMERS
+        except TypeError:
+            return False
+    # "sep".join(genexpr): a bound method of a constant string
+    if isinstance(callee, Result) and _callee_value(callee.op) is builtins.getattr:
+        obj, attr = callee.op.args[:2]
+        return (
+            isinstance(obj, Constant) and isinstance(obj.value, str)
+            and isinstance(attr, Constant) and attr.value == "join"
+        )
+    return False

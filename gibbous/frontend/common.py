@@ -1,0 +1,319 @@
+"""Opcode handlers shared by the per-version tables, and the state they read.
+
+A handler turns one ``dis.Instruction`` into neutral operations (``ops``).  ``SHARED`` holds
+the opcodes whose meaning is the same on CPython 3.11, 3.12 and 3.13; each version's table
+adds its own.  Anything a table does not know decodes to ``Unsupported``.
+"""
+
+from __future__ import annotations
+
+import dis
+import operator
+import types
+import typing as t
+
+import attrs
+
+from gibbous.frontend import ops as O
+
+
+@attrs.define
+class DecodeState:
+    """What a handler may look at besides its instruction: the code and its instructions."""
+
+    code: types.CodeType
+    instructions: list[dis.Instruction]
+    index: dict[int, int]  # offset -> position in ``instructions``
+    kwnames_pending: bool = False  # 3.11/3.12: KW_NAMES names the next CALL's keywords
+
+    def after(self, offset: int, *opnames: str) -> int:
+        """The offset just past the instructions ``opnames`` found in order at ``offset``."""
+        i = self.index[offset]
+        for name in opnames:
+            found = self.instructions[i].opname
+            if found != name:
+                raise AssertionError(f"expected {name} at offset {offset}, found {found}")
+            i += 1
+        return self.instructions[i].offset
+
+
+Handler = t.Callable[[dis.Instruction, DecodeState], list[O.Op]]
+
+# BINARY_OP's argument as dis shows it (the operator symbol), 3.11 to 3.13.
+BINARY_OPERATORS: dict[str, t.Callable[..., object]] = {
+    "+": operator.add,
+    "&": operator.and_,
+    "//": operator.floordiv,
+    "<<": operator.lshift,
+    "@": operator.matmul,
+    "*": operator.mul,
+    "%": operator.mod,
+    "|": operator.or_,
+    "**": operator.pow,
+    ">>": operator.rshift,
+    "-": operator.sub,
+    "/": operator.truediv,
+    "^": operator.xor,
+    "+=": operator.iadd,
+    "&=": operator.iand,
+    "//=": operator.ifloordiv,
+    "<<=": operator.ilshift,
+    "@=": operator.imatmul,
+    "*=": operator.imul,
+    "%=": operator.imod,
+    "|=": operator.ior,
+    "**=": operator.ipow,
+    ">>=": operator.irshift,
+    "-=": operator.isub,
+    "/=": operator.itruediv,
+    "^=": operator.ixor,
+}
+
+# dis.cmp_op's order, the same in every version; only the packing of the index differs.
+COMPARISONS: tuple[t.Callable[..., object], ...] = (
+    operator.lt,
+    operator.le,
+    operator.eq,
+    operator.ne,
+    operator.gt,
+    operator.ge,
+)
+
+CONVERSIONS: dict[int, t.Callable[[object], str]] = {1: str, 2: repr, 3: ascii}
+
+_TRY = (
+    "a 'try' statement",
+    "handle errors outside the differentiated function; inside it exceptions simply propagate",
+)
+_GENERATOR = ("a generator function", "return a list of the values instead of yielding them")
+_ASYNC = ("an async function", "differentiate a plain (synchronous) function")
+_MATCH = ("a match statement", "use if/elif with isinstance() and len() instead")
+_SCOPE = ("module or class level code", "differentiate a function")
+
+# Opcodes that mean a construct we cannot differentiate, whichever version emits them.
+UNSUPPORTED: dict[str, tuple[str, str]] = {
+    "BEFORE_WITH": (
+        "a 'with' statement",
+        "enter the context outside the differentiated function and pass in what it yields",
+    ),
+    "WITH_EXCEPT_START": ("a 'with' statement", "enter the context outside the function"),
+    "PUSH_EXC_INFO": _TRY,
+    "POP_EXCEPT": _TRY,
+    "CHECK_EXC_MATCH": _TRY,
+    "CHECK_EG_MATCH": _TRY,
+    "PREP_RERAISE_STAR": _TRY,
+    "RERAISE": _TRY,
+    "SETUP_FINALLY": _TRY,
+    "SETUP_CLEANUP": _TRY,
+    "SETUP_WITH": _TRY,
+    "POP_BLOCK": _TRY,
+    "SEND": _GENERATOR,
+    "GET_YIELD_FROM_ITER": _GENERATOR,
+    "END_SEND": _GENERATOR,
+    "CLEANUP_THROW": _GENERATOR,
+    "GET_AWAITABLE": _ASYNC,
+    "GET_AITER": _ASYNC,
+    "GET_ANEXT": _ASYNC,
+    "END_ASYNC_FOR": _ASYNC,
+    "BEFORE_ASYNC_WITH": _ASYNC,
+    "ASYNC_GEN_WRAP": _ASYNC,
+    "STORE_GLOBAL": (
+        "an assignment to a global variable",
+        "return the new value and assign the global outside the differentiated function",
+    ),
+    "DELETE_GLOBAL": (
+        "a deletion of a global variable",
+        "delete the global outside the differentiated function",
+    ),
+    "LOAD_BUILD_CLASS": ("a class definition", "define the class at module level"),
+    "IMPORT_NAME": (
+        "an import statement",
+        "import at module level: gibbous reads globals once, when it builds the rule",
+    ),
+    "IMPORT_FROM": ("an import statement", "import at module level"),
+    "IMPORT_STAR": ("an import statement", "import at module level"),
+    "MATCH_CLASS": _MATCH,
+    "MATCH_MAPPING": _MATCH,
+    "MATCH_SEQUENCE": _MATCH,
+    "MATCH_KEYS": _MATCH,
+    "GET_LEN": _MATCH,
+    "LOAD_SUPER_ATTR": (
+        "a call of super()",
+        "call the base class's method explicitly: Base.method(self, ...)",
+    ),
+    "LOAD_NAME": _SCOPE,
+    "STORE_NAME": _SCOPE,
+    "DELETE_NAME": _SCOPE,
+    "LOAD_LOCALS": _SCOPE,
+    "LOAD_CLASSDEREF": _SCOPE,
+    "LOAD_FROM_DICT_OR_DEREF": _SCOPE,
+    "LOAD_FROM_DICT_OR_GLOBALS": _SCOPE,
+    "SETUP_ANNOTATIONS": _SCOPE,
+    "PRINT_EXPR": _SCOPE,
+}
+
+
+def unsupported(opname: str) -> O.Unsupported:
+    construct, hint = UNSUPPORTED.get(
+        opname,
+        (
+            f"the bytecode instruction {opname}",
+            "gibbous does not support this construct yet; rewrite the code around it",
+        ),
+    )
+    return O.Unsupported(construct, hint)
+
+
+def _name(i: dis.Instruction) -> str:
+    return t.cast(str, i.argval)
+
+
+def _arg(i: dis.Instruction) -> int:
+    assert i.arg is not None
+    return i.arg
+
+
+def _one(make: t.Callable[[dis.Instruction], O.Op]) -> Handler:
+    return lambda i, _state: [make(i)]
+
+
+def _fixed(*made: O.Op) -> Handler:
+    return lambda _i, _state: list(made)
+
+
+def binary_op(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    return [O.BinaryOp(BINARY_OPERATORS[i.argrepr])]
+
+
+def unpack_ex(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    return [O.UnpackEx(_arg(i) & 0xFF, _arg(i) >> 8)]
+
+
+def make_function_with_flags(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    """3.11/3.12 MAKE_FUNCTION(flags) as 3.13 spells it: the attributes pushed last go first."""
+    flags = _arg(i)
+    return [O.MakeFunction()] + [O.SetFunctionAttribute(f) for f in (8, 4, 2, 1) if flags & f]
+
+
+def format_value_with_flags(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    """3.11/3.12 FORMAT_VALUE(flags) as 3.13 spells it: convert first, then format."""
+    conversion, has_spec = _arg(i) & 3, bool(_arg(i) & 4)
+    if not conversion:
+        return [O.FormatValue(has_spec)]
+    convert = O.ConvertValue(CONVERSIONS[conversion])
+    if not has_spec:
+        return [convert, O.FormatValue(False)]
+    # The spec is already on top of the value: convert beneath it.
+    return [O.Swap(2), convert, O.Swap(2), O.FormatValue(True)]
+
+
+def jump(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    return [O.Jump(t.cast(int, i.argval))]
+
+
+def pop_jump_if(value: bool, none_check: bool = False) -> Handler:
+    return lambda i, _state: [O.PopJumpIf(value, t.cast(int, i.argval), none_check)]
+
+
+def call_intrinsic_1(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    # 3.12+: intrinsics are named by argrepr; only two are expressions we support.
+    if i.argrepr == "INTRINSIC_LIST_TO_TUPLE":
+        return [O.ListToTuple()]
+    if i.argrepr == "INTRINSIC_UNARY_POSITIVE":
+        return [O.UnaryOp(operator.pos)]
+    if i.argrepr == "INTRINSIC_STOPITERATION_ERROR":
+        return [unsupported("SEND")]
+    if i.argrepr == "INTRINSIC_IMPORT_STAR":
+        return [unsupported("IMPORT_STAR")]
+    return [unsupported(f"CALL_INTRINSIC_1 {i.argrepr}")]
+
+
+def kw_names(i: dis.Instruction, state: DecodeState) -> list[O.Op]:
+    """3.11/3.12: the keyword names of the next CALL; we push them as that CALL's top slot."""
+    state.kwnames_pending = True
+    return [O.LoadConst(state.code.co_consts[_arg(i)])]
+
+
+def call_after_kw_names(i: dis.Instruction, state: DecodeState) -> list[O.Op]:
+    kw, state.kwnames_pending = state.kwnames_pending, False
+    return [O.Call(_arg(i), kw)]
+
+
+SHARED: dict[str, Handler] = {
+    "NOP": _fixed(O.Nop()),
+    "RESUME": _fixed(O.Nop()),
+    "CACHE": _fixed(O.Nop()),
+    "EXTENDED_ARG": _fixed(O.Nop()),  # dis has already folded it into the next argument
+    "POP_TOP": _fixed(O.Pop()),
+    "PUSH_NULL": _fixed(O.PushNull()),
+    "LOAD_CONST": _one(lambda i: O.LoadConst(i.argval)),
+    "LOAD_FAST": _one(lambda i: O.LoadFast(_name(i))),
+    "LOAD_CLOSURE": _one(lambda i: O.LoadFast(_name(i))),  # the cell itself
+    "STORE_FAST": _one(lambda i: O.StoreFast(_name(i))),
+    "DELETE_FAST": _one(lambda i: O.DeleteFast(_name(i))),
+    "MAKE_CELL": _one(lambda i: O.MakeCell(_name(i))),
+    "COPY_FREE_VARS": _one(lambda i: O.CopyFreeVars(_arg(i))),
+    "LOAD_DEREF": _one(lambda i: O.LoadDeref(_name(i))),
+    "STORE_DEREF": _one(lambda i: O.StoreDeref(_name(i))),
+    "DELETE_DEREF": _one(lambda i: O.DeleteDeref(_name(i))),
+    "STORE_ATTR": _one(lambda i: O.StoreAttr(_name(i))),
+    "DELETE_ATTR": _one(lambda i: O.DeleteAttr(_name(i))),
+    "BINARY_OP": binary_op,
+    "UNARY_NEGATIVE": _fixed(O.UnaryOp(operator.neg)),
+    "UNARY_NOT": _fixed(O.UnaryOp(operator.not_)),
+    "UNARY_INVERT": _fixed(O.UnaryOp(operator.invert)),
+    "IS_OP": _one(lambda i: O.IsOp(bool(_arg(i)))),
+    "CONTAINS_OP": _one(lambda i: O.ContainsOp(bool(_arg(i)))),
+    "BINARY_SUBSCR": _fixed(O.GetItem()),
+    "STORE_SUBSCR": _fixed(O.SetItem()),
+    "DELETE_SUBSCR": _fixed(O.DelItem()),
+    "BUILD_SLICE": _one(lambda i: O.BuildSlice(_arg(i))),
+    "BUILD_TUPLE": _one(lambda i: O.BuildTuple(_arg(i))),
+    "BUILD_LIST": _one(lambda i: O.BuildList(_arg(i))),
+    "BUILD_SET": _one(lambda i: O.BuildSet(_arg(i))),
+    "BUILD_MAP": _one(lambda i: O.BuildMap(_arg(i))),
+    "BUILD_CONST_KEY_MAP": _one(lambda i: O.BuildConstKeyMap(_arg(i))),
+    "BUILD_STRING": _one(lambda i: O.BuildString(_arg(i))),
+    "LIST_APPEND": _one(lambda i: O.ListAppend(_arg(i))),
+    "LIST_EXTEND": _one(lambda i: O.ListExtend(_arg(i))),
+    "SET_ADD": _one(lambda i: O.SetAdd(_arg(i))),
+    "SET_UPDATE": _one(lambda i: O.SetUpdate(_arg(i))),
+    "MAP_ADD": _one(lambda i: O.MapAdd(_arg(i))),
+    "DICT_UPDATE": _one(lambda i: O.DictUpdate(_arg(i))),
+    "DICT_MERGE": _one(lambda i: O.DictMerge(_arg(i))),
+    "UNPACK_SEQUENCE": _one(lambda i: O.UnpackSequence(_arg(i))),
+    "UNPACK_EX": unpack_ex,
+    "GET_ITER": _fixed(O.GetIter()),
+    "JUMP_FORWARD": jump,
+    "JUMP_BACKWARD": jump,
+    "JUMP_BACKWARD_NO_INTERRUPT": jump,
+    "RETURN_VALUE": _fixed(O.Return()),
+    "RAISE_VARARGS": _one(lambda i: O.Raise(_arg(i))),
+    "COPY": _one(lambda i: O.Copy(_arg(i))),
+    "SWAP": _one(lambda i: O.Swap(_arg(i))),
+    "LOAD_ASSERTION_ERROR": _fixed(O.LoadConst(AssertionError)),
+    "CALL_FUNCTION_EX": _one(lambda i: O.CallEx(bool(_arg(i) & 1))),
+    "RETURN_GENERATOR": _fixed(O.ReturnGenerator()),
+    "YIELD_VALUE": _fixed(O.Yield()),
+}
+
+# Opcodes that 3.12 introduced and 3.13 kept unchanged.
+SINCE_312: dict[str, Handler] = {
+    "LOAD_FAST_CHECK": _one(lambda i: O.LoadFast(_name(i), checked=True)),
+    "LOAD_FAST_AND_CLEAR": _one(lambda i: O.LoadFastAndClear(_name(i))),
+    "STORE_FAST_MAYBE_NULL": _one(lambda i: O.StoreFast(_name(i))),
+    "RETURN_CONST": lambda i, _s: [O.LoadConst(i.argval), O.Return()],
+    "BINARY_SLICE": _fixed(O.BuildSlice(2), O.GetItem()),
+    "STORE_SLICE": _fixed(O.BuildSlice(2), O.SetItem()),
+    "CALL_INTRINSIC_1": call_intrinsic_1,
+    "POP_JUMP_IF_TRUE": pop_jump_if(True),
+    "POP_JUMP_IF_FALSE": pop_jump_if(False),
+    "POP_JUMP_IF_NONE": pop_jump_if(True, none_check=True),
+    "POP_JUMP_IF_NOT_NONE": pop_jump_if(False, none_check=True),
+}
+
+
+def load_attr_method_bit(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+    """3.12/3.13 LOAD_ATTR: the low bit asks for a method load (callable + self/NULL)."""
+    load = O.LoadAttr(_name(i))
+    return [load, O.PushNull()] if _arg(i) & 1 else [load]

@@ -1,0 +1,340 @@
+"""The helpers the frontend's IR calls where Python has no callable of its own.
+
+Every helper is an importable function, so it prints by path
+(``gibbous.frontend.runtime.make_tuple``) and type and AD rules can be attached to it.  Each
+behaves exactly as the bytecode it stands for, errors included, unless its docstring says
+otherwise.
+
+The module also keeps the name registry: objects the IR holds as constants that have no import
+path of their own (nested code objects, local functions, arbitrary global values) are given
+one under ``gibbous.frontend.runtime.registered``, so the text form can name them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import keyword
+import re
+import types
+import typing as t
+from collections.abc import Iterable, Iterator, Mapping
+
+from gibbous.ir import names
+
+
+class UNBOUND:
+    """The value of a local variable that is not bound (never assigned, or deleted).
+
+    A class rather than an instance so that it prints by path in the IR.
+    """
+
+
+class STOP:
+    """What ``next_or_stop`` returns once the iterator is exhausted."""
+
+
+# --- containers ------------------------------------------------------------------------------
+
+
+def make_tuple(*items: object) -> tuple[object, ...]:
+    return items
+
+
+def make_list(*items: object) -> list[object]:
+    return list(items)
+
+
+def make_set(*items: object) -> set[object]:
+    return set(items)
+
+
+def make_dict(*keys_and_values: object) -> dict[object, object]:
+    """``make_dict(k1, v1, k2, v2, ...)``; a repeated key keeps its last value, like ``{}``."""
+    d: dict[object, object] = {}
+    for k in range(0, len(keys_and_values), 2):
+        d[keys_and_values[k]] = keys_and_values[k + 1]
+    return d
+
+
+def _non_iterable(seq: object) -> TypeError:
+    return TypeError(f"cannot unpack non-iterable {type(seq).__name__} object")
+
+
+def unpack(seq: object, n: int) -> tuple[object, ...]:
+    """``a, b = seq`` as a tuple of exactly ``n`` items; ValueError on another length."""
+    if type(seq) in (tuple, list):
+        items = tuple(t.cast(Iterable[object], seq))
+        if len(items) == n:
+            return items
+        if len(items) < n:
+            raise ValueError(f"not enough values to unpack (expected {n}, got {len(items)})")
+        raise ValueError(f"too many values to unpack (expected {n})")
+    try:
+        it = iter(t.cast(Iterable[object], seq))
+    except TypeError:
+        raise _non_iterable(seq) from None
+    out: list[object] = []
+    for item in it:
+        if len(out) == n:
+            raise ValueError(f"too many values to unpack (expected {n})")
+        out.append(item)
+    if len(out) < n:
+        raise ValueError(f"not enough values to unpack (expected {n}, got {len(out)})")
+    return tuple(out)
+
+
+def unpack_ex(seq: object, before: int, after: int) -> tuple[object, ...]:
+    """``a, *b, c = seq`` as ``(a, [b...], c)``: ``before`` items, a list, ``after`` items."""
+    try:
+        items = list(t.cast(Iterable[object], seq))
+    except TypeError:
+        if not hasattr(seq, "__iter__"):
+            raise _non_iterable(seq) from None
+        raise
+    if len(items) < before + after:
+        raise ValueError(
+            f"not enough values to unpack (expected at least {before + after}, got {len(items)})"
+        )
+    middle = items[before : len(items) - after]
+    return (*items[:before], middle, *items[len(items) - after :])
+
+
+# --- calls and functions ---------------------------------------------------------------------
+
+
+def call_ex(f: t.Callable[..., object], args: object, kwargs: object = None) -> object:
+    """``f(*args, **kwargs)``."""
+    if kwargs is None:
+        return f(*t.cast(Iterable[object], args))
+    return f(*t.cast(Iterable[object], args), **t.cast(Mapping[str, object], kwargs))
+
+
+def dict_merge(d: dict[object, object], other: object) -> None:
+    """``d.update(other)`` for ``f(**a, **b)``: a key already in ``d`` is an error.
+
+    CPython's message also names the function called; ours cannot know it.
+    """
+    if not hasattr(other, "keys"):
+        raise TypeError(f"argument after ** must be a mapping, not {type(other).__name__}")
+    mapping = t.cast(Mapping[object, object], other)
+    for key in mapping.keys():
+        if key in d:
+            raise TypeError(f"got multiple values for keyword argument '{key}'")
+        d[key] = mapping[key]
+
+
+def make_function(
+    code: types.CodeType,
+    owner: types.FunctionType,
+    defaults: tuple[object, ...] | None = None,
+    kwdefaults: dict[str, object] | None = None,
+    closure: tuple[types.CellType, ...] | None = None,
+    annotations: object = None,
+) -> types.FunctionType:
+    """A nested function or lambda, exactly as MAKE_FUNCTION makes it.
+
+    ``owner`` is the function whose code creates it: the new function shares its globals.
+    """
+    fn = types.FunctionType(code, owner.__globals__, code.co_name, defaults, closure)
+    fn.__qualname__ = code.co_qualname
+    if kwdefaults is not None:
+        fn.__kwdefaults__ = kwdefaults
+    if annotations is not None:
+        if isinstance(annotations, tuple):  # CPython 3.10+ passes (name, value, ...) pairs
+            annotations = dict(zip(annotations[::2], annotations[1::2]))
+        fn.__annotations__ = t.cast(dict[str, t.Any], annotations)
+    return fn
+
+
+class GenexprFunction:
+    """A generator expression's function, run eagerly: calling it returns a list of the values.
+
+    gibbous supports generator expressions as the argument of a consumer that exhausts them
+    (``sum``, ``max``, ``tuple``, ...), where a list gives the same result; laziness is lost.
+    ``gibbous.frontend.function_ir`` builds the IR of ``fn`` as a function returning that list.
+    """
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        self.fn = fn
+
+    def __call__(self, *args: object) -> list[object]:
+        return list(t.cast(Iterator[object], self.fn(*args)))
+
+    def __repr__(self) -> str:
+        return f"<generator expression {self.fn.__qualname__} run eagerly>"
+
+
+def make_genexpr(
+    code: types.CodeType, owner: types.FunctionType, closure: tuple[types.CellType, ...] | None
+) -> GenexprFunction:
+    """The function of a generator expression, run eagerly (see ``GenexprFunction``)."""
+    return GenexprFunction(make_function(code, owner, None, None, closure))
+
+
+# --- iteration -------------------------------------------------------------------------------
+
+
+def next_or_stop(it: Iterator[object]) -> object:
+    """``next(it)``, or ``STOP`` when the iterator is exhausted (FOR_ITER)."""
+    try:
+        return next(it)
+    except StopIteration:
+        return STOP
+
+
+def is_stop(value: object) -> bool:
+    return value is STOP
+
+
+# --- locals and cells ------------------------------------------------------------------------
+
+
+def check_bound(value: object, name: str) -> object:
+    """``value``, or UnboundLocalError if the local ``name`` holds ``UNBOUND``."""
+    if value is UNBOUND:
+        raise UnboundLocalError(
+            f"cannot access local variable '{name}' where it is not associated with a value"
+        )
+    return value
+
+
+def name_error(name: str) -> t.NoReturn:
+    """A global that did not exist when the IR was built, read at run time."""
+    raise NameError(f"name '{name}' is not defined")
+
+
+def make_cell(value: object = UNBOUND) -> types.CellType:
+    """A new cell for a local captured by a nested function (empty if ``UNBOUND``)."""
+    return types.CellType() if value is UNBOUND else types.CellType(value)
+
+
+def closure_cell(fn: types.FunctionType, index: int) -> types.CellType:
+    """Cell ``index`` of ``fn``'s closure (its free variables, in ``co_freevars`` order)."""
+    assert fn.__closure__ is not None
+    return fn.__closure__[index]
+
+
+def cell_get(cell: types.CellType, name: str, free: bool = False) -> object:
+    """The contents of ``cell``; an empty cell raises what CPython raises for ``name``."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        pass
+    if free:
+        raise NameError(
+            f"cannot access free variable '{name}' where it is not associated with a value"
+            " in enclosing scope"
+        )
+    raise UnboundLocalError(
+        f"cannot access local variable '{name}' where it is not associated with a value"
+    )
+
+
+def cell_set(cell: types.CellType, value: object) -> None:
+    cell.cell_contents = value
+
+
+def cell_delete(cell: types.CellType, name: str, free: bool = False) -> None:
+    cell_get(cell, name, free)
+    del cell.cell_contents
+
+
+# --- exceptions and strings ------------------------------------------------------------------
+
+
+def _exception(exc: object, what: str) -> BaseException:
+    if isinstance(exc, type) and issubclass(exc, BaseException):
+        made = exc()
+        if not isinstance(made, BaseException):
+            raise TypeError(
+                f"calling {exc!r} should have returned an instance of BaseException,"
+                f" not {type(made).__name__}"
+            )
+        return made
+    if isinstance(exc, BaseException):
+        return exc
+    raise TypeError(f"{what} must derive from BaseException")
+
+
+def exception_instance(exc: object) -> BaseException:
+    """What ``raise exc`` raises: ``exc`` itself, or a new instance if it is a class."""
+    return _exception(exc, "exceptions")
+
+
+def exception_with_cause(exc: object, cause: object) -> BaseException:
+    """What ``raise exc from cause`` raises."""
+    value = _exception(exc, "exceptions")
+    value.__cause__ = None if cause is None else _exception(cause, "exception causes")
+    return value
+
+
+def build_string(*parts: str) -> str:
+    """The pieces of an f-string, joined."""
+    return "".join(parts)
+
+
+# --- calling IR functions --------------------------------------------------------------------
+
+
+def bind_arguments(
+    fn: t.Callable[..., object], args: t.Sequence[object], kwargs: Mapping[str, object]
+) -> tuple[object, ...]:
+    """The arguments of the IR of ``fn`` for the call ``fn(*args, **kwargs)``.
+
+    The IR takes its code's arguments in ``co_varnames`` order (positional, keyword-only,
+    then the ``*args`` tuple and the ``**kwargs`` dict), all explicit: defaults applied here.
+    """
+    target = fn.fn if isinstance(fn, GenexprFunction) else fn
+    bound = inspect.signature(target).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return tuple(bound.arguments.values())
+
+
+# --- the name registry -----------------------------------------------------------------------
+
+
+class _Registered(types.SimpleNamespace):
+    """Registered objects as attributes, so that ``names.resolve`` finds them by path."""
+
+
+registered = _Registered()
+_PREFIX = f"{__name__}.registered."
+_paths: dict[int, tuple[str, object]] = {}  # id(obj) -> (path, obj); keeps obj alive
+
+
+def _identifier(hint: str) -> str:
+    name = re.sub(r"[\W_]+", "_", hint).strip("_") or "obj"
+    if name[0].isdigit() or keyword.iskeyword(name):
+        name = "_" + name
+    return name
+
+
+def register_object(obj: object, name: str) -> str:
+    """Give ``obj`` a printable path, ``gibbous.frontend.runtime.registered.<name>``.
+
+    ``name`` is a hint, made an identifier and unique; registering an object again returns its
+    first path.  Registered objects live as long as the process.
+    """
+    known = _paths.get(id(obj))
+    if known is not None and known[1] is obj:
+        return known[0]
+    base = _identifier(name)
+    candidate, n = base, 1
+    while hasattr(registered, candidate):
+        n += 1
+        candidate = f"{base}_{n}"
+    setattr(registered, candidate, obj)
+    path = _PREFIX + candidate
+    _paths[id(obj)] = (path, obj)
+    return path
+
+
+def registered_path(obj: object) -> str | None:
+    """The path ``register_object`` gave ``obj``, if any (the hook for ``gibbous.ir.names``)."""
+    known = _paths.get(id(obj))
+    return known[0] if known is not None and known[1] is obj else None
+
+
+names.add_path_provider(registered_path)

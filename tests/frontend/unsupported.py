@@ -1,0 +1,136 @@
+"""Functions using constructs gibbous cannot differentiate.  Each line that must be reported
+carries a comment ``# <- construct`` naming what the error must say."""
+
+# ruff: noqa
+from __future__ import annotations
+
+import math
+
+G = 0
+
+
+def uses_try(x):
+    try:  # <- a 'try' statement
+        return 1 / x
+    except ZeroDivisionError:
+        return 0.0
+
+
+def uses_try_finally(xs):
+    t = 0
+    for x in xs:
+        try:  # <- a 'try' statement
+            t += x
+        finally:
+            t -= 1
+    return t
+
+
+def uses_with(f):
+    with f as g:  # <- a 'with' statement
+        return g
+
+
+def uses_yield(n):
+    yield n  # <- a generator function
+
+
+def uses_yield_from(n):
+    yield from range(n)  # <- a generator function
+
+
+async def uses_async(x):  # <- an async function
+    return x
+
+
+def writes_global(x):
+    global G
+    G = x  # <- an assignment to a global variable
+
+
+def deletes_global():
+    global G
+    del G  # <- a deletion of a global variable
+
+
+def calls_exec(x):
+    exec("y = 1")  # <- a call of exec()
+    return x
+
+
+def calls_eval(x):
+    return eval("x + 1")  # <- a call of eval()
+
+
+def calls_locals(x):
+    return locals()  # <- a call of locals()
+
+
+def defines_class(x):
+    class Inner:  # <- a class definition
+        pass
+
+    return Inner
+
+
+def imports_inside(x):
+    import os  # <- an import statement
+
+    return os
+
+
+def from_imports_inside(x):
+    from math import sin  # <- an import statement
+
+    return sin(x)
+
+
+def uses_match(x):
+    match x:
+        case [a, b]:  # <- a match statement
+            return a + b
+        case _:
+            return 0
+
+
+def calls_super(self):
+    return super().f()  # <- a call of super() without arguments
+
+
+def bare_raise(x):
+    raise  # <- a bare 'raise' outside an except block
+
+
+def lazy_genexpr(xs):
+    return next(x for x in xs if x > 0)  # <- a generator expression not consumed by
+
+
+def unsupported_after_supported_code(x):
+    y = x * 2
+    z = math.sin(y)
+    with open("f") as fh:  # <- a 'with' statement
+        pass
+    return z
+
+
+CASES = [
+    uses_try,
+    uses_try_finally,
+    uses_with,
+    uses_yield,
+    uses_yield_from,
+    uses_async,
+    writes_global,
+    deletes_global,
+    calls_exec,
+    calls_eval,
+    calls_locals,
+    defines_class,
+    imports_inside,
+    from_imports_inside,
+    uses_match,
+    calls_super,
+    bare_raise,
+    lazy_genexpr,
+    unsupported_after_supported_code,
+]
