@@ -1,0 +1,937 @@
+"""Tangents: what a derivative of a Python value looks like, following Mooncake.
+
+Every primal value has one kind of tangent, split into two parts:
+
+* **fdata**, for what is identified by address (arrays, lists, dicts, mutable objects): it is
+  carried forward next to the primal in a ``CoDual`` and gradients are added into it in place;
+* **rdata**, for what is identified by value (floats, complex numbers): pullbacks return it.
+
+* floats, complex numbers, NumPy float/complex scalars: rdata of the same type, no fdata;
+* ints, bools, strings, None, non-float arrays, modules, classes, functions without closures:
+  no tangent at all (``NoTangent()``);
+* float/complex arrays: fdata, an array of the same shape, dtype and strides; no rdata;
+* tuples (NamedTuples too), frozen dataclasses and attrs classes, bound methods: fdata and
+  rdata made of their items', each ``NoTangent()`` if all its parts are;
+* lists, dicts, mutable objects, closures: fdata, the whole tangent, updated in place; no rdata.
+
+The tangent itself is the rdata for value-like kinds, the fdata for address-like kinds, and for
+immutable containers a container of the items' tangents: a plain tuple for any tuple, a
+``Tangent`` (field name -> tangent) for other immutable objects.  Mutable containers always have
+a container tangent (a list, a dict, a ``MutableTangent``), even when nothing in them is
+differentiable yet: a float may be stored into them later, and the tangent is what aliases see.
+
+**Aliasing.**  Values that share memory have fdata that share memory: one ``TangentMemo``
+serves all values created together (``zero_fdatas``, ``zero_coduals``), the same object always
+gets the same tangent object, and an array's fdata is carved out of one zeroed buffer per
+memory owner (the end of its ``.base`` chain) at the primal's own offset and strides, so a view's
+fdata is the same view of its base's fdata.  Containers enter the memo before their items, so
+cycles end.
+
+**Complex numbers.**  A tangent of ``z = x + iy`` is ``dx + i dy``: the gradient of a real ``L``
+is ``dL/dx + i dL/dy`` (PyTorch's convention; JAX returns the conjugate).  Adding tangents adds
+these componentwise and the pairing of a tangent with a cotangent is ``Re(conj(a) * b)``.
+
+The type-level functions ``tangent_type``, ``fdata_type`` and ``rdata_type`` say the same for IR
+types, with ``Object(NoTangent)`` for "no tangent" and ``Any`` where it depends on the value.
+The AD pass uses them to decide which values carry fdata and rdata.  See docs/tangents.md.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import enum
+import functools
+import importlib
+import types as pytypes
+import typing as t
+
+import attrs
+import numpy as np
+
+from gibbous.ir import types as T
+
+P = t.TypeVar("P")
+F = t.TypeVar("F")
+
+# --------------------------------------------------------------------------------------------
+# Tangent values
+
+
+@attrs.frozen
+class NoTangent:
+    """The tangent, fdata and rdata of what has no derivative.  All instances are one object."""
+
+    def __new__(cls) -> NoTangent:
+        return NO_TANGENT
+
+    def __reduce__(self) -> tuple[type[NoTangent], tuple[()]]:
+        return (NoTangent, ())
+
+
+NO_TANGENT: NoTangent = object.__new__(NoTangent)
+
+
+@attrs.frozen(eq=False)
+class CoDual(t.Generic[P, F]):
+    """A primal value and its fdata, as rules receive and return them."""
+
+    primal: P
+    fdata: F
+
+
+@attrs.frozen
+class Tangent:
+    """The tangent of an immutable object other than a tuple: field name -> tangent.
+
+    Compares by value, like a tuple; unhashable, like the dict it holds.
+    """
+
+    fields: dict[str, t.Any]
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@attrs.frozen(eq=False)
+class MutableTangent:
+    """The tangent of a mutable object (or closure): its fdata, updated in place."""
+
+    fields: dict[str, t.Any]
+
+
+@attrs.frozen(eq=False)
+class _Region:
+    """One zeroed byte buffer shadowing the memory of one owner (the end of a ``.base`` chain)."""
+
+    owner: object  # kept alive, so that its id stays unique while the memo lives
+    low: int  # address of the owner's first byte
+    buffer: np.ndarray[t.Any, np.dtype[np.uint8]]
+
+
+@attrs.frozen(eq=False)
+class TangentMemo:
+    """Tangents made so far, by object identity, and the memory regions their arrays live in.
+
+    Pass one memo to every call that makes tangents of values that may alias each other.
+    """
+
+    objects: dict[int, tuple[object, t.Any]] = attrs.field(factory=dict)
+    regions: dict[int, _Region] = attrs.field(factory=dict)
+
+    def get(self, x: object) -> t.Any:
+        hit = self.objects.get(id(x))
+        return hit[1] if hit is not None and hit[0] is x else None
+
+    def put(self, x: object, tangent: object) -> None:
+        self.objects[id(x)] = (x, tangent)
+
+
+# --------------------------------------------------------------------------------------------
+# Array fdata: carved out of one buffer per memory owner, so that aliases share memory
+
+
+def _address_bounds(a: np.ndarray[t.Any, t.Any]) -> tuple[int, int]:
+    """The first and one-past-last byte an array's elements touch."""
+    low = high = a.ctypes.data
+    for n, stride in zip(a.shape, a.strides):
+        if stride < 0:
+            low += (n - 1) * stride
+        else:
+            high += (n - 1) * stride
+    return low, high + a.itemsize
+
+
+def _memory_owner(a: np.ndarray[t.Any, t.Any]) -> object:
+    owner: object = a
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    return owner
+
+
+def _region_for(a: np.ndarray[t.Any, t.Any], memo: TangentMemo) -> _Region:
+    owner = _memory_owner(a)
+    region = memo.regions.get(id(owner))
+    if region is not None and region.owner is owner:
+        return region
+    if isinstance(owner, np.ndarray):
+        low, high = _address_bounds(owner)
+    else:
+        try:  # bytes, mmap, ...: their whole buffer
+            raw = np.frombuffer(t.cast(t.Any, owner), dtype=np.uint8)
+            low, high = raw.ctypes.data, raw.ctypes.data + raw.nbytes
+        except (TypeError, ValueError):  # no buffer to inspect: the array alone
+            owner = a
+            low, high = _address_bounds(a)
+    region = _Region(owner, low, np.zeros(high - low, dtype=np.uint8))
+    memo.regions[id(owner)] = region
+    return region
+
+
+def _array_fdata(a: np.ndarray[t.Any, t.Any], memo: TangentMemo) -> np.ndarray[t.Any, t.Any]:
+    if a.size == 0:
+        return np.zeros(a.shape, a.dtype)
+    region = _region_for(a, memo)
+    low, high = _address_bounds(a)
+    if low < region.low or high > region.low + region.buffer.nbytes:
+        # Outside its owner (np.lib.stride_tricks can do that): it aliases nothing we know.
+        region = _Region(a, low, np.zeros(high - low, dtype=np.uint8))
+    return np.ndarray(
+        a.shape,
+        a.dtype,
+        buffer=region.buffer,
+        offset=a.ctypes.data - region.low,
+        strides=a.strides,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Kinds: one per row of the table.  Each says how to make, split and recombine tangents.
+
+
+class _Kind:
+    __slots__ = ()
+
+    def has_tangent(self, x: t.Any) -> bool:
+        return True
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        raise NotImplementedError
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        raise NotImplementedError
+
+    def zero_rdata(self, x: t.Any) -> t.Any:
+        return NO_TANGENT
+
+    def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
+        return fdata
+
+
+class _NonDifferentiable(_Kind):
+    __slots__ = ()
+
+    def has_tangent(self, x: t.Any) -> bool:
+        return False
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return NO_TANGENT
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        return NO_TANGENT
+
+    def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
+        return NO_TANGENT
+
+
+def _scalar_class(x: object) -> type[t.Any]:
+    # NumPy scalars keep their dtype; subclasses of float and complex get the plain class.
+    if isinstance(x, np.generic):
+        return type(x)
+    return complex if isinstance(x, complex) else float
+
+
+class _Scalar(_Kind):
+    __slots__ = ()
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return _scalar_class(x)(0)
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        cls = _scalar_class(x)
+        if issubclass(cls, (complex, np.complexfloating)):
+            return cls(complex(rng.standard_normal(), rng.standard_normal()))
+        return cls(rng.standard_normal())
+
+    def zero_rdata(self, x: t.Any) -> t.Any:
+        return _scalar_class(x)(0)
+
+    def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
+        return rdata
+
+
+class _FloatArray(_Kind):
+    __slots__ = ()
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return _array_fdata(x, memo)
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        d = _array_fdata(x, memo)
+        if d.dtype.kind == "c":
+            d.real[...] = rng.standard_normal(d.shape)
+            d.imag[...] = rng.standard_normal(d.shape)
+        else:
+            d[...] = rng.standard_normal(d.shape)
+        return d
+
+
+def _collapse(parts: tuple[t.Any, ...]) -> t.Any:
+    return NO_TANGENT if all(p is NO_TANGENT for p in parts) else parts
+
+
+def _collapse_fields(fields: dict[str, t.Any]) -> t.Any:
+    return NO_TANGENT if all(v is NO_TANGENT for v in fields.values()) else Tangent(fields)
+
+
+def _item(parts: t.Any, i: int) -> t.Any:
+    return NO_TANGENT if parts is NO_TANGENT else parts[i]
+
+
+def _field(parts: t.Any, name: str) -> t.Any:
+    return NO_TANGENT if parts is NO_TANGENT else parts.fields[name]
+
+
+class _Tuple(_Kind):
+    __slots__ = ()
+
+    def has_tangent(self, x: t.Any) -> bool:
+        return any(_kind(v).has_tangent(v) for v in x)
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return _collapse(tuple(_zero(v, memo) for v in x))
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        return _collapse(tuple(_randn(v, rng, memo) for v in x))
+
+    def zero_rdata(self, x: t.Any) -> t.Any:
+        return _collapse(tuple(_kind(v).zero_rdata(v) for v in x))
+
+    def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
+        return _collapse(
+            tuple(tangent_from(v, _item(fdata, i), _item(rdata, i)) for i, v in enumerate(x))
+        )
+
+
+class _Frozen(_Kind):
+    """Immutable objects with named fields: frozen dataclasses and attrs classes."""
+
+    __slots__ = ()
+
+    def names(self, x: t.Any) -> tuple[str, ...]:
+        cls: type = type(x)
+        return _field_names(cls)
+
+    def has_tangent(self, x: t.Any) -> bool:
+        return any(_kind(v).has_tangent(v) for v in (getattr(x, n) for n in self.names(x)))
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return _collapse_fields({n: _zero(getattr(x, n), memo) for n in self.names(x)})
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        return _collapse_fields({n: _randn(getattr(x, n), rng, memo) for n in self.names(x)})
+
+    def zero_rdata(self, x: t.Any) -> t.Any:
+        fields = {n: getattr(x, n) for n in self.names(x)}
+        return _collapse_fields({n: _kind(v).zero_rdata(v) for n, v in fields.items()})
+
+    def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
+        return _collapse_fields(
+            {
+                n: tangent_from(getattr(x, n), _field(fdata, n), _field(rdata, n))
+                for n in self.names(x)
+            }
+        )
+
+
+class _BoundMethod(_Frozen):
+    """``x.method``: its tangent is its receiver's (and its function's, for closures)."""
+
+    __slots__ = ()
+
+    def names(self, x: t.Any) -> tuple[str, ...]:
+        return ("__self__", "__func__") if isinstance(x, pytypes.MethodType) else ("__self__",)
+
+
+class _List(_Kind):
+    __slots__ = ()
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        tangent: list[t.Any] = []
+        memo.put(x, tangent)  # before the items: the list may contain itself
+        tangent.extend(_zero(v, memo) for v in x)
+        return tangent
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        tangent: list[t.Any] = []
+        memo.put(x, tangent)
+        tangent.extend(_randn(v, rng, memo) for v in x)
+        return tangent
+
+
+class _Dict(_Kind):
+    __slots__ = ()
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        tangent: dict[t.Any, t.Any] = {}
+        memo.put(x, tangent)
+        tangent.update((k, _zero(v, memo)) for k, v in x.items())
+        return tangent
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        tangent: dict[t.Any, t.Any] = {}
+        memo.put(x, tangent)
+        tangent.update((k, _randn(v, rng, memo)) for k, v in x.items())
+        return tangent
+
+
+class _Mutable(_Kind):
+    """Objects with attributes that can be re-bound: a ``MutableTangent`` of their fields."""
+
+    __slots__ = ()
+
+    def fields(self, x: t.Any) -> dict[str, t.Any]:
+        return _instance_fields(x)
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        tangent = MutableTangent({})
+        memo.put(x, tangent)
+        tangent.fields.update((n, _zero(v, memo)) for n, v in self.fields(x).items())
+        return tangent
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        tangent = MutableTangent({})
+        memo.put(x, tangent)
+        tangent.fields.update((n, _randn(v, rng, memo)) for n, v in self.fields(x).items())
+        return tangent
+
+
+class _Closure(_Mutable):
+    """A function with closure cells: one field per free variable (``nonlocal`` can re-bind)."""
+
+    __slots__ = ()
+
+    def fields(self, x: t.Any) -> dict[str, t.Any]:
+        fields: dict[str, t.Any] = {}
+        for name, cell in zip(x.__code__.co_freevars, x.__closure__):
+            try:
+                fields[name] = cell.cell_contents
+            except ValueError:  # an empty cell: a variable not assigned yet
+                pass
+        return fields
+
+
+NON_DIFFERENTIABLE = _NonDifferentiable()
+SCALAR = _Scalar()
+FLOAT_ARRAY = _FloatArray()
+TUPLE = _Tuple()
+FROZEN = _Frozen()
+BOUND_METHOD = _BoundMethod()
+LIST = _List()
+DICT = _Dict()
+MUTABLE = _Mutable()
+CLOSURE = _Closure()
+
+# Classes whose instances, and whose subclasses' instances, never have a tangent.
+_NEVER_DIFFERENTIABLE: tuple[type, ...] = (
+    builtins.int,  # and bool
+    builtins.str,
+    builtins.bytes,
+    builtins.bytearray,
+    type(None),
+    type(Ellipsis),
+    type(NotImplemented),
+    builtins.slice,
+    builtins.range,
+    builtins.type,
+    builtins.set,
+    builtins.frozenset,
+    pytypes.ModuleType,
+    pytypes.CodeType,
+    pytypes.MethodDescriptorType,
+    pytypes.WrapperDescriptorType,
+    pytypes.ClassMethodDescriptorType,
+    pytypes.GetSetDescriptorType,
+    pytypes.MemberDescriptorType,
+    enum.Enum,
+    np.integer,
+    np.bool_,
+    np.flexible,
+    np.datetime64,
+    np.timedelta64,
+    np.dtype,
+    np.ufunc,
+    type(np.sum),  # NumPy's array-function dispatchers
+    NoTangent,
+)
+
+_ATTRS_FROZEN_SETATTR = getattr(importlib.import_module("attr._make"), "_frozen_setattrs", None)
+
+
+def _is_frozen_class(cls: type) -> bool:
+    if dataclasses.is_dataclass(cls):
+        return bool(getattr(cls, "__dataclass_params__").frozen)
+    return attrs.has(cls) and getattr(cls, "__setattr__", None) is _ATTRS_FROZEN_SETATTR
+
+
+def _holds_no_state(cls: type) -> bool:
+    # Mixins such as typing.Generic and abc.ABC declare empty slots and add no fields.
+    return cls is object or cls.__dict__.get("__slots__", None) == ()
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    return tuple(a.name for a in attrs.fields(cls))
+
+
+def _slot_names(cls: type) -> tuple[str, ...]:
+    names: list[str] = []
+    for base in cls.__mro__:
+        slots = base.__dict__.get("__slots__", ())
+        names.extend([slots] if isinstance(slots, str) else slots)
+    return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
+
+
+def _instance_fields(x: object) -> dict[str, t.Any]:
+    fields: dict[str, t.Any] = {}
+    for name in _slot_names(type(x)):
+        try:
+            fields[name] = object.__getattribute__(x, name)
+        except AttributeError:  # an unset slot
+            pass
+    fields.update(getattr(x, "__dict__", {}))
+    return fields
+
+
+def _classify(cls: type) -> _Kind:
+    """The kind of every instance of ``cls`` (value-dependent classes are handled before)."""
+    if issubclass(cls, _NEVER_DIFFERENTIABLE):
+        return NON_DIFFERENTIABLE
+    if issubclass(cls, (float, complex, np.floating, np.complexfloating)):
+        return SCALAR
+    if issubclass(cls, tuple):
+        return TUPLE
+    if issubclass(cls, list):
+        return LIST
+    if issubclass(cls, dict):
+        return DICT
+    # Frozen only if nothing up the hierarchy can hold mutable state: a frozen subclass of a
+    # mutable class keeps its base's attributes re-bindable.
+    if _is_frozen_class(cls) and all(
+        _holds_no_state(base) or _is_frozen_class(base) for base in cls.__mro__[1:]
+    ):
+        return FROZEN
+    if any("__dict__" in vars(base) for base in cls.__mro__) or _slot_names(cls):
+        return MUTABLE
+    return NON_DIFFERENTIABLE  # extension types without Python-visible fields
+
+
+def _array_kind(x: np.ndarray[t.Any, t.Any]) -> _Kind:
+    return FLOAT_ARRAY if x.dtype.kind in "fc" else NON_DIFFERENTIABLE
+
+
+def _function_kind(x: pytypes.FunctionType) -> _Kind:
+    return CLOSURE if x.__closure__ else NON_DIFFERENTIABLE
+
+
+def _builtin_kind(x: pytypes.BuiltinFunctionType) -> _Kind:
+    # ``len`` has its module as __self__, ``[].append`` its list.
+    owner = getattr(x, "__self__", None)
+    if owner is None or isinstance(owner, (pytypes.ModuleType, type)):
+        return NON_DIFFERENTIABLE
+    return BOUND_METHOD
+
+
+def _method_wrapper_kind(x: object) -> _Kind:
+    return BOUND_METHOD
+
+
+# Classes whose kind depends on the value; every other class is classified once and cached.
+_BY_VALUE: dict[type, t.Callable[[t.Any], _Kind]] = {
+    np.ndarray: _array_kind,
+    pytypes.FunctionType: _function_kind,
+    pytypes.BuiltinFunctionType: _builtin_kind,
+    pytypes.MethodType: _method_wrapper_kind,
+    pytypes.MethodWrapperType: _method_wrapper_kind,
+}
+_BY_CLASS: dict[type, _Kind] = {
+    builtins.float: SCALAR,
+    builtins.complex: SCALAR,
+    np.float64: SCALAR,
+    np.float32: SCALAR,
+    builtins.int: NON_DIFFERENTIABLE,
+    builtins.bool: NON_DIFFERENTIABLE,
+    builtins.str: NON_DIFFERENTIABLE,
+    type(None): NON_DIFFERENTIABLE,
+    builtins.tuple: TUPLE,
+    builtins.list: LIST,
+    builtins.dict: DICT,
+}
+
+
+def _kind(x: object) -> _Kind:
+    cls = type(x)
+    kind = _BY_CLASS.get(cls)
+    if kind is not None:
+        return kind
+    by_value = _BY_VALUE.get(cls)
+    if by_value is not None:
+        return by_value(x)
+    if isinstance(x, np.ndarray):  # subclasses (np.memmap, ...): plain ndarray fdata
+        return _array_kind(x)
+    kind = _BY_CLASS[cls] = _classify(cls)
+    return kind
+
+
+def _zero(x: object, memo: TangentMemo) -> t.Any:
+    kind = _kind(x)
+    if kind is NON_DIFFERENTIABLE or kind is SCALAR:
+        return kind.zero(x, memo)
+    hit = memo.get(x)
+    if hit is not None:
+        return hit
+    tangent = kind.zero(x, memo)
+    memo.put(x, tangent)
+    return tangent
+
+
+def _randn(x: object, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+    kind = _kind(x)
+    if kind is NON_DIFFERENTIABLE or kind is SCALAR:
+        return kind.randn(x, rng, memo)
+    hit = memo.get(x)
+    if hit is not None:
+        return hit
+    tangent = kind.randn(x, rng, memo)
+    memo.put(x, tangent)
+    return tangent
+
+
+# --------------------------------------------------------------------------------------------
+# Making tangents
+
+
+def is_differentiable(x: object) -> bool:
+    """Whether ``x`` has a tangent other than ``NoTangent()``.
+
+    Mutable containers and objects always do: a differentiable value may be stored in them later.
+    """
+    return _kind(x).has_tangent(x)
+
+
+def zero_tangent(x: object, *, memo: TangentMemo | None = None) -> t.Any:
+    """The zero tangent of ``x``; values sharing ``memo`` share tangents where they alias."""
+    if memo is None and type(x) is np.ndarray and x.base is None and x.dtype.kind in "fc":
+        # The common case of a fresh result: nothing to alias, and zeros_like keeps the layout
+        # of an array that owns its memory.
+        return np.zeros_like(x)
+    return _zero(x, TangentMemo() if memo is None else memo)
+
+
+def randn_tangent(
+    x: object, rng: np.random.Generator, *, memo: TangentMemo | None = None
+) -> t.Any:
+    """A tangent of ``x`` with standard normal entries (real and imaginary parts each)."""
+    return _randn(x, rng, TangentMemo() if memo is None else memo)
+
+
+def zero_fdata(x: object, *, memo: TangentMemo | None = None) -> t.Any:
+    return fdata_of(zero_tangent(x, memo=memo))
+
+
+def zero_fdatas(*xs: object) -> tuple[t.Any, ...]:
+    """Zero fdata of several values at once, sharing memory where the values do."""
+    memo = TangentMemo()
+    return tuple(fdata_of(_zero(x, memo)) for x in xs)
+
+
+def zero_coduals(*xs: object) -> tuple[CoDual[t.Any, t.Any], ...]:
+    """``CoDual(x, fdata)`` for several values at once, sharing fdata where the values alias."""
+    return tuple(CoDual(x, f) for x, f in zip(xs, zero_fdatas(*xs)))
+
+
+def zero_rdata(x: object) -> t.Any:
+    """The zero rdata of ``x`` (allocates no arrays)."""
+    return _kind(x).zero_rdata(x)
+
+
+def tangent_from(x: object, fdata: t.Any, rdata: t.Any) -> t.Any:
+    """The tangent of ``x`` made of its two parts (the inverse of ``fdata_of``/``rdata_of``)."""
+    return _kind(x).combine(x, fdata, rdata)
+
+
+# --------------------------------------------------------------------------------------------
+# Splitting and adding tangents: by the tangent's own class, no primal needed
+
+
+def _fdata_of_tuple(tangent: tuple[t.Any, ...]) -> t.Any:
+    return _collapse(tuple(fdata_of(v) for v in tangent))
+
+
+def _rdata_of_tuple(tangent: tuple[t.Any, ...]) -> t.Any:
+    return _collapse(tuple(rdata_of(v) for v in tangent))
+
+
+def _fdata_of_fields(tangent: Tangent) -> t.Any:
+    return _collapse_fields({n: fdata_of(v) for n, v in tangent.fields.items()})
+
+
+def _rdata_of_fields(tangent: Tangent) -> t.Any:
+    return _collapse_fields({n: rdata_of(v) for n, v in tangent.fields.items()})
+
+
+def _itself(tangent: t.Any) -> t.Any:
+    return tangent
+
+
+def _nothing(tangent: t.Any) -> t.Any:
+    return NO_TANGENT
+
+
+_SPLIT: dict[type, tuple[t.Callable[[t.Any], t.Any], t.Callable[[t.Any], t.Any]]] = {
+    NoTangent: (_nothing, _nothing),
+    builtins.float: (_nothing, _itself),
+    builtins.complex: (_nothing, _itself),
+    np.ndarray: (_itself, _nothing),
+    builtins.list: (_itself, _nothing),
+    builtins.dict: (_itself, _nothing),
+    MutableTangent: (_itself, _nothing),
+    builtins.tuple: (_fdata_of_tuple, _rdata_of_tuple),
+    Tangent: (_fdata_of_fields, _rdata_of_fields),
+}
+
+
+def _split(tangent: object) -> tuple[t.Callable[[t.Any], t.Any], t.Callable[[t.Any], t.Any]]:
+    split = _SPLIT.get(type(tangent))
+    if split is None:
+        if not isinstance(tangent, (np.floating, np.complexfloating)):
+            raise TypeError(f"not a tangent: {tangent!r}")
+        split = _SPLIT[type(tangent)] = _SPLIT[builtins.float]
+    return split
+
+
+def fdata_of(tangent: object) -> t.Any:
+    """The part of a tangent that is carried forward and updated in place."""
+    return _split(tangent)[0](tangent)
+
+
+def rdata_of(tangent: object) -> t.Any:
+    """The part of a tangent that pullbacks return."""
+    return _split(tangent)[1](tangent)
+
+
+def _is_nothing(s: object) -> bool:
+    if s is NO_TANGENT:
+        return True
+    if isinstance(s, tuple):
+        return all(_is_nothing(v) for v in s)
+    return isinstance(s, Tangent) and all(_is_nothing(v) for v in s.fields.values())
+
+
+# ``seen`` maps each fdata object already incremented (by id) to what was added to it: an
+# fdata reached twice through aliases is one memory and takes the increment once.
+_Seen = dict[int, object]
+
+
+def _add_nothing(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if not _is_nothing(s):
+        raise TypeError(f"cannot add {s!r} to NoTangent(): the value has no derivative")
+    return tangent
+
+
+def _add_scalar(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    return type(tangent)(tangent + s)
+
+
+_UNSEEN = object()
+
+
+def _first_visit(tangent: object, s: object, seen: _Seen) -> bool:
+    previous = seen.get(id(tangent), _UNSEEN)
+    if previous is _UNSEEN:
+        seen[id(tangent)] = s
+        return True
+    if previous is s:
+        return False
+    raise ValueError(
+        "inconsistent aliasing: one fdata object is incremented by two different tangents"
+    )
+
+
+def _add_array(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if _first_visit(tangent, s, seen):
+        np.add(tangent, s, out=tangent)
+    return tangent
+
+
+def _add_tuple(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if len(s) != len(tangent):
+        raise ValueError(f"cannot add a tangent of {len(s)} items to one of {len(tangent)}")
+    return tuple(_increment(a, b, seen) for a, b in zip(tangent, s))
+
+
+def _add_fields(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    return Tangent({n: _increment(v, s.fields[n], seen) for n, v in tangent.fields.items()})
+
+
+def _add_list(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if _first_visit(tangent, s, seen):
+        if len(s) != len(tangent):
+            raise ValueError(f"cannot add a tangent of {len(s)} items to one of {len(tangent)}")
+        for i, v in enumerate(s):
+            tangent[i] = _increment(tangent[i], v, seen)
+    return tangent
+
+
+def _add_dict(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if _first_visit(tangent, s, seen):
+        for k, v in s.items():
+            tangent[k] = _increment(tangent[k], v, seen)
+    return tangent
+
+
+def _add_mutable(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if _first_visit(tangent, s, seen):
+        fields = tangent.fields
+        for k, v in s.fields.items():
+            fields[k] = _increment(fields.get(k, NO_TANGENT), v, seen)
+    return tangent
+
+
+_ADD: dict[type, t.Callable[[t.Any, t.Any, _Seen], t.Any]] = {
+    NoTangent: _add_nothing,
+    builtins.float: _add_scalar,
+    builtins.complex: _add_scalar,
+    np.ndarray: _add_array,
+    builtins.tuple: _add_tuple,
+    Tangent: _add_fields,
+    builtins.list: _add_list,
+    builtins.dict: _add_dict,
+    MutableTangent: _add_mutable,
+}
+
+
+def _increment(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if s is NO_TANGENT:
+        return tangent
+    add = _ADD.get(type(tangent))
+    if add is None:
+        if not isinstance(tangent, (np.floating, np.complexfloating)):
+            raise TypeError(f"not a tangent: {tangent!r}")
+        add = _ADD[type(tangent)] = _add_scalar
+    return add(tangent, s, seen)
+
+
+def increment(tangent: t.Any, s: t.Any) -> t.Any:
+    """``tangent + s``: fdata parts are updated in place, rdata parts returned anew.
+
+    Always use the result: for a float it is a new float, for an array the array itself.
+    """
+    if type(tangent) is np.ndarray:  # the common case, without the aliasing bookkeeping
+        if s is not NO_TANGENT:
+            np.add(tangent, s, out=tangent)
+        return tangent
+    return _increment(tangent, s, {})
+
+
+# --------------------------------------------------------------------------------------------
+# The same on IR types
+
+NO_TANGENT_TYPE: T.Type = T.Object(NoTangent)
+
+# (tangent, fdata, rdata) types
+_Split = tuple[T.Type, T.Type, T.Type]
+_NOTHING: _Split = (NO_TANGENT_TYPE, NO_TANGENT_TYPE, NO_TANGENT_TYPE)
+_UNKNOWN: _Split = (T.ANY, T.ANY, T.ANY)
+
+
+def _may_be_nothing(ty: T.Type) -> bool:
+    return ty == NO_TANGENT_TYPE or isinstance(ty, T.Any)
+
+
+def _collapse_types(items: tuple[T.Type, ...]) -> T.Type:
+    # Mirrors _collapse, which decides per value: only certain when no item is Any.
+    if all(ty == NO_TANGENT_TYPE for ty in items):
+        return NO_TANGENT_TYPE
+    if all(_may_be_nothing(ty) for ty in items):
+        return T.ANY
+    return T.Tuple(items)
+
+
+def _split_scalar(ty: T.Type) -> _Split:
+    return (ty, NO_TANGENT_TYPE, ty)
+
+
+def _split_array(ty: T.Type) -> _Split:
+    assert isinstance(ty, T.Array)
+    if ty.dtype is None:  # a float or an int array: the rdata is NoTangent either way
+        return (T.ANY, T.ANY, NO_TANGENT_TYPE)
+    if np.dtype(ty.dtype).kind not in "fc":
+        return _NOTHING
+    return (ty, ty, NO_TANGENT_TYPE)
+
+
+def _split_tuple(ty: T.Type) -> _Split:
+    assert isinstance(ty, T.Tuple)
+    parts = [_split_type(item) for item in ty.items]
+    return (
+        _collapse_types(tuple(p[0] for p in parts)),
+        _collapse_types(tuple(p[1] for p in parts)),
+        _collapse_types(tuple(p[2] for p in parts)),
+    )
+
+
+def _split_list(ty: T.Type) -> _Split:
+    assert isinstance(ty, T.List)
+    tangent = T.List(tangent_type(ty.item))
+    return (tangent, tangent, NO_TANGENT_TYPE)
+
+
+def _split_dict(ty: T.Type) -> _Split:
+    assert isinstance(ty, T.Dict)
+    tangent = T.Dict(ty.key, tangent_type(ty.value))
+    return (tangent, tangent, NO_TANGENT_TYPE)
+
+
+def _split_const(ty: T.Type) -> _Split:
+    # Constants are immutable and hashable (no arrays): their tangents are cheap to make.
+    assert isinstance(ty, T.Const)
+    tangent = zero_tangent(ty.value)
+    return (T.typeof(tangent), T.typeof(fdata_of(tangent)), T.typeof(rdata_of(tangent)))
+
+
+def _split_object(ty: T.Type) -> _Split:
+    # Object(cls) admits subclasses, which may be of another kind: only classes whose every
+    # subclass has no tangent give a definite answer.
+    assert isinstance(ty, T.Object)
+    return _NOTHING if issubclass(ty.cls, _NEVER_DIFFERENTIABLE) else _UNKNOWN
+
+
+_SPLIT_TYPE: dict[type, t.Callable[[T.Type], _Split]] = {
+    T.Any: lambda ty: _UNKNOWN,
+    T.Bottom: lambda ty: (ty, ty, ty),
+    T.Bool: lambda ty: _NOTHING,
+    T.Int: lambda ty: _NOTHING,
+    T.Str: lambda ty: _NOTHING,
+    T.NoneType: lambda ty: _NOTHING,
+    T.Set: lambda ty: _NOTHING,
+    T.Float: _split_scalar,
+    T.Complex: _split_scalar,
+    T.Array: _split_array,
+    T.Tuple: _split_tuple,
+    T.List: _split_list,
+    T.Dict: _split_dict,
+    T.Const: _split_const,
+    T.Object: _split_object,
+}
+
+
+def _split_type(ty: T.Type) -> _Split:
+    split = _SPLIT_TYPE.get(type(ty))
+    return _UNKNOWN if split is None else split(ty)
+
+
+def tangent_type(ty: T.Type) -> T.Type:
+    """The type of the tangents of values of type ``ty``."""
+    return _split_type(ty)[0]
+
+
+def fdata_type(ty: T.Type) -> T.Type:
+    """The type of the fdata of values of type ``ty`` (``Object(NoTangent)``: none)."""
+    return _split_type(ty)[1]
+
+
+def rdata_type(ty: T.Type) -> T.Type:
+    """The type of the rdata of values of type ``ty`` (``Object(NoTangent)``: none)."""
+    return _split_type(ty)[2]
