@@ -12,8 +12,8 @@ Decisions (see docs/ir.md):
 
 * Scalars carry their NumPy dtype name: ``Float("float64")`` is a Python ``float`` or an
   ``np.float64``; ``Float("float32")`` an ``np.float32`` scalar.  Python ``int`` is ``Int("int64")``.
-* ``Bool`` and ``Int`` are distinct types; their join is ``Int`` (``bool`` is a subclass of
-  ``int`` in Python and NumPy promotes it the same way).  Joins across other kinds are ``Any``.
+* ``Bool`` and ``Int`` are distinct types; ``Bool <= Int("int64")`` (``bool`` is a subclass of
+  Python's ``int``), but a bool is no ``np.int32``.  Joins across other kinds are ``Any``.
 * Containers are covariant: a type describes the values at one program point.  Passes that
   mutate containers must widen element types themselves.
 * ``Const(v)`` holds hashable values only (numbers, strings, callables, classes, modules, tuples
@@ -289,7 +289,8 @@ def is_subtype(a: Type, b: Type) -> bool:
         return is_subtype(typeof(a.value), b)
     match a, b:
         case Bool(), Int():
-            return True
+            # A Python bool is a Python int (i64); it is no np.int32, so i32 + i32 stays i32.
+            return b.dtype == "int64"
         case Array(), Array():
             return (b.dtype is None or a.dtype == b.dtype) and (b.ndim is None or a.ndim == b.ndim)
         case Tuple(), Tuple():

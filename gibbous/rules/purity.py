@@ -392,6 +392,7 @@ def _register_builtins() -> None:
     register_pure(operator.is_, _any_arguments)
     register_pure(operator.is_not, _any_arguments)
     register_pure(builtins.type, _one_argument)
+    register_pure(t.cast, _any_arguments)  # the identity: type inference narrows with it
     for name in _BUILTINS:
         register_pure(getattr(builtins, name), all_plain)
     register_pure(builtins.getattr, _getattr_is_pure)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import keyword
 import operator
+import typing
 import typing as t
 import unicodedata
 
@@ -97,6 +98,16 @@ class Unary(Form):
 
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
         return f"{self.symbol}{r.atom(args[0])}"
+
+
+@attrs.frozen
+class Cast(Form):
+    """``typing.cast(T, v)`` is ``v``: type inference narrows with it; at run time it is free."""
+
+    arity: int = 2
+
+    def expression(self, args: t.Sequence[Value], r: Operands) -> str:
+        return r.expr(args[1])
 
 
 @attrs.frozen
@@ -233,6 +244,7 @@ _FORMS: tuple[tuple[object, Form], ...] = (
     (builtins.getattr, Attribute()),
     (builtins.setattr, StoreAttribute()),
     (builtins.delattr, DeleteAttribute()),
+    (typing.cast, Cast()),
 )
 
 # By identity: a callable constant may be unhashable, and equal is not the same callable.
