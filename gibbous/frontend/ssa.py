@@ -23,26 +23,37 @@ def _incoming(func: Function) -> dict[int, list[tuple[Terminator, int]]]:
     return into
 
 
-def _drop_argument(block: Block, index: int, edges: list[tuple[Terminator, int]]) -> None:
+def _drop_arguments(
+    block: Block, indices: list[int], edges: list[tuple[Terminator, int]]
+) -> list[tuple[Terminator, Terminator]]:
+    """Drop the block's arguments at ``indices`` and the values jumps pass to them; the
+    terminators replaced, as ``(old, new)`` pairs."""
+    drop = set(indices)
+
+    def kept(args: tuple[Value, ...]) -> list[Value]:
+        return [v for i, v in enumerate(args) if i not in drop]
+
+    replaced: list[tuple[Terminator, Terminator]] = []
     for term in dict.fromkeys(term for term, _ in edges):
         parent = term.parent
         assert parent is not None
         if isinstance(term, Jump):
-            args = list(term.args)
-            del args[index]
-            new: Terminator = Jump(term.target, args, loc=term.loc)
+            new: Terminator = Jump(term.target, kept(term.args), loc=term.loc)
         else:
             assert isinstance(term, Branch)
             true_args, false_args = list(term.true_args), list(term.false_args)
             if term.if_true is block:
-                del true_args[index]
+                true_args = kept(term.true_args)
             if term.if_false is block:
-                del false_args[index]
+                false_args = kept(term.false_args)
             new = Branch(term.cond, term.if_true, true_args, term.if_false, false_args,
                          loc=term.loc)
         term.erase()
         parent.append(new)
-    block.erase_arg(index)
+        replaced.append((term, new))
+    for index in sorted(drop, reverse=True):
+        block.erase_arg(index)
+    return replaced
 
 
 def _key(v: Value) -> object:
@@ -55,20 +66,30 @@ def _key(v: Value) -> object:
 def remove_trivial_arguments(func: Function, protected: set[int]) -> None:
     """Replace block arguments that always receive the same value by that value, to a fixpoint
     (Braun et al.'s trivial phis)."""
+    # The edges into each block, computed once and kept up to date as terminators are replaced
+    # (recomputing them per argument made this quadratic in the function's size).
+    into = _incoming(func)
     changed = True
     while changed:
         changed = False
         for block in func.blocks[1:]:
+            edges = into[id(block)]
+            trivial: list[int] = []
             for arg in reversed(block.args):
                 if id(arg) in protected:
                     continue
-                edges = _incoming(func)[id(block)]
                 passed = [edge_args(term, s)[arg.index] for term, s in edges]
                 incoming = {_key(v): v for v in passed}
                 incoming.pop(_key(arg), None)
                 if len(incoming) != 1:
                     continue
                 (only,) = incoming.values()
-                arg.replace_all_uses_with(only)
-                _drop_argument(block, arg.index, _incoming(func)[id(block)])
-                changed = True
+                arg.replace_all_uses_with(only)  # the jumps into the block too
+                trivial.append(arg.index)
+            if not trivial:
+                continue
+            # One rebuild of each jump into the block for all its trivial arguments.
+            for old, new in _drop_arguments(block, trivial, edges):
+                for succ in dict.fromkeys(new.successors):
+                    into[id(succ)] = [(new if t is old else t, s) for t, s in into[id(succ)]]
+            changed = True

@@ -968,3 +968,10 @@ def literal_match(x):
             return "nothing"
         case _:
             return "other"
+
+
+# --- numerical code (tests/frontend/corpus_numeric.py) ---------------------------------------
+
+from tests.frontend import corpus_numeric  # noqa: E402
+
+CASES.extend(corpus_numeric.CASES)
