@@ -92,7 +92,21 @@ def format_path(obj: object) -> str:
     return path
 
 
-def format_type(ty: T.Type) -> str:
+def format_type(ty: T.Type, *, lenient: bool = False) -> str:
+    """The text of ``ty``.  ``lenient`` is for messages: a class or constant without an import
+    path prints by its module and qualified name (or repr) instead of raising."""
+
+    def path(obj: object) -> str:
+        if not lenient:
+            return format_path(obj)
+        found = import_path(obj)
+        if found is not None:
+            return found
+        return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+    def sub(item: T.Type) -> str:
+        return format_type(item, lenient=lenient)
+
     match ty:
         case T.Any():
             return "any"
@@ -110,18 +124,23 @@ def format_type(ty: T.Type) -> str:
             dims = "..." if ndim is None else ",".join(":" * ndim)
             return ("?" if dtype is None else format_dtype(dtype)) + f"[{dims}]"
         case T.Tuple(items=items, cls=cls):
-            head = "tuple" if cls is tuple else f"tuple<{format_path(cls)}>"
-            return head + "[" + ", ".join(map(format_type, items)) + "]"
+            head = "tuple" if cls is tuple else f"tuple<{path(cls)}>"
+            return head + "[" + ", ".join(map(sub, items)) + "]"
         case T.List(item=item):
-            return f"list[{format_type(item)}]"
+            return f"list[{sub(item)}]"
         case T.Set(item=item):
-            return f"set[{format_type(item)}]"
+            return f"set[{sub(item)}]"
         case T.Dict(key=key, value=value):
-            return f"dict[{format_type(key)}, {format_type(value)}]"
+            return f"dict[{sub(key)}, {sub(value)}]"
         case T.Object(cls=cls):
-            return f"object<{format_path(cls)}>"
+            return f"object<{path(cls)}>"
         case T.Const(value=value):
-            return f"const<{format_constant(value)}>"
+            try:
+                return f"const<{format_constant(value)}>"
+            except UnprintableError:
+                if not lenient:
+                    raise
+                return f"const<{value!r}>"
     raise TypeError(f"not an IR type: {ty!r}")
 
 

@@ -39,7 +39,7 @@ class Type:
     def __str__(self) -> str:
         from gibbous.ir.printer import format_type
 
-        return format_type(self)
+        return format_type(self, lenient=True)
 
 
 @attrs.frozen

@@ -127,10 +127,7 @@ def _namer_for(f: Function) -> Namer:
 
 
 def _type_text(ty: Type) -> str:
-    try:
-        return format_type(ty)
-    except UnprintableError:
-        return repr(ty)
+    return format_type(ty, lenient=True)
 
 
 def _function_text(f: Function | None) -> str:

@@ -120,8 +120,8 @@ class Pattern:
         return all(name in mine and T.is_subtype(mine[name], ty) for name, ty in other.kwargs)
 
     def format(self, fn: object) -> str:
-        parts = [format_type(ty) for ty in self.args]
-        parts += [f"{name}={format_type(ty)}" for name, ty in self.kwargs]
+        parts = [format_type(ty, lenient=True) for ty in self.args]
+        parts += [f"{name}={format_type(ty, lenient=True)}" for name, ty in self.kwargs]
         parts += ["..."] if self.rest else []
         return f"{callable_name(fn)}({', '.join(parts)})"
 
@@ -256,7 +256,7 @@ class MissingRuleError(LookupError):
             lines += [f"    {r.describe()}" for r in known[:8]]
             lines += [f"    ... and {len(known) - 8} more"] if len(known) > 8 else []
         args, kwargs = _split_call(self.arg_types, self.kwnames)
-        pattern = [repr(format_type(ty)) for ty in args]
+        pattern = [repr(format_type(ty, lenient=True)) for ty in args]
         if kwargs:
             items = ", ".join(f"{n!r}: {format_type(ty)!r}" for n, ty in kwargs.items())
             pattern.append(f"kwargs={{{items}}}")

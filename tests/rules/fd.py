@@ -5,8 +5,9 @@ along a few random unit directions: the pairing ``<grads, d>`` must agree with t
 difference ``(f(xs + h d) - f(xs - h d)) / 2h`` for at least one of a couple of step sizes
 ``h`` (a large step loses to truncation error, a small one to rounding).
 
-Values are floats, complex numbers, float arrays and containers of these; ints and other
-values without a tangent stay fixed.  Complex follows gibbous's convention (docs/tangents.md):
+Values are floats, complex numbers, float arrays, containers of these (tuples, lists, dicts)
+and objects with such fields (perturbed as copies); ints and other values without a tangent
+stay fixed.  Complex follows gibbous's convention (docs/tangents.md):
 the gradient is ``dL/dRe + i dL/dIm`` and the pairing is ``Re(conj(a) * b)``.  An argument that
 is the same object as an earlier one is perturbed once and paired once (an alias, not a second
 variable); views of one array are not recognised as aliases.
@@ -16,6 +17,7 @@ A fuller ``gibbous.testing.test_rule`` will come later; this stays small.
 
 from __future__ import annotations
 
+import copy
 import typing as t
 
 import numpy as np
@@ -34,7 +36,10 @@ def inner(a: t.Any, b: t.Any) -> float:
     if isinstance(a, dict):
         return sum((inner(a[k], b[k]) for k in a), 0.0)
     if isinstance(a, (Tangent, MutableTangent)):
-        return sum((inner(v, b.fields[k]) for k, v in a.fields.items()), 0.0)
+        # b is a tangent too, or an object (a value paired with a tangent: its fields)
+        if isinstance(b, (Tangent, MutableTangent)):
+            return sum((inner(v, b.fields[k]) for k, v in a.fields.items()), 0.0)
+        return sum((inner(v, getattr(b, k)) for k, v in a.fields.items()), 0.0)
     return float((np.conj(a) * b).real)
 
 
@@ -62,8 +67,12 @@ def _scale(d: t.Any, s: float) -> t.Any:
         return tuple(_scale(v, s) for v in d)
     if isinstance(d, list):
         return [_scale(v, s) for v in d]
+    if isinstance(d, dict):
+        return {k: _scale(v, s) for k, v in d.items()}
     if isinstance(d, NoTangent):
         return d
+    if isinstance(d, (Tangent, MutableTangent)):
+        return type(d)({k: _scale(v, s) for k, v in d.fields.items()})
     return d * s
 
 
@@ -85,6 +94,13 @@ def perturb(x: t.Any, d: t.Any, h: float) -> t.Any:
         return tuple(items) if type(x) is tuple else type(x)(*items)  # a NamedTuple
     if isinstance(x, list):
         return [perturb(v, e, h) for v, e in zip(x, d)]
+    if isinstance(x, dict):
+        return {k: perturb(v, d[k], h) for k, v in x.items()}
+    if isinstance(d, (Tangent, MutableTangent)):  # an object: a copy with perturbed fields
+        new = copy.copy(x)
+        for k, e in d.fields.items():
+            object.__setattr__(new, k, perturb(getattr(x, k), e, h))
+        return new
     return type(x)(x + h * d)
 
 

@@ -4,6 +4,11 @@ See docs/backend.md.  ``compile_function`` runs a primal IR function; ``Factory`
 functions behind one set of closure variables (the AD pass's forward and reverse programs).
 """
 
-from gibbous.backends.numpy.codegen import Factory, FunctionEmitter, compile_function
+from gibbous.backends.numpy.codegen import (
+    CompiledFactory,
+    Factory,
+    FunctionEmitter,
+    compile_function,
+)
 
-__all__ = ["Factory", "FunctionEmitter", "compile_function"]
+__all__ = ["CompiledFactory", "Factory", "FunctionEmitter", "compile_function"]

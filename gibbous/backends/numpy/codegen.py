@@ -35,8 +35,8 @@ from gibbous.backends.numpy.source import (
     ClosurePool,
     Scope,
     SourceWriter,
+    define,
     literal,
-    load,
     unique_filename,
 )
 from gibbous.ir.core import (
@@ -108,13 +108,45 @@ class Factory:
 
     def build(self) -> tuple[t.Callable[..., object], ...]:
         """Compile the source once and return the functions, in the order they were added."""
+        return self.compile().instantiate()
+
+    def compile(self) -> CompiledFactory:
+        """Compile the source once; ``instantiate`` then makes the functions, as often as
+        needed, each time with the closure values bound so far or replacements for some."""
         source = self.source()
-        made = load(source, unique_filename(self.name), FACTORY, self.pool.values)
-        functions = t.cast(tuple[t.Callable[..., object], ...], made)
-        for fn, (_, f, _) in zip(functions, self._defs):
-            fn.__dict__["__gibbous_source__"] = source
+        make = define(source, unique_filename(self.name), FACTORY)
+        return CompiledFactory(
+            source,
+            make,
+            tuple(self.pool.names),
+            tuple(self.pool.values),
+            tuple(f for _, f, _ in self._defs),
+        )
+
+
+@attrs.frozen(eq=False)
+class CompiledFactory:
+    """A compiled factory: its source, its closure variables and their values, and the IR of
+    the functions it defines."""
+
+    source: str
+    make: t.Callable[..., object]
+    names: tuple[str, ...]
+    values: tuple[object, ...]
+    functions: tuple[Function, ...]
+
+    def instantiate(
+        self, replace: t.Mapping[int, object] | None = None
+    ) -> tuple[t.Callable[..., object], ...]:
+        """The functions, with closure variable ``i`` holding ``replace[i]`` where given."""
+        values = list(self.values)
+        for i, value in (replace or {}).items():
+            values[i] = value
+        made = t.cast(tuple[t.Callable[..., object], ...], self.make(*values))
+        for fn, f in zip(made, self.functions):
+            fn.__dict__["__gibbous_source__"] = self.source
             fn.__dict__["__gibbous_ir__"] = f
-        return functions
+        return made
 
 
 @attrs.frozen

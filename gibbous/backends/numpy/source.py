@@ -287,17 +287,23 @@ def unique_filename(name: str) -> str:
     return f"<gibbous:{name}>" if n == 1 else f"<gibbous:{name}#{n}>"
 
 
-def load(source: str, filename: str, factory: str, closure: t.Sequence[object]) -> object:
-    """Compile ``source``, define its ``factory`` function and call it with ``closure``.
+def define(source: str, filename: str, factory: str) -> t.Callable[..., object]:
+    """Compile ``source`` and return its ``factory`` function, not yet called.
 
     The source goes into ``linecache`` under ``filename`` so that tracebacks and debuggers show
     generated lines.  Entries stay for the life of the process (as for attrs' generated
-    methods): a traceback may outlive the function it passed through.
+    methods): a traceback may outlive the function it passed through.  The factory may be
+    called any number of times, each call binding a fresh set of closure values (the AD pass
+    makes one set per rule instance from one compilation).
     """
     code = compile(source, filename, "exec")
     # mtime None marks the entry as not backed by a file, so linecache.checkcache keeps it.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace: dict[str, object] = {"__builtins__": builtins, "__name__": "gibbous.generated"}
     exec(code, namespace)
-    make = t.cast(t.Callable[..., object], namespace[factory])
-    return make(*closure)
+    return t.cast(t.Callable[..., object], namespace[factory])
+
+
+def load(source: str, filename: str, factory: str, closure: t.Sequence[object]) -> object:
+    """Compile ``source``, define its ``factory`` function and call it with ``closure``."""
+    return define(source, filename, factory)(*closure)

@@ -1,0 +1,342 @@
+"""The forward program of a derived rule: the primal with CoDuals, rules and stacks.
+
+See ``gibbous.passes.ad`` for the whole transformation.  ``Forward`` copies the primal's
+blocks.  Inactive calls stay as they are, on primal values; an active call becomes a call of
+its site's rule (a placeholder each instance binds), taken apart into the result's ``CoDual``
+and the pullback, which is pushed onto the site's stack.  Edges into blocks with several
+incoming edges go through a block that pushes the edge's number; returns push theirs where
+there are several.
+
+Values are converted where they are defined: an active value some use needs as a primal gets
+``.primal`` right away, an inactive one an active call needs gets ``inactive_codual`` right
+away (both dominate every use).  Constants get their CoDual once, at build time.  The
+function's own callable is the first argument: the constant holding it in the IR (closure
+cells read it) is replaced by that argument, so the program serves every function object of
+the same code.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import re
+import typing as t
+
+from gibbous.frontend import runtime
+from gibbous.ir import names
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.cfg import reachable
+from gibbous.ir.core import (
+    Block,
+    Branch,
+    Call,
+    Constant,
+    Function,
+    Jump,
+    Raise,
+    Return,
+    Value,
+    edge_args,
+)
+from gibbous.ir.printer import Namer
+from gibbous.passes.activity import Activity
+from gibbous.rules.derived import inactive_codual
+from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata
+
+CODUAL = T.Object(CoDual)
+
+#: Calls that return one of their operands (by index) unchanged: no rule, the adjoint passes.
+IDENTITIES: dict[object, int] = {t.cast: 2, runtime.check_bound: 1}
+
+
+class Placeholder:
+    """An IR constant standing for a value each rule instance binds for itself: ``kind`` is
+    ``rule`` (``what`` makes the call site's rule), ``push`` or ``pop`` (``what`` numbers a
+    stack)."""
+
+    __slots__ = ("name", "kind", "what")
+
+    def __init__(self, name: str, kind: str, what: object) -> None:
+        self.name, self.kind, self.what = name, kind, what
+
+    def __repr__(self) -> str:
+        return f"<placeholder {self.name}>"
+
+    @property
+    def __name__(self) -> str:  # the backend names closure variables after it
+        return self.name
+
+
+# Placeholders and the CoDuals of constants have no import path; they print under this prefix
+# (the text does not parse back: these functions are for reading, not for the parser).
+_PRINTED: dict[int, tuple[object, str]] = {}
+
+
+def _printed_path(obj: object) -> str | None:
+    hit = _PRINTED.get(id(obj))
+    return hit[1] if hit is not None and hit[0] is obj else None
+
+
+names.add_path_provider(_printed_path)
+_PRINTED[id(NO_TANGENT)] = (NO_TANGENT, "gibbous.rules.tangents.NO_TANGENT")  # resolves back
+
+
+def _printable(obj: object, path: str) -> object:
+    _PRINTED[id(obj)] = (obj, path)
+    return obj
+
+
+SiteMaker = t.Callable[[Call], t.Callable[[], object]]
+
+
+def _key(fn: object) -> object:
+    try:
+        hash(fn)
+    except TypeError:
+        return None
+    return fn
+
+
+class Forward:
+    """Builds the forward function of ``f`` into ``self.g``; the reverse reads what it
+    records (stacks per site and per join, the blocks' incoming edges)."""
+
+    def __init__(self, f: Function, act: Activity, site_maker: SiteMaker) -> None:
+        self.f, self.act, self.site_maker = f, act, site_maker
+        params = [("self", CODUAL), *((a.name, CODUAL) for a in f.args)]
+        self.g = Function(f"{f.name}.forward", params, loc=f.loc, entry_name=f.entry.name)
+        self.blocks = [b for b in f.blocks if b in reachable(f)]
+        self.cd: dict[Value, Value] = {}  # primal value -> its CoDual in g
+        self.pr: dict[Value, Value] = {}  # primal value -> its primal in g
+        self.placeholders: list[Placeholder] = []
+        self.n_stacks = 0
+        self.site_stack: dict[Call, int] = {}  # active call -> its pullback stack
+        self.edges: dict[Block, list[tuple[Block, int]]] = {b: [] for b in self.blocks}
+        for b in self.blocks:
+            for i, s in enumerate(b.successors):
+                self.edges[s].append((b, i))
+        self.pred_stack: dict[Block, int] = {}
+        self.returns = [b for b in self.blocks if isinstance(b.terminator, Return)]
+        self.ret_stack: int | None = None
+        self.constants: dict[tuple[int, bool], tuple[object, CoDual[t.Any, t.Any]]] = {}
+        self.need_cd, self.need_pr = self._needs()
+
+    def stack(self, hint: str) -> tuple[int, Placeholder, Placeholder]:
+        n = self.n_stacks
+        self.n_stacks += 1
+        push = self.placeholder(f"push_{hint}", "push", n)
+        pop = self.placeholder(f"pop_{hint}", "pop", n)
+        return n, push, pop
+
+    def placeholder(self, name: str, kind: str, what: object) -> Placeholder:
+        p = Placeholder(name, kind, what)
+        self.placeholders.append(p)
+        return t.cast(Placeholder, _printable(p, f"ad.{name}"))
+
+    def _needs(self) -> tuple[set[Value], set[Value]]:
+        """Which values some use needs as a CoDual, and which as a primal."""
+        cd: set[Value] = set()
+        pr: set[Value] = set()
+        for b in self.blocks:
+            for op in b.ops:
+                if isinstance(op, Call):
+                    if op in self.act.calls:
+                        cd.update(op.operands)
+                    else:
+                        pr.update(op.operands)
+                elif isinstance(op, Return):
+                    cd.add(op.value)
+                elif isinstance(op, Raise):
+                    pr.add(op.exc)
+                else:
+                    assert isinstance(op, (Jump, Branch))
+                    if isinstance(op, Branch):
+                        pr.add(op.cond)
+                    for i, s in enumerate(op.successors):
+                        for param, v in zip(s.args, edge_args(op, i)):
+                            (cd if self.act.is_active(param) else pr).add(v)
+        return cd, pr
+
+    # -- values
+
+    def codual(self, v: Value) -> object:
+        """``v``'s CoDual in the forward function (a value, or a CoDual to make a constant)."""
+        if isinstance(v, Constant):
+            if self.act.is_self(v):
+                return self.g.args[0]
+            # Constants that may be written into carry fdata, one for all their uses.
+            active = self.act.is_active(v)
+            hit = self.constants.get((id(v.value), active))
+            if hit is None:
+                made = CoDual(v.value, zero_fdata(v.value) if active else NO_TANGENT)
+                _printable(made, f"ad.codual<{_describe(v.value)}>")
+                hit = self.constants[(id(v.value), active)] = (v.value, made)
+            return hit[1]
+        return self.cd[v]
+
+    def primal(self, v: Value) -> object:
+        if isinstance(v, Constant):
+            if self.act.is_self(v):  # through the argument: the program serves every function
+                return self.self_primal  # object of the same code, not only this one
+            return Constant(v.value)
+        return self.pr[v]
+
+    def define(self, b: Builder, v: Value, new: Value, *, codual: bool) -> None:
+        """``new`` computes ``v``, as a CoDual or as a primal; make the other form right away
+        if some use needs it.  (An active call may have an inactive result: ``astype(int)``.)"""
+        hint = v.name
+        if codual:
+            self.cd[v] = new
+            if v in self.need_pr:
+                self.pr[v] = b.call(getattr, new, "primal", type=v.type, name=_suffix(hint, "p"))
+        else:
+            assert not self.act.is_active(v), "an active value is made as a CoDual"
+            self.pr[v] = new
+            if v in self.need_cd:
+                self.cd[v] = b.call(inactive_codual, new, type=CODUAL, name=_suffix(hint, "cd"))
+
+    # -- blocks
+
+    @functools.cached_property
+    def self_primal(self) -> Value:
+        op = Call(Constant(getattr), [self.g.args[0], Constant("primal")], name="self.p")
+        self.g.entry.insert(0, op)
+        return op.result
+
+    def build(self) -> None:
+        namer = Namer()  # stacks of edges are named after the blocks as the IR prints them
+        labels = {b: re.sub(r"\W", "_", namer.define_block(b)[1:]) for b in self.f.blocks}
+        new_blocks = {self.f.entry: self.g.entry}
+        for b in self.blocks[1:]:
+            new_blocks[b] = self.g.add_block(b.name)
+        self.new_blocks = new_blocks
+        for b, edges in self.edges.items():
+            if len(edges) > 1:
+                self.pred_stack[b] = self.stack(f"pred_{labels[b]}")[0]
+        if len(self.returns) > 1:
+            self.ret_stack = self.stack("return")[0]
+        for b in self.blocks:
+            self.block(b)
+
+    def block(self, b: Block) -> None:
+        nb = self.new_blocks[b]
+        builder = Builder(self.g, nb)
+        if b is self.f.entry:
+            params: t.Sequence[Value] = nb.args[1:]
+            builder.loc = self.f.loc
+            for v, p in zip(b.args, params):
+                if self.act.is_active(v):
+                    self.define(builder, v, p, codual=True)
+                elif v.has_uses():
+                    primal = builder.call(getattr, p, "primal", type=v.type, name=v.name)
+                    self.define(builder, v, primal, codual=False)
+        else:
+            for v in b.args:
+                active = self.act.is_active(v)
+                p = nb.add_arg(CODUAL if active else v.type, v.name)
+                self.define(builder, v, p, codual=active)
+        for op in b.calls:
+            builder.loc = op.loc
+            self.call(builder, op)
+        self.terminator(builder, b)
+
+    def call(self, b: Builder, op: Call) -> None:
+        r = op.result
+        if op not in self.act.calls:
+            args = [self.primal(a) for a in op.args]
+            kwargs = {k: self.primal(v) for k, v in op.kwargs.items()}
+            new = b.call(self.primal(op.callee), *args, kwargs=kwargs, type=r.type, name=r.name)
+            self.define(b, r, new, codual=False)
+            return
+        identity = identity_operand(op)
+        if identity is not None:
+            operand = t.cast(Value, self.codual_value(b, op.operands[identity]))
+            self.define(b, r, operand, codual=True)
+            return
+        site = len(self.site_stack)
+        n, push, _ = self.stack(str(site))
+        self.site_stack[op] = n
+        rule = self.placeholder(f"rule_{site}", "rule", self.site_maker(op))
+        args = [self.codual(a) for a in op.args]
+        kwargs = {k: self.codual(v) for k, v in op.kwargs.items()}
+        made = b.call(rule, self.codual(op.callee), *args, kwargs=kwargs, name=None)
+        y = b.call(operator.getitem, made, 0, type=CODUAL, name=r.name)
+        pb = b.call(operator.getitem, made, 1, name="pb")
+        b.call(push, pb, type=T.NONE)
+        self.define(b, r, y, codual=True)
+
+    def codual_value(self, b: Builder, v: Value) -> object:
+        c = self.codual(v)
+        return c if isinstance(c, Value) else Constant(c)
+
+    def terminator(self, b: Builder, block: Block) -> None:
+        term = block.terminator
+        b.loc = term.loc if term is not None else None
+        if isinstance(term, Return):
+            if self.ret_stack is not None:
+                b.call(self._push(self.ret_stack), self.returns.index(block), type=T.NONE)
+            b.ret(self.codual(term.value))
+        elif isinstance(term, Raise):
+            b.raise_(self.primal(term.exc))
+        elif isinstance(term, Jump):
+            target, args = self.edge(block, 0, term)
+            b.jump(target, *args)
+        else:
+            assert isinstance(term, Branch)
+            true, true_args = self.edge(block, 0, term)
+            false, false_args = self.edge(block, 1, term)
+            b.branch(self.primal(term.cond), true, true_args, false, false_args)
+
+    def _push(self, stack: int) -> Placeholder:
+        return next(p for p in self.placeholders if p.kind == "push" and p.what == stack)
+
+    def edge(self, block: Block, index: int, term: Jump | Branch) -> tuple[Block, list[object]]:
+        target = term.successors[index]
+        args = [
+            self.codual(v) if self.act.is_active(p) else self.primal(v)
+            for p, v in zip(target.args, edge_args(term, index))
+        ]
+        stack = self.pred_stack.get(target)
+        if stack is None:
+            return self.new_blocks[target], args
+        # Record which edge was taken, in a block of its own on that edge.
+        via = self.g.add_block(None)
+        b = Builder(self.g, via)
+        b.loc = term.loc
+        b.call(self._push(stack), self.edges[target].index((block, index)), type=T.NONE)
+        b.jump(self.new_blocks[target], *args)
+        return via, []
+
+
+def identity_operand(op: Call) -> int | None:
+    callee = op.callee
+    if not isinstance(callee, Constant):
+        return None
+    key = _key(callee.value)
+    index = IDENTITIES.get(key) if key is not None else None
+    if index is None or index >= len(op.operands) or op.kwnames:
+        return None
+    return index
+
+
+def _suffix(hint: str | None, suffix: str) -> str | None:
+    return None if hint is None else f"{hint}.{suffix}"
+
+
+def short_name(value: object) -> str:
+    """A short name for a constant: the last part of a callable's path, else its kind."""
+    path = names.import_path(value) if callable(value) else None
+    if path is not None:
+        return path.rsplit(".", 1)[-1]
+    if isinstance(value, (int, float, complex, str)) and len(repr(value)) < 12:
+        return type(value).__name__
+    return "c"
+
+
+def _describe(value: object) -> str:
+    path = names.import_path(value) if callable(value) else None
+    if path is not None:
+        return path
+    text = repr(value)
+    return text if len(text) <= 40 else type(value).__name__

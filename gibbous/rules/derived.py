@@ -1,0 +1,768 @@
+"""The objects derived rules are made of at run time.
+
+The AD pass (``gibbous.passes.ad``) turns a function into a forward and a reverse program,
+compiled once (``gibbous.backends.numpy.adcodegen``) into a ``Program``.  Every
+``DerivedRule`` is one *instance* of a program: the compiled code bound to state of its own,
+
+* one ``Stack`` per active call site (the pullbacks of its pending calls), one per block with
+  several incoming edges (which edge was taken) and one for the returning block where there
+  are several;
+* one child rule per active call site: a primitive rule (a fresh ``StatefulRRule`` for a
+  stateful primitive), a ``LazyDerivedRule`` for a Python function (it instantiates the
+  callee's program on first use, so recursion reaches a new instance per level), a
+  ``DynamicRule`` where types are too vague to choose statically, a ``CallExRule`` for
+  ``f(*args, **kwargs)``, or a ``PrimalRule`` for a call none of whose operands can carry a
+  derivative.  Adapters fit derived rules to calls: ``BoundRule`` (keywords, defaults,
+  ``*args``, ``**kwargs``), ``GenexprRule`` (generator expressions), ``BoundMethodRule``
+  (``obj.method`` through the rule of ``method``), ``FillSeed`` (zero rdata for results of
+  vague type).
+
+All of it lives as long as the rule: a warm call re-uses the stacks' lists and the children's
+buffers.  A rule may run forward several times before its pullbacks (a call in a loop of the
+caller: fwd, fwd, pb, pb); the stacks hand each pullback its own call's data, last in first
+out, and ``PullbackOrderError`` reports any other order.  An exception in the forward or
+reverse program marks the rule *dirty*: its next forward call resets the whole tree of
+instances first (a reset moves indices, it frees nothing but references), and pending
+pullbacks of the abandoned calls refuse to run rather than compute with stale data.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types as pytypes
+import typing as t
+
+import attrs
+import numpy as np
+
+from gibbous.frontend import runtime
+from gibbous.ir import types as T
+from gibbous.ir.core import Location
+from gibbous.ir.printer import UnprintableError, format_type
+from gibbous.rules.purity import register_pure
+from gibbous.rules.registry import (
+    Context,
+    DefaultContext,
+    MissingRuleError,
+    Pullback,
+    RRule,
+    build_primitive_rrule,
+    primitive,
+)
+from gibbous.rules.stateful import PullbackOrderError
+from gibbous.rules.tangents import (
+    NO_TANGENT,
+    CoDual,
+    MutableTangent,
+    Tangent,
+    fdata_of,
+    increment,
+    is_differentiable,
+    rdata_of,
+    tangent_from,
+    zero_fdata,
+    zero_rdata,
+)
+
+_CoDual = CoDual[t.Any, t.Any]
+
+
+# --------------------------------------------------------------------------------------------
+# Stacks and adjoints
+
+
+class Stack:
+    """A list and an index: ``pop`` moves the index back and drops the reference it held, so
+    the list keeps its length and a warm pass appends nothing."""
+
+    __slots__ = ("items", "n")
+
+    def __init__(self) -> None:
+        self.items: list[object] = []
+        self.n = 0
+
+    def push(self, value: object) -> None:
+        n = self.n
+        if n < len(self.items):
+            self.items[n] = value
+        else:
+            self.items.append(value)
+        self.n = n + 1
+
+    def pop(self) -> object:
+        n = self.n - 1
+        if n < 0:
+            raise PullbackOrderError("a reverse pass popped an empty stack")
+        self.n = n
+        items = self.items
+        value = items[n]
+        # The pullbacks of the last call would otherwise keep its arguments and intermediates
+        # alive until the next call overwrote them.
+        items[n] = None
+        return value
+
+    def reset(self) -> None:
+        items = self.items
+        for i in range(self.n):
+            items[i] = None
+        self.n = 0
+
+    def __len__(self) -> int:
+        return self.n
+
+
+def accum(adjoint: t.Any, rdata: t.Any) -> t.Any:
+    """``adjoint + rdata`` for the reverse program: ``NoTangent()`` adds nothing.
+
+    Adjoints whose type is not known start as ``NoTangent()`` rather than a zero."""
+    if rdata is NO_TANGENT:
+        return adjoint
+    if adjoint is NO_TANGENT:
+        return rdata
+    if type(adjoint) is float and type(rdata) is float:
+        return adjoint + rdata
+    return increment(adjoint, rdata)
+
+
+register_pure(accum)  # so that dead-code elimination may drop unused accumulations
+
+
+def inactive_codual(value: object) -> _CoDual:
+    """The CoDual of a value that has no derivative, where an active call needs one."""
+    return CoDual(value, NO_TANGENT)
+
+
+def fill_rdata(x: object, rdata: t.Any) -> t.Any:
+    """``rdata`` with zeros where it says ``NoTangent()`` but ``x`` has rdata (an adjoint of
+    unknown type that nothing was added to)."""
+    zero = zero_rdata(x)
+    return zero if rdata is NO_TANGENT else increment(zero, rdata)
+
+
+# --------------------------------------------------------------------------------------------
+# Programs and their instances
+
+
+@attrs.frozen(eq=False)
+class Program:
+    """A derived rule's compiled forward and reverse programs, shared by all its instances.
+
+    ``instantiate`` binds a new set of stacks and child rules: ``slots`` maps each closure
+    variable that differs between instances to how to make its value (``make_rule`` for a
+    call site; stacks are made by number).
+    """
+
+    fn: object
+    arg_types: tuple[T.Type, ...]
+    n_stacks: int
+    # closure index -> ("push" | "pop", stack number) or ("rule", maker)
+    slots: tuple[tuple[int, str, t.Any], ...]
+    make_functions: t.Callable[[t.Mapping[int, object]], tuple[t.Callable[..., object], ...]]
+    # How the pullback treats its argument: "none" (the result has no rdata), "exact" (its
+    # type is known, so the caller passes proper rdata), "fill" (NoTangent means zero).
+    seed: str
+    description: t.Any = None  # for inspection: the typed, forward and reverse IR
+
+    @functools.cached_property
+    def acceptors(self) -> tuple[t.Callable[[object], bool], ...]:
+        """One test per argument: is a value of the argument's type (quick for arrays and
+        floats, the common arguments)."""
+        return tuple(map(_acceptor, self.arg_types))
+
+    def instantiate(self) -> DerivedRule:
+        stacks = [Stack() for _ in range(self.n_stacks)]
+        children: list[object] = []
+        replace: dict[int, object] = {}
+        for index, kind, what in self.slots:
+            if kind == "rule":
+                rule = what()
+                children.append(rule)
+                replace[index] = rule
+            else:
+                replace[index] = getattr(stacks[what], kind)
+        forward, reverse = self.make_functions(replace)
+        resettable = [c for c in children if hasattr(c, "reset")]
+        return DerivedRule(self, forward, reverse, stacks, resettable)
+
+
+def _acceptor(ty: T.Type) -> t.Callable[[object], bool]:
+    if isinstance(ty, T.Array) and ty.dtype is not None and ty.ndim is not None:
+        dtype, ndim = np.dtype(ty.dtype), ty.ndim
+
+        def array(a: object) -> bool:
+            if type(a) is np.ndarray:
+                return a.ndim == ndim and a.dtype == dtype
+            return T.is_subtype(T.typeof(a), ty)
+
+        return array
+    if ty == T.FLOAT:
+        return lambda a: type(a) is float or T.is_subtype(T.typeof(a), ty)
+    return lambda a: T.is_subtype(T.typeof(a), ty)
+
+
+class DerivedRule:
+    """``rule(CoDual(f), *coduals) -> (CoDual(y), pullback)`` for a Python function.
+
+    Positional arguments only, in the order of the function's IR (``BoundRule`` adapts calls
+    with keywords or defaults).
+    """
+
+    __slots__ = (
+        "program",
+        "forward",
+        "reverse",
+        "stacks",
+        "children",
+        "_depth",
+        "_dirty",
+        "_generation",
+    )
+
+    def __init__(
+        self,
+        program: Program,
+        forward: t.Callable[..., object],
+        reverse: t.Callable[..., object],
+        stacks: list[Stack],
+        children: list[t.Any],
+    ) -> None:
+        self.program = program
+        self.forward = forward
+        self.reverse = reverse
+        self.stacks = stacks
+        self.children = children
+        self._depth = 0
+        self._dirty = False
+        self._generation = 0
+
+    @property
+    def depth(self) -> int:
+        """Forward calls whose pullback has not run yet."""
+        return self._depth
+
+    @property
+    def arg_types(self) -> tuple[T.Type, ...]:
+        return self.program.arg_types
+
+    @property
+    def fn(self) -> object:
+        return self.program.fn
+
+    def __repr__(self) -> str:
+        name = getattr(self.program.fn, "__qualname__", repr(self.program.fn))
+        return f"<DerivedRule {name}: depth {self._depth}>"
+
+    def reset(self) -> None:
+        """Forget pending calls, here and in every child rule; keeps all buffers."""
+        for stack in self.stacks:
+            stack.reset()
+        for child in self.children:
+            child.reset()
+        self._depth = 0
+        self._dirty = False
+        self._generation += 1
+
+    def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
+        if self._dirty:
+            self.reset()
+        try:
+            y = t.cast(_CoDual, self.forward(f, *args))
+        except BaseException:
+            self._dirty = True
+            raise
+        depth = self._depth = self._depth + 1
+        return y, DerivedPullback(self, depth, self._generation, y)
+
+
+class DerivedPullback:
+    """The pullback of one forward call of a ``DerivedRule``."""
+
+    __slots__ = ("rule", "depth", "generation", "y")
+
+    def __init__(self, rule: DerivedRule, depth: int, generation: int, y: _CoDual) -> None:
+        self.rule, self.depth, self.generation, self.y = rule, depth, generation, y
+
+    def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
+        rule = self.rule
+        if rule._generation != self.generation or rule._dirty:
+            raise PullbackOrderError(
+                f"pullback of {rule!r} ran after the rule was reset (or left by an exception)"
+            )
+        if rule._depth != self.depth:
+            raise PullbackOrderError(
+                f"pullback of call {self.depth} of {rule!r} ran out of order: pullbacks must "
+                "run in reverse order of the forward calls, each once"
+            )
+        seed = rule.program.seed
+        if seed == "none":
+            dy = NO_TANGENT
+        elif seed == "fill" and dy is NO_TANGENT:
+            dy = zero_rdata(self.y.primal)
+        try:
+            result = t.cast(tuple[t.Any, ...], rule.reverse(dy))
+        except BaseException:
+            rule._dirty = True
+            raise
+        rule._depth = self.depth - 1
+        return result
+
+
+# --------------------------------------------------------------------------------------------
+# Child rules of call sites
+
+
+class LazyDerivedRule:
+    """The rule of a call of a Python function: instantiates the callee's program on its first
+    call, so a recursive function gets one instance per level it reaches, each built once."""
+
+    __slots__ = ("program", "instance")
+
+    def __init__(self, program: t.Callable[[], Program]) -> None:
+        self.program = program
+        self.instance: DerivedRule | None = None
+
+    def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, Pullback]:
+        instance = self.instance
+        if instance is None:
+            instance = self.instance = self.program().instantiate()
+        return instance(f, *args)
+
+    def reset(self) -> None:
+        if self.instance is not None:
+            self.instance.reset()
+
+
+@attrs.frozen(eq=False)
+class PrimalRule:
+    """A call that no derivative can flow through: none of its operands has a tangent.
+
+    Runs the primal; the result gets zero fdata (it may be mutated later).  With ``check``,
+    every call first makes sure no operand has a tangent (the types could not tell), and
+    raises ``MissingRuleError`` otherwise, rather than drop a derivative.
+    """
+
+    check: t.Callable[[tuple[object, ...]], None] | None = None
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        if self.check is not None:
+            self.check((f.primal, *(a.primal for a in args), *(a.primal for a in kwargs.values())))
+        y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+        n = 1 + len(args) + len(kwargs)
+        return CoDual(y, zero_fdata(y)), _NoRData(n)
+
+
+@attrs.frozen(slots=True)
+class _NoRData:
+    n: int
+
+    def __call__(self, dy: object) -> tuple[t.Any, ...]:
+        return (NO_TANGENT,) * self.n
+
+
+@attrs.frozen(eq=False)
+class FillSeed:
+    """Wraps a rule whose result type is not known precisely: its pullback gets zero rdata
+    instead of ``NoTangent()`` when nothing was added to the result's adjoint."""
+
+    rule: RRule
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        y, pullback = self.rule(f, *args, **kwargs)
+        if not is_differentiable(y.primal):
+            return y, pullback
+        primal = y.primal
+
+        def filled(dy: t.Any) -> tuple[t.Any, ...]:
+            return pullback(zero_rdata(primal) if dy is NO_TANGENT else dy)
+
+        return y, filled
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
+@attrs.frozen
+class Packed:
+    """A ``*args`` (``names`` None) or ``**kwargs`` parameter made of the operands
+    ``indices`` (named ``names``)."""
+
+    indices: tuple[int, ...]
+    names: tuple[str, ...] | None = None
+
+    def codual(self, operands: t.Sequence[_CoDual]) -> _CoDual:
+        parts = [operands[i] for i in self.indices]
+        if self.names is None:
+            fdata = tuple(p.fdata for p in parts)
+            collapsed = NO_TANGENT if all(d is NO_TANGENT for d in fdata) else fdata
+            return CoDual(tuple(p.primal for p in parts), collapsed)
+        # A dict's fdata is its whole tangent: each value's fdata and a zero rdata, which the
+        # callee's pullbacks increment and ``rdata`` reads back.
+        tangent = {
+            n: tangent_from(p.primal, p.fdata, zero_rdata(p.primal))
+            for n, p in zip(self.names, parts)
+        }
+        return CoDual({n: p.primal for n, p in zip(self.names, parts)}, tangent)
+
+    def rdata(self, param: _CoDual, r: t.Any) -> list[t.Any]:
+        """The rdata of each operand, from the parameter's rdata ``r`` (or its tangent)."""
+        if self.names is None:
+            return [NO_TANGENT] * len(self.indices) if r is NO_TANGENT else list(r)
+        return [rdata_of(param.fdata[n]) for n in self.names]
+
+
+Source = t.Union[int, None, Packed]
+
+
+@attrs.frozen(eq=False)
+class BoundRule:
+    """A derived rule called with keywords, relying on defaults, or passing ``*args`` or
+    ``**kwargs``.
+
+    ``order[j]`` says where parameter ``j`` of the callee's IR comes from: operand ``i`` of the
+    call (callee excluded), ``defaults[j]`` (a CoDual made when the rule was built) or a
+    ``Packed`` group of operands.  The pullback returns rdata in the call's operand order.
+    """
+
+    rule: RRule
+    order: tuple[Source, ...]
+    defaults: tuple[_CoDual | None, ...]
+    n_operands: int
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        operands = (*args, *kwargs.values())  # keywords arrive in the call's order
+        params = [
+            operands[i]
+            if isinstance(i, int)
+            else i.codual(operands)
+            if isinstance(i, Packed)
+            else t.cast(_CoDual, d)
+            for i, d in zip(self.order, self.defaults)
+        ]
+        y, pullback = self.rule(f, *params)
+        order, n = self.order, self.n_operands
+
+        def reordered(dy: t.Any) -> tuple[t.Any, ...]:
+            r = pullback(dy)
+            out = [r[0], *(NO_TANGENT,) * n]
+            for j, source in enumerate(order):
+                if isinstance(source, int):
+                    out[1 + source] = accum(out[1 + source], r[1 + j])
+                elif isinstance(source, Packed):
+                    for i, rdata in zip(source.indices, source.rdata(params[j], r[1 + j])):
+                        out[1 + i] = accum(out[1 + i], rdata)
+            return tuple(out)
+
+        return y, reordered
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
+# --------------------------------------------------------------------------------------------
+# Dynamic call sites
+
+
+class Resolver(t.Protocol):
+    """Chooses the rule for a call from the types of its operands (``gibbous.api`` has one)."""
+
+    def resolve(
+        self,
+        callee: object,
+        arg_types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        loc: Location | None,
+    ) -> RRule | None:
+        """The rule, or None if there is none (a ``Python function`` always has one)."""
+        ...
+
+
+@attrs.define(eq=False)
+class DynamicRule:
+    """The rule of a call site whose callee or argument types were not known precisely when
+    the rule was built: chooses a rule by the runtime types and keeps it per signature.
+
+    Bound methods (``z.conjugate``) are looked up as their function with ``self`` first.  A
+    call without any rule runs as plain primal code if none of its operands has a tangent;
+    otherwise it is a ``MissingRuleError`` naming the call's source line.
+    """
+
+    resolver: Resolver
+    ctx: Context
+    kwnames: tuple[str, ...]
+    loc: Location | None
+    _rules: dict[tuple[object, ...], tuple[object, t.Any]] = attrs.field(factory=dict)
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        callee = f.primal
+        arg_types = tuple(T.typeof(a.primal) for a in (*args, *kwargs.values()))
+        key = (_callee_key(callee), *arg_types)
+        hit = self._rules.get(key)
+        if hit is None or not _same_callee(hit[0], callee):
+            hit = (callee, self._choose(callee, arg_types))
+            self._rules[key] = hit
+        y, pullback = hit[1](f, *args, **kwargs)
+        if not is_differentiable(y.primal):
+            return y, pullback
+        primal = y.primal
+
+        def filled(dy: t.Any) -> tuple[t.Any, ...]:
+            return t.cast(Pullback, pullback)(zero_rdata(primal) if dy is NO_TANGENT else dy)
+
+        return y, filled
+
+    def reset(self) -> None:
+        for _, rule in self._rules.values():
+            reset = getattr(rule, "reset", None)
+            if reset is not None:
+                reset()
+
+    def _choose(self, callee: object, arg_types: tuple[T.Type, ...]) -> t.Any:
+        rule = self.resolver.resolve(callee, arg_types, self.kwnames, self.loc)
+        if rule is not None:
+            return rule
+        method = _unbind(callee)
+        if method is not None:
+            function, receiver = method
+            types = (T.typeof(receiver), *arg_types)
+            inner = self.resolver.resolve(function, types, self.kwnames, self.loc)
+            if inner is not None:
+                return BoundMethodRule(inner, function)
+        kwnames, loc, ctx = self.kwnames, self.loc, self.ctx
+
+        def check(primals: tuple[object, ...]) -> None:
+            if any(map(is_differentiable, primals)):
+                types = tuple(map(_printable, arg_types))
+                raise MissingRuleError(callee, types, kwnames, ctx=ctx, loc=loc)
+
+        return PrimalRule(check)
+
+
+@attrs.define(eq=False)
+class CallExRule:
+    """``runtime.call_ex(f, args, kwargs)``, the frontend's ``f(*args, **kwargs)``: the items
+    of ``args`` (a tuple or list) and ``kwargs`` (a dict) become operands of an ordinary call,
+    whose rule a ``DynamicRule`` per set of keyword names chooses; their rdata go back into
+    the containers' rdata (a tuple) or tangents (a list, a dict)."""
+
+    resolver: Resolver
+    ctx: Context
+    loc: Location | None
+    _sites: dict[tuple[str, ...], DynamicRule] = attrs.field(factory=dict)
+
+    def __call__(
+        self, f: _CoDual, fn: _CoDual, args: _CoDual, kwargs: _CoDual | None = None
+    ) -> tuple[_CoDual, Pullback]:
+        items = list(_parts(args))
+        named = dict(_parts(kwargs)) if kwargs is not None and kwargs.primal is not None else {}
+        site = self._sites.get(tuple(named))
+        if site is None:
+            site = self._sites[tuple(named)] = DynamicRule(
+                self.resolver, self.ctx, tuple(named), self.loc
+            )
+        y, pullback = site(fn, *(cd for _, cd in items), **{k: cd for k, cd in named.items()})
+        n = len(items)
+
+        def spread(dy: t.Any) -> tuple[t.Any, ...]:
+            r = pullback(dy)
+            out = [NO_TANGENT, r[0], _gather(args, r[1 : 1 + n])]
+            if kwargs is not None:
+                out.append(_gather(kwargs, r[1 + n :], tuple(named)))
+            return tuple(out)
+
+        return y, spread
+
+    def reset(self) -> None:
+        for site in self._sites.values():
+            site.reset()
+
+
+def _parts(container: _CoDual) -> t.Iterator[tuple[t.Any, _CoDual]]:
+    """(key, CoDual) of each item of a tuple, list or dict, with the item's fdata."""
+    primal, fdata = container.primal, container.fdata
+    if isinstance(primal, dict):
+        for k, v in primal.items():
+            yield k, CoDual(v, fdata_of(fdata[k]) if isinstance(fdata, dict) else zero_fdata(v))
+        return
+    for i, v in enumerate(primal):
+        if isinstance(primal, list) and isinstance(fdata, list):
+            item = fdata_of(fdata[i])
+        elif isinstance(fdata, tuple):
+            item = fdata[i]
+        else:
+            item = NO_TANGENT if fdata is NO_TANGENT else zero_fdata(v)
+        yield i, CoDual(v, item)
+
+
+def _gather(container: _CoDual, rdata: t.Sequence[t.Any], keys: t.Sequence[t.Any] = ()) -> t.Any:
+    """The container's rdata from its items' (a tuple), or the items' rdata added into its
+    tangent (a list or dict: their tangent is their fdata)."""
+    primal, fdata = container.primal, container.fdata
+    if isinstance(primal, tuple):
+        parts = tuple(rdata)
+        return NO_TANGENT if all(p is NO_TANGENT for p in parts) else parts
+    if isinstance(fdata, (list, dict)):
+        for key, r in zip(keys or range(len(rdata)), rdata):
+            if r is not NO_TANGENT:
+                fdata[key] = increment(fdata[key], r)
+    return NO_TANGENT
+
+
+def _callee_key(callee: object) -> object:
+    method = _unbind(callee)
+    if method is not None:
+        return ("method", id(method[0]), T.typeof(method[1]))
+    return function_key(callee) or id(callee)
+
+
+def _same_callee(kept: object, callee: object) -> bool:
+    if kept is callee:
+        return True
+    a, b = _unbind(kept), _unbind(callee)
+    if a is not None and b is not None:
+        return a[0] is b[0]
+    key = function_key(callee)
+    return key is not None and key == function_key(kept)
+
+
+def function_key(fn: object) -> tuple[object, ...] | None:
+    """Python functions with one code, one globals dict and equal defaults share their derived
+    programs: a program reads its function object only through its ``CoDual`` argument.  So a
+    closure or generator expression made anew on every call is compiled once."""
+    kind = "genexpr" if isinstance(fn, runtime.GenexprFunction) else "function"
+    if isinstance(fn, runtime.GenexprFunction):
+        fn = fn.fn
+    if not isinstance(fn, pytypes.FunctionType):
+        return None
+    return (kind, fn.__code__, id(fn.__globals__), _value_key(fn.__defaults__),
+            _value_key(fn.__kwdefaults__))
+
+
+def _value_key(value: object) -> object:
+    if value is None:
+        return None
+    items = tuple(value.items()) if isinstance(value, dict) else t.cast(tuple[t.Any, ...], value)
+    key = tuple((type(v), v) for v in items)
+    try:
+        hash(key)
+    except TypeError:
+        return ("id", id(value))  # the cache keeps the function, so the id stays unique
+    return key
+
+
+def _printable(ty: T.Type) -> T.Type:
+    """``ty``, or ``any`` if the message could not print it (a class without an import path)."""
+    try:
+        format_type(ty)
+    except UnprintableError:
+        return T.ANY
+    return ty
+
+
+def _unbind(callee: object) -> tuple[object, object] | None:
+    """``(function, self)`` for a bound method, else None."""
+    if isinstance(callee, pytypes.MethodType):
+        return callee.__func__, callee.__self__
+    if isinstance(callee, (pytypes.BuiltinMethodType, pytypes.MethodWrapperType)):
+        receiver = getattr(callee, "__self__", None)
+        if receiver is None or isinstance(receiver, (pytypes.ModuleType, type)):
+            return None
+        function = getattr(type(receiver), callee.__name__, None)
+        if function is None:
+            return None
+        return function, receiver
+    return None
+
+
+@attrs.frozen(eq=False)
+class BoundMethodRule:
+    """``obj.method(*args)`` through the rule of ``method(obj, *args)``: the callee's rdata is
+    its receiver's (a bound method's tangent is that of ``__self__``)."""
+
+    rule: RRule
+    function: object
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        receiver = getattr(f.primal, "__self__")
+        fdata = f.fdata  # the bound method's: Tangent({"__self__": ...}) or NoTangent()
+        self_fdata = fdata.fields["__self__"] if isinstance(fdata, Tangent) else NO_TANGENT
+        y, pullback = self.rule(
+            CoDual(self.function, NO_TANGENT), CoDual(receiver, self_fdata), *args, **kwargs
+        )
+        names = ("__self__", "__func__") if isinstance(f.primal, pytypes.MethodType) else ()
+
+        def unbound(dy: t.Any) -> tuple[t.Any, ...]:
+            r = pullback(dy)
+            callee: t.Any = NO_TANGENT
+            if r[1] is not NO_TANGENT:
+                fields = dict.fromkeys(names or ("__self__",), NO_TANGENT)
+                fields["__self__"] = r[1]
+                callee = Tangent(fields)
+            return (callee, *r[2:])
+
+        return y, unbound
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
+@attrs.frozen(eq=False)
+class GenexprRule:
+    """The rule of a generator expression's function (``runtime.GenexprFunction``), through the
+    derived rule of the function it wraps: its tangent is ``MutableTangent({"fn": ...})``."""
+
+    rule: RRule
+
+    def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, Pullback]:
+        fdata = f.fdata
+        inner = fdata.fields.get("fn", NO_TANGENT) if isinstance(fdata, MutableTangent) else fdata
+        y, pullback = self.rule(CoDual(f.primal.fn, inner), *args)
+
+        def outer(dy: t.Any) -> tuple[t.Any, ...]:
+            return (NO_TANGENT, *pullback(dy)[1:])
+
+        return y, outer
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
+@primitive(runtime.make_genexpr, T.ANY, T.ANY, T.ANY)
+def make_genexpr_rrule(
+    f: _CoDual, code: _CoDual, owner: _CoDual, closure: _CoDual
+) -> tuple[_CoDual, Pullback]:
+    """``make_genexpr`` as ``make_function`` (whose rule ties the new function's tangent to
+    the cells it closes over), wrapped."""
+    none = CoDual(None, NO_TANGENT)
+    make = CoDual(runtime.make_function, NO_TANGENT)
+    fn, _ = _make_function_rule()(make, code, owner, none, none, closure)
+    made = runtime.GenexprFunction(fn.primal)
+    fields = {"fn": fn.fdata if fn.fdata is not NO_TANGENT else zero_fdata(fn.primal)}
+    return CoDual(made, MutableTangent(fields)), _NoRData(4)
+
+
+@functools.cache
+def _make_function_rule() -> RRule:
+    types = [T.ANY] * 5
+    return build_primitive_rrule(DefaultContext, runtime.make_function, types)
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def ir_parameters(fn: pytypes.FunctionType) -> tuple[str, ...]:
+    """The parameters of ``fn``'s IR, in order: positional, keyword-only, ``*args``,
+    ``**kwargs`` (``co_varnames`` order, as the frontend takes them)."""
+    code = fn.__code__
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    return code.co_varnames[:n]

@@ -1,0 +1,438 @@
+"""Making and reshaping arrays: views (``reshape``, ``ravel``, ``transpose``, ``.T``,
+``squeeze``, ``expand_dims``, ...), copies (``copy``, ``astype``, ``np.array``), joins
+(``concatenate``, ``stack``, ``hstack``, ``vstack``), constructors (``zeros``, ``full``,
+``arange``, ``linspace``, ...) and the attributes of arrays.
+
+**Views.**  A result that shares memory with its argument gets as fdata the same call applied
+to the argument's fdata (``np.reshape(dx, shape)`` for ``np.reshape(x, shape)``): fdata has its
+primal's layout, so that is the same view of the same memory pattern, which ``view_fdata``
+checks.  Nothing is left for the pullback.  Where NumPy had to copy (``reshape`` of a
+non-contiguous array), the result gets new fdata and the pullback adds the cotangent back,
+reshaped.  A result that *is* its argument (``np.asarray(x)``, ``x.astype(x.dtype,
+copy=False)``) is returned with the argument's own CoDual.
+
+**Constructors** have no derivative except through a fill value or endpoints:
+``np.full(shape, v)`` gives ``v`` the sum of the cotangent; ``np.linspace(a, b, n)`` and
+``np.arange(a, b, step)`` give their float endpoints and step theirs.
+"""
+
+from __future__ import annotations
+
+import builtins
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import types as T
+from gibbous.rules.prims.common import (
+    ANY,
+    ARRAY,
+    CD,
+    NT,
+    NUMBER,
+    Array,
+    RuleResult,
+    add_into,
+    bind,
+    is_float_array,
+    cotangent,
+    needs,
+    new_fdata,
+    nothing,
+    send,
+    shares_memory,
+    view_fdata,
+    zero_for,
+)
+from gibbous.rules.prims.items import items_of
+from gibbous.rules.prims.numpy_reductions import normalize_axes
+from gibbous.rules.prims.numpy_ufuncs import real_or_imag
+from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules.tangents import CoDual, Tangent, is_differentiable
+
+# ``back(g, x, args, kwargs)``: the gradient for x (shaped like x) from the cotangent g of a
+# copying call; None for calls that always give views.
+Back = t.Callable[[t.Any, Array, tuple[t.Any, ...], dict[str, t.Any]], t.Any] | None
+
+
+def _order(args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> str:
+    order = kwargs.get("order", next((a for a in args if isinstance(a, str)), "C"))
+    if order not in ("C", "F"):
+        raise NotImplementedError(f"order={order!r} of a copying reshape: no rule")
+    return t.cast(str, order)
+
+
+def _back_reshape(g: t.Any, x: Array, args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> t.Any:
+    return np.reshape(g, x.shape, order=_order(args, kwargs))  # type: ignore[call-overload]
+
+
+def _back_same(g: t.Any, x: Array, args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> t.Any:
+    return g
+
+
+def shape_rule(back: Back) -> t.Callable[..., RuleResult]:
+    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        xp, dx = x.primal, x.fdata
+        pa = tuple(a.primal for a in args)
+        pk = {k: v.primal for k, v in kwargs.items()}
+        y = f.primal(xp, *pa, **pk)
+        n = 2 + len(args) + len(kwargs)
+        rdata = nothing(n)
+        if y is xp:
+            return x, lambda dy: rdata
+        if not isinstance(dx, np.ndarray) or not is_float_array(y):
+            return CoDual(y, new_fdata(y)), lambda dy: rdata  # nothing differentiable
+        if shares_memory(y, xp):
+            return CoDual(y, view_fdata(y, f.primal(dx, *pa, **pk))), lambda dy: rdata
+        if back is None:
+            raise AssertionError(f"{f.primal!r} copied its argument instead of giving a view")
+        yf = new_fdata(y)
+
+        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(yf, dy)
+            if g is not None:
+                add_into(dx, back(g, xp, pa, pk))
+            return rdata
+
+        return CoDual(y, yf), pullback
+
+    rrule.__qualname__ = f"shape_rule({getattr(back, '__name__', None)})"
+    return rrule
+
+
+SHAPE_OPS: dict[t.Callable[..., t.Any], Back] = {
+    np.reshape: _back_reshape,
+    np.ndarray.reshape: _back_reshape,
+    np.ravel: _back_reshape,
+    np.ndarray.ravel: _back_reshape,
+    np.ndarray.flatten: _back_reshape,
+    np.transpose: None,
+    np.ndarray.transpose: None,
+    np.swapaxes: None,
+    np.ndarray.swapaxes: None,
+    np.moveaxis: None,
+    np.squeeze: None,
+    np.ndarray.squeeze: None,
+    np.expand_dims: None,
+    np.atleast_1d: None,
+    np.atleast_2d: None,
+    np.copy: _back_same,
+    np.ndarray.copy: _back_same,
+    np.ndarray.astype: _back_same,
+}
+
+for _fn, _back in SHAPE_OPS.items():
+    primitive(_fn, ARRAY, ...)(shape_rule(_back))
+
+
+def _transpose_attribute(x: CD) -> CD:
+    y = x.primal.T
+    dx = x.fdata
+    return CoDual(y, view_fdata(y, dx.T) if isinstance(dx, np.ndarray) else new_fdata(y))
+
+
+# --------------------------------------------------------------------------------------------
+# Attributes of arrays and numbers
+
+ZERO_ATTRIBUTES = ("shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags")
+
+
+def getattr_T_rrule(f: CD, x: CD, name: CD) -> RuleResult:
+    return _transpose_attribute(x), lambda dy: (NT, NT, NT)
+
+
+def getattr_real_imag_rrule(f: CD, x: CD, name: CD) -> RuleResult:
+    y, back = real_or_imag(x, name.primal == "imag")
+    return y, lambda dy: (NT, back(dy), NT)
+
+
+primitive(builtins.getattr, ARRAY, T.Const("T"))(getattr_T_rrule)
+for _part in ("real", "imag"):
+    primitive(builtins.getattr, ARRAY, T.Const(_part))(getattr_real_imag_rrule)
+    primitive(builtins.getattr, NUMBER, T.Const(_part))(getattr_real_imag_rrule)
+for _name in ZERO_ATTRIBUTES:
+    zero_derivative(builtins.getattr, ARRAY, T.Const(_name))
+
+
+def bound_method_fdata(y: object, x: CD) -> t.Any:
+    """The fdata of ``x.method``, a bound method of x: that of its receiver (tangents.py)."""
+    return NT if x.fdata is NT else Tangent({"__self__": x.fdata})
+
+
+@primitive(builtins.getattr, ARRAY, T.STR)
+def array_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
+    """Other attributes of an array: methods (bound to x) and values without derivative."""
+    y = f.primal(x.primal, name.primal)
+    if getattr(y, "__self__", None) is x.primal:
+        return CoDual(y, bound_method_fdata(y, x)), lambda dy: (NT, NT, NT)
+    if is_differentiable(y):
+        raise NotImplementedError(
+            f"no rule for the attribute {name.primal!r} of an array; use a function instead"
+        )
+    return CoDual(y, new_fdata(y)), lambda dy: (NT, NT, NT)
+
+
+@primitive(builtins.getattr, NUMBER, T.STR)
+def number_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
+    """Methods of a number (``z.conjugate``) carry its rdata; other attributes are constant."""
+    y = f.primal(x.primal, name.primal)
+    if getattr(y, "__self__", None) is x.primal:
+
+        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            r = dy.fields.get("__self__", NT) if isinstance(dy, Tangent) else NT
+            return NT, zero_for(x) if r is NT else r, NT
+
+        return CoDual(y, NT), pullback
+    if is_differentiable(y):
+        raise NotImplementedError(f"no rule for the attribute {name.primal!r} of a number")
+    return CoDual(y, new_fdata(y)), lambda dy: (NT, zero_for(x), NT)
+
+
+# --------------------------------------------------------------------------------------------
+# np.array, np.asarray
+
+
+def _send_to_value(x: CD, g: t.Any) -> t.Any:
+    """Give ``g`` (shaped like ``np.array(x)``) to a scalar or (nested) list/tuple ``x``."""
+    xp = x.primal
+    if isinstance(xp, (list, tuple)):
+        items = items_of(xp, x.fdata)
+        for j in range(len(items)):
+            items.send(j, g[j])
+        return items.rdata()
+    return send(x, g) if needs(x) else zero_for(x)
+
+
+def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.array(x, ...)``/``np.asarray(x, ...)`` of an array, a scalar or nested lists and
+    tuples of those: the gradient flows back to each scalar and array inside."""
+    xp = x.primal
+    if isinstance(xp, np.ndarray):
+        return shape_rule(_back_same)(f, x, *args, **kwargs)
+    y = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    yf = new_fdata(y)
+    rest = nothing(len(args) + len(kwargs))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is None:
+            return (NT, zero_for(x) if not isinstance(xp, (list, tuple)) else _zero_seq(x), *rest)
+        return (NT, _send_to_value(x, g), *rest)
+
+    return CoDual(y, yf), pullback
+
+
+def _zero_seq(x: CD) -> t.Any:
+    return items_of(x.primal, x.fdata).rdata()
+
+
+for _fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
+    primitive(_fn, ANY, ...)(array_rrule)
+
+# --------------------------------------------------------------------------------------------
+# Joining
+
+
+def _join_rrule(
+    pieces: t.Callable[[t.Any, list[t.Any], dict[str, t.Any]], list[t.Any]],
+    names: tuple[str, ...],
+) -> t.Callable[..., RuleResult]:
+    """A rule for a function of a sequence of arrays: ``pieces(g, items, options)`` cuts the
+    cotangent into one gradient per item."""
+
+    def rrule(f: CD, seq: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        options = bind(names, args, kwargs, {}, getattr(f.primal, "__name__", "join"))
+        items = items_of(seq.primal, seq.fdata)
+        values = [items.item(j) for j in range(len(items))]
+        pk = {k: v.primal for k, v in kwargs.items()}
+        y = f.primal(seq.primal, *(a.primal for a in args), **pk)
+        yf = new_fdata(y)
+        rest = nothing(len(args) + len(kwargs))
+
+        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(yf, dy)
+            if g is not None:
+                for j, piece in enumerate(pieces(g, values, options)):
+                    items.send(j, piece)
+            return (NT, items.rdata(), *rest)
+
+        return CoDual(y, yf), pullback
+
+    return rrule
+
+
+def _split(g: t.Any, values: list[t.Any], sizes: list[int], axis: int) -> list[t.Any]:
+    bounds = np.cumsum([0, *sizes])
+    lead = (slice(None),) * axis
+    return [
+        np.reshape(g[(*lead, slice(int(lo), int(hi)))], np.shape(v))
+        for v, lo, hi in zip(values, bounds[:-1], bounds[1:])
+    ]
+
+
+def _concatenate_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
+    axis = options.get("axis", 0)
+    if axis is None:  # the items flattened, then joined
+        return _split(g, values, [int(np.size(v)) for v in values], 0)
+    ax = normalize_axes(axis, np.ndim(values[0]))[0]
+    return _split(g, values, [np.shape(v)[ax] for v in values], ax)
+
+
+def _stack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
+    ax = normalize_axes(options.get("axis", 0), np.ndim(values[0]) + 1)[0]
+    moved = np.moveaxis(g, ax, 0)
+    return [moved[j] for j in range(len(values))]
+
+
+def _vstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
+    return _split(g, values, [np.shape(np.atleast_2d(v))[0] for v in values], 0)
+
+
+def _hstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
+    if np.ndim(values[0]) <= 1:
+        return _split(g, values, [int(np.size(v)) for v in values], 0)
+    return _split(g, values, [np.shape(v)[1] for v in values], 1)
+
+
+primitive(np.concatenate, ANY, ...)(_join_rrule(_concatenate_pieces, ("axis", "out", "dtype")))
+primitive(np.stack, ANY, ...)(_join_rrule(_stack_pieces, ("axis", "out", "dtype")))
+primitive(np.vstack, ANY, ...)(_join_rrule(_vstack_pieces, ("dtype",)))
+primitive(np.hstack, ANY, ...)(_join_rrule(_hstack_pieces, ("dtype",)))
+
+# --------------------------------------------------------------------------------------------
+# Diagonals: np.diagonal and np.diag of a matrix give read-only views (no fdata can be written
+# through them), so they are treated as copies whose gradient is added back on the diagonal.
+
+
+def _diagonal_positions(shape: tuple[int, ...], k: int, n: int) -> tuple[Array, Array]:
+    i = np.arange(n)
+    return i + max(-k, 0), i + max(k, 0)
+
+
+_DIAGONAL_OFFSET = {
+    np.diag: "k", np.diagflat: "k", np.diagonal: "offset", np.ndarray.diagonal: "offset",
+    np.trace: "offset", np.ndarray.trace: "offset",
+}  # fmt: skip
+
+
+def _diag_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.diag(v, k)`` (a vector into a matrix, or a matrix's k-th diagonal),
+    ``np.diagflat(v, k)``, ``np.diagonal(m, k)`` and ``np.trace(m, k)`` of matrices."""
+    name = _DIAGONAL_OFFSET[f.primal]
+    params = ("k",) if name == "k" else ("offset", "axis1", "axis2", "dtype", "out")
+    bound = bind(params, args, kwargs, {name: 0, "axis1": 0, "axis2": 1}, "diagonal")
+    if bound.get("out") is not None or (bound["axis1"], bound["axis2"]) != (0, 1):
+        raise NotImplementedError("diagonals with out= or other axes: no rule")
+    k = int(t.cast(int, bound[name]))
+    xp = x.primal
+    y = f.primal(xp, *(a.primal for a in args), **{k_: v.primal for k_, v in kwargs.items()})
+    yf = new_fdata(y)
+    rest = nothing(len(args) + len(kwargs))
+    to_matrix = f.primal is np.diagflat or (f.primal is np.diag and np.ndim(xp) == 1)
+    if not to_matrix and np.ndim(xp) != 2:
+        raise NotImplementedError("diagonals of arrays of more than two axes: no rule")
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is None or not needs(x):
+            return (NT, zero_for(x), *rest)
+        if to_matrix:  # the gradient of the vector is the diagonal of the cotangent
+            return (NT, send(x, np.diagonal(g, k).reshape(np.shape(xp))), *rest)
+        n = len(np.diagonal(xp, k))
+        rows, cols = _diagonal_positions(np.shape(xp), k, n)
+        full = np.zeros(np.shape(xp), dtype=np.result_type(g))
+        full[rows, cols] = g
+        return (NT, send(x, full), *rest)
+
+    return CoDual(y, yf), pullback
+
+
+for _fn in (np.diag, np.diagflat, np.diagonal, np.ndarray.diagonal, np.trace, np.ndarray.trace):
+    primitive(_fn, ARRAY, ...)(_diag_rrule)
+
+# --------------------------------------------------------------------------------------------
+# Constructors
+
+for _fn in (
+    np.zeros, np.ones, np.empty, np.zeros_like, np.ones_like, np.empty_like, np.eye,
+    np.identity,
+):  # fmt: skip
+    zero_derivative(_fn, ...)
+
+
+def _fill_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.full(shape, v)``, ``np.full_like(a, v)``: v gets the sum of the cotangent."""
+    fill = args[1] if len(args) > 1 else kwargs["fill_value"]
+    y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    yf = new_fdata(y)
+    operands = (*args, *kwargs.values())
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        grad = None if g is None or not needs(fill) else np.sum(g, axis=_leading_axes(g, fill))
+        return (NT, *(send(c, grad) if c is fill else zero_for(c) for c in operands))
+
+    return CoDual(y, yf), pullback
+
+
+def _leading_axes(g: t.Any, fill: CD) -> tuple[int, ...]:
+    # A fill value that is an array broadcasts over the leading axes of the result.
+    return tuple(range(np.ndim(g) - np.ndim(fill.primal)))
+
+
+primitive(np.full, ANY, ANY, ...)(_fill_rrule)
+primitive(np.full_like, ANY, ANY, ...)(_fill_rrule)
+
+LINSPACE_PARAMETERS = ("start", "stop", "num", "endpoint", "retstep", "dtype", "axis")
+
+
+@primitive(np.linspace, ANY, ...)
+def linspace_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.linspace(start, stop, num)`` of scalars: y_i = start (1 - t_i) + stop t_i."""
+    options = bind(LINSPACE_PARAMETERS, args, kwargs, {"num": 50, "endpoint": True}, "linspace")
+    if options.get("retstep") or np.ndim(t.cast(t.Any, options["start"])) or np.ndim(
+        t.cast(t.Any, options["stop"])
+    ):
+        raise NotImplementedError("np.linspace with retstep or array endpoints: no rule")
+    y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    yf = new_fdata(y)
+    named = dict(zip(LINSPACE_PARAMETERS, args)) | kwargs
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        num = int(t.cast(int, options["num"]))
+        div = num - 1 if options["endpoint"] else num
+        frac = np.arange(num) / div if div > 0 else np.zeros(num)
+        grads = {}
+        if g is not None:
+            grads = {"start": np.sum(g * (1 - frac)), "stop": np.sum(g * frac)}
+        return (
+            NT,
+            *(
+                send(c, grads[name]) if name in grads and needs(c) else zero_for(c)
+                for name, c in named.items()
+            ),
+        )
+
+    return CoDual(y, yf), pullback
+
+
+@primitive(np.arange, ANY, ...)
+def arange_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.arange(start, stop, step)``: y_i = start + i step (stop only sets the length)."""
+    if set(kwargs) - {"dtype"}:
+        raise NotImplementedError("np.arange with start/stop/step by keyword: no rule")
+    y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    yf = new_fdata(y)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        rdata = [zero_for(a) for a in (*args, *kwargs.values())]
+        if g is not None and len(args) >= 2:
+            rdata[0] = send(args[0], np.sum(g)) if needs(args[0]) else rdata[0]
+            if len(args) >= 3 and needs(args[2]):
+                rdata[2] = send(args[2], np.sum(g * np.arange(len(g))))
+        return (NT, *rdata)
+
+    return CoDual(y, yf), pullback
+

@@ -1,0 +1,294 @@
+"""NumPy ufuncs and the arithmetic operators on arrays, plus ``clip``, ``where``, ``real``,
+``imag`` and ``conj``.
+
+Each ufunc is registered for its plain positional form on arrays and scalars (every mix, with
+broadcasting): ``np.exp(x)``, ``np.add(a, 2.0)``.  Calls with ``out=`` or other keywords are not
+these rules (``out=`` calls of add/subtract/multiply/divide are the stateful rules of
+``gibbous.rules.inplace``).  An operator on an array (``a * b``, ``-a``, ``a ** 2``) is its
+ufunc.  Gradients at ties of ``maximum``/``minimum`` are split evenly (see
+``elementwise._ties``).
+"""
+
+from __future__ import annotations
+
+import operator
+import typing as t
+
+import numpy as np
+
+from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims.common import (
+    ANY,
+    ARRAY,
+    CD,
+    NT,
+    NUMBER,
+    NUMERIC,
+    RuleResult,
+    conj,
+    cotangent,
+    needs,
+    new_fdata,
+    send,
+    shares_memory,
+    view_fdata,
+    zero_for,
+)
+from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules.tangents import CoDual
+
+# --------------------------------------------------------------------------------------------
+# Tables
+
+UNARY: dict[np.ufunc, E.UnaryGrad] = {
+    np.negative: E.g_negate,
+    np.positive: E.g_same,
+    np.exp: E.g_exp,
+    np.exp2: E.g_exp2,
+    np.expm1: E.g_expm1,
+    np.log: E.g_log,
+    np.log2: E.g_log2,
+    np.log10: E.g_log10,
+    np.log1p: E.g_log1p,
+    np.sqrt: E.g_sqrt,
+    np.cbrt: E.g_cbrt,
+    np.square: E.g_square,
+    np.reciprocal: E.g_reciprocal,
+    np.sin: E.g_sin,
+    np.cos: E.g_cos,
+    np.tan: E.g_tan,
+    np.arcsin: E.g_arcsin,
+    np.arccos: E.g_arccos,
+    np.arctan: E.g_arctan,
+    np.sinh: E.g_sinh,
+    np.cosh: E.g_cosh,
+    np.tanh: E.g_tanh,
+    np.arcsinh: E.g_arcsinh,
+    np.arccosh: E.g_arccosh,
+    np.arctanh: E.g_arctanh,
+    np.deg2rad: E.g_deg2rad,
+    np.rad2deg: E.g_rad2deg,
+    np.absolute: E.g_abs,  # also np.abs
+    np.fabs: E.g_abs,
+    np.conjugate: E.g_conj,  # also np.conj
+}
+# The same ufuncs under their other names, where they are other objects.
+UNARY_ALIASES: dict[np.ufunc, np.ufunc] = {np.radians: np.deg2rad, np.degrees: np.rad2deg}
+
+BINARY: dict[np.ufunc, tuple[E.BinaryGrad | None, E.BinaryGrad | None]] = {
+    np.add: (E.g_first, E.g_first),
+    np.subtract: (E.g_first, E.g_negate2),
+    np.multiply: (E.g_times_y, E.g_times_x),
+    np.divide: (E.g_over_y, E.g_quotient_y),  # also np.true_divide
+    np.power: (E.g_pow_x, E.g_pow_y),
+    np.float_power: (E.g_pow_x, E.g_pow_y),
+    np.remainder: (E.g_first, E.g_mod_y),  # also np.mod
+    np.fmod: (E.g_first, E.g_fmod_y),
+    np.maximum: (E.g_max_x, E.g_max_y),
+    np.minimum: (E.g_min_x, E.g_min_y),
+    np.fmax: (E.g_max_x, E.g_max_y),
+    np.fmin: (E.g_min_x, E.g_min_y),
+    np.arctan2: (E.g_atan2_y, E.g_atan2_x),
+    np.hypot: (E.g_hypot_x, E.g_hypot_y),
+    np.logaddexp: (E.g_logaddexp_x, E.g_logaddexp_y),
+    np.logaddexp2: (E.g_logaddexp2_x, E.g_logaddexp2_y),
+}
+
+# Piecewise constant or boolean: no derivative anywhere it exists.
+ZERO_UNARY = (
+    np.sign, np.floor, np.ceil, np.trunc, np.rint, np.signbit, np.isnan, np.isinf,
+    np.isfinite, np.logical_not,
+)  # fmt: skip
+ZERO_BINARY = (
+    np.floor_divide, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
+    np.greater_equal, np.logical_and, np.logical_or, np.logical_xor, np.heaviside,
+)  # fmt: skip
+
+# Operators on arrays (and on an array and a scalar) are their ufuncs.
+OPERATOR_UNARY: dict[t.Callable[..., t.Any], np.ufunc] = {
+    operator.neg: np.negative,
+    operator.pos: np.positive,
+    operator.abs: np.absolute,
+    abs: np.absolute,
+}
+OPERATOR_BINARY: dict[t.Callable[..., t.Any], np.ufunc] = {
+    operator.add: np.add,
+    operator.sub: np.subtract,
+    operator.mul: np.multiply,
+    operator.truediv: np.divide,
+    operator.pow: np.power,
+    operator.mod: np.remainder,
+}
+ARRAY_BINARY_PATTERNS = [(ARRAY, ARRAY), (ARRAY, NUMBER), (NUMBER, ARRAY)]
+
+
+def _register() -> None:
+    for ufunc, grad in UNARY.items():
+        E.register_all([ufunc], E.unary_rule(grad), E.UNARY_PATTERNS)
+    for alias, ufunc in UNARY_ALIASES.items():
+        E.register_all([alias], E.unary_rule(UNARY[ufunc]), E.UNARY_PATTERNS)
+    for ufunc, (gx, gy) in BINARY.items():
+        E.register_all([ufunc], E.binary_rule(gx, gy), E.BINARY_PATTERNS)
+    for ufunc in ZERO_UNARY:
+        for kind in NUMERIC:
+            zero_derivative(ufunc, kind)
+    for ufunc in ZERO_BINARY:
+        for pair in E.BINARY_PATTERNS:
+            zero_derivative(ufunc, *pair)
+    for op, ufunc in OPERATOR_UNARY.items():
+        primitive(op, ARRAY)(E.unary_rule(UNARY[ufunc]))
+    for op, ufunc in OPERATOR_BINARY.items():
+        E.register_all([op], E.binary_rule(*BINARY[ufunc]), ARRAY_BINARY_PATTERNS)
+    for pair in ARRAY_BINARY_PATTERNS:
+        zero_derivative(operator.floordiv, *pair)
+    for op, ufunc in _SCALAR_IN_PLACE.items():
+        primitive(op, NUMBER, ARRAY)(E.binary_rule(*BINARY[ufunc]))
+
+
+# ``x += a`` for a float x and an array a: x is rebound to a new array; the array forms with an
+# array on the left are the stateful rules of gibbous.rules.inplace.
+_SCALAR_IN_PLACE: dict[t.Callable[..., t.Any], np.ufunc] = {
+    operator.iadd: np.add,
+    operator.isub: np.subtract,
+    operator.imul: np.multiply,
+    operator.itruediv: np.divide,
+    operator.ipow: np.power,
+}
+
+_register()
+
+# --------------------------------------------------------------------------------------------
+# clip and where
+
+
+def _clip_masks(a: t.Any, lo: t.Any, hi: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    """Which of a, lo, hi each element of ``clip(a, lo, hi) = minimum(maximum(a, lo), hi)``
+    comes from; at a tie the value goes to ``a`` (as if the bound were not there)."""
+    above_lo = True if lo is None else np.greater_equal(a, lo)
+    raised = a if lo is None else np.where(above_lo, a, lo)
+    below_hi = True if hi is None else np.less_equal(raised, hi)
+    from_a = np.logical_and(above_lo, below_hi)
+    from_lo = np.logical_and(np.logical_not(above_lo), below_hi)
+    return from_a, from_lo, np.logical_not(below_hi)
+
+
+_CLIP_NAMES = ("a_min", "a_max")
+
+
+def clip_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.clip(a, lo, hi)`` with bounds by position or as ``a_min``/``a_max``/``min``/``max``
+    (either may be None)."""
+    bounds: dict[str, CD] = dict(zip(_CLIP_NAMES, args))
+    for name, value in kwargs.items():
+        key = {"min": "a_min", "max": "a_max"}.get(name, name)
+        if key not in _CLIP_NAMES:
+            raise TypeError(f"np.clip: gibbous's rule does not support the argument {name!r}")
+        bounds[key] = value
+    none = CoDual(None, NT)
+    lo, hi = bounds.get("a_min", none), bounds.get("a_max", none)
+    z = f.primal(a.primal, *(c.primal for c in args), **{k: v.primal for k, v in kwargs.items()})
+    zf = new_fdata(z)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        operands = (a, *args, *kwargs.values())
+        if g is None:
+            return (NT, *(zero_for(c) for c in operands))
+        from_a, from_lo, from_hi = _clip_masks(a.primal, lo.primal, hi.primal)
+        grads = {id(a): send(a, g * from_a) if needs(a) else zero_for(a)}
+        for bound, mask in ((lo, from_lo), (hi, from_hi)):
+            if bound is not none:
+                grads[id(bound)] = send(bound, g * mask) if needs(bound) else zero_for(bound)
+        return (NT, *(grads[id(c)] for c in operands))
+
+    return CoDual(z, zf), pullback
+
+
+for _kind in NUMERIC:
+    primitive(np.clip, _kind, ...)(clip_rrule)
+primitive(np.ndarray.clip, ARRAY, ...)(clip_rrule)
+
+
+def where_rrule(f: CD, cond: CD, x: CD, y: CD) -> RuleResult:
+    """``np.where(cond, x, y)``: x's gradient where cond holds, y's elsewhere."""
+    c = cond.primal
+    z = f.primal(c, x.primal, y.primal)
+    zf = new_fdata(z)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None:
+            return NT, NT, zero_for(x), zero_for(y)
+        gx = send(x, np.where(c, g, 0)) if needs(x) else zero_for(x)
+        gy = send(y, np.where(c, 0, g)) if needs(y) else zero_for(y)
+        return NT, NT, gx, gy
+
+    return CoDual(z, zf), pullback
+
+
+for _x in NUMERIC:
+    for _y in NUMERIC:
+        primitive(np.where, ANY, _x, _y)(where_rrule)
+zero_derivative(np.where, ANY)  # the one-argument form: indices
+
+# --------------------------------------------------------------------------------------------
+# real, imag, conj: real and imag of a complex array are views
+
+
+def real_or_imag(x: CD, take_imag: bool) -> tuple[CD, t.Callable[[t.Any], t.Any]]:
+    """The real or imaginary part of ``x`` and a function from its cotangent rdata to x's rdata.
+
+    Of a complex array both parts are views: their fdata is the same part of x's fdata, and
+    nothing is left to do in the pullback.  The real part of a real array is the array itself;
+    the imaginary part of a real array is a new array of zeros, without derivative.  Of a
+    scalar, the cotangent ``g`` goes back as ``g`` (real part) or ``i g`` (imaginary part).
+    """
+    xp = x.primal
+    z = np.imag(xp) if take_imag else np.real(xp)
+    if z is xp:  # the real part of a real array or float: the value itself
+        if isinstance(xp, np.ndarray):
+            return x, lambda dz: NT
+        return x, lambda dz: zero_for(x) if dz is NT else dz
+    if isinstance(xp, np.ndarray) and isinstance(x.fdata, np.ndarray) and shares_memory(z, xp):
+        zf = view_fdata(z, np.imag(x.fdata) if take_imag else np.real(x.fdata))
+        return CoDual(z, zf), lambda dz: NT
+    zf = new_fdata(z)
+    if not needs(x) or (take_imag and not np.iscomplexobj(xp)):
+        return CoDual(z, zf), lambda dz: zero_for(x)
+
+    def back(dz: t.Any) -> t.Any:
+        g = cotangent(zf, dz)
+        return zero_for(x) if g is None else send(x, g * 1j if take_imag else g)
+
+    return CoDual(z, zf), back
+
+
+def real_imag_rrule(f: CD, x: CD) -> RuleResult:
+    """``np.real(x)``, ``np.imag(x)``."""
+    z, back = real_or_imag(x, f.primal is np.imag)
+    return z, lambda dz: (NT, back(dz))
+
+
+for _kind in NUMERIC:
+    primitive(np.real, _kind)(real_imag_rrule)
+    primitive(np.imag, _kind)(real_imag_rrule)
+
+
+def conj_method_rrule(f: CD, x: CD) -> RuleResult:
+    """``x.conj()``, ``x.conjugate()`` on arrays and ``complex.conjugate(z)``."""
+    z = f.primal(x.primal)
+    zf = new_fdata(z)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None or not needs(x):
+            return NT, zero_for(x)
+        return NT, send(x, conj(g))
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.ndarray.conj, ARRAY)(conj_method_rrule)
+primitive(np.ndarray.conjugate, ARRAY)(conj_method_rrule)
+primitive(complex.conjugate, NUMBER)(conj_method_rrule)
+primitive(float.conjugate, NUMBER)(conj_method_rrule)

@@ -1,0 +1,150 @@
+"""``sum``, ``min`` and ``max`` over iterables (lists, tuples, arrays, iterators), and
+``min``/``max`` of several values.
+
+``sum(xs, start)`` gives every item the cotangent (summed over broadcast axes for arrays).
+``math.fsum`` and ``math.prod`` (the genexpr consumers of the frontend) too.  ``min``/``max``
+give it to the item Python returns: the first of equal extremes (also with
+``key=``, whose own gradient is zero: the choice is locally constant).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import typing as t
+
+from gibbous.rules.prims.common import (
+    ANY,
+    CD,
+    NT,
+    RuleResult,
+    conj,
+    cotangent,
+    new_fdata,
+    nothing,
+    send,
+    zero_for,
+)
+from gibbous.rules.prims.items import Items, TupleItems
+from gibbous.rules.prims.iteration import consume
+from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules.tangents import CoDual
+
+
+@primitive(builtins.sum, ANY, ...)
+def sum_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    if len(args) + len(kwargs) > 1 or set(kwargs) - {"start"}:
+        raise TypeError("sum() takes an iterable and an optional start")
+    start = (*args, *kwargs.values())[0] if args or kwargs else CoDual(0, NT)
+    items = consume(x)
+    values = [items.item(j) for j in range(len(items))]
+    y = f.primal(values, start.primal)
+    rest = len(args) + len(kwargs)
+    if y is start.primal:  # nothing to add: the start itself
+        return start, lambda dy: (NT, items.rdata(), *((dy,) if rest else ()))
+    yf = new_fdata(y)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        for j in range(len(values)):
+            items.send(j, g)
+        start_rdata = (send(start, g),) if rest else ()
+        return (NT, items.rdata(), *start_rdata)
+
+    return CoDual(y, yf), pullback
+
+
+def _chosen(keys: t.Sequence[t.Any], larger: bool) -> int:
+    """The index of the item ``max``/``min`` returns: the first of the extreme ones."""
+    best = 0
+    for i in range(1, len(keys)):
+        if (keys[i] > keys[best]) if larger else (keys[i] < keys[best]):
+            best = i
+    return best
+
+
+def min_max_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``max(iterable, key=..., default=...)`` or ``max(a, b, ..., key=...)``."""
+    if set(kwargs) - {"key", "default"}:
+        raise TypeError(f"unexpected arguments {sorted(kwargs)}")
+    key = kwargs["key"].primal if "key" in kwargs else None
+    items: Items = consume(args[0]) if len(args) == 1 else TupleItems(
+        tuple(a.primal for a in args), tuple(a.fdata for a in args)
+    )
+    values = [items.item(j) for j in range(len(items))]
+    rest = nothing(len(kwargs))
+    if not values:
+        if "default" not in kwargs:
+            f.primal([])  # raises the ValueError Python raises
+        default = kwargs["default"]
+        return default, lambda dy: (
+            NT,
+            items.rdata(),
+            *(dy if name == "default" else NT for name in kwargs),
+        )
+    keys = values if key is None else [key(v) for v in values]
+    k = _chosen(keys, f.primal is builtins.max)
+    y = values[k]
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        items.send_rdata(k, dy)
+        if len(args) == 1:
+            return (NT, items.rdata(), *rest)
+        # Several operands: each gets its own rdata (TupleItems accumulated them).
+        rdata = items.rdata()
+        if rdata is NT:
+            return (NT, *(zero_for(a) for a in args), *rest)
+        return (NT, *rdata, *rest)
+
+    return CoDual(y, items.fdata(k)), pullback
+
+
+for _fn in (builtins.min, builtins.max):
+    primitive(_fn, ANY, ...)(min_max_rrule)
+
+
+@primitive(math.fsum, ANY)
+def fsum_rrule(f: CD, x: CD) -> RuleResult:
+    items = consume(x)
+    values = [items.item(j) for j in range(len(items))]
+    y = f.primal(values)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if dy is not NT:
+            for j in range(len(values)):
+                items.send(j, dy)
+        return NT, items.rdata()
+
+    return CoDual(y, NT), pullback
+
+
+@primitive(math.prod, ANY, ...)
+def prod_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
+    """``math.prod(xs, start=1)``: each item gets the product of all the others (running
+    products from both ends: exact with zeros)."""
+    items = consume(x)
+    values = [items.item(j) for j in range(len(items))]
+    start = kwargs.get("start", CoDual(1, NT))
+    y = f.primal(values, start=start.primal)
+    yf = new_fdata(y)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is None:
+            return (NT, items.rdata(), *(zero_for(c) for c in kwargs.values()))
+        factors = [start.primal, *values]
+        left, right = [1] * len(factors), [1] * len(factors)
+        for j in range(1, len(factors)):
+            left[j] = left[j - 1] * factors[j - 1]
+            right[-j - 1] = right[-j] * factors[-j]
+        others = [lft * rgt for lft, rgt in zip(left, right)]
+        for j in range(len(values)):
+            items.send(j, g * conj(others[j + 1]))
+        start_rdata = (send(start, g * conj(others[0])),) if kwargs else ()
+        return (NT, items.rdata(), *start_rdata)
+
+    return CoDual(y, yf), pullback
+
+
+for _zero_fn in (builtins.any, builtins.all, builtins.set, builtins.frozenset):
+    zero_derivative(_zero_fn, ...)

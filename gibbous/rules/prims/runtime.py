@@ -1,0 +1,245 @@
+"""The frontend's runtime helpers (``gibbous.frontend.runtime``) that carry values: closure
+cells, nested functions, ``typing.cast`` (type inference's narrowing) and ``check_bound``.
+
+**Cells.**  CPython cells have no tangent of their own in the tangent model: a closure's tangent
+is a ``MutableTangent`` with one field per free variable, holding the tangent of the cell's
+contents.  The fdata of a cell is therefore a ``CellTangent``: a reference to the entry of a
+``fields`` dict that holds the contents' tangent.
+
+* ``closure_cell(fn, i)`` refers into ``fn``'s own tangent (``fields[fn.__code__.co_freevars[i]]``),
+  so gradients of what a closure captured land in the closure's tangent (the ``df`` of the
+  design), unless ``fn`` was made by ``make_function`` in the differentiated code, in which
+  case the cells it was made from are used (see below);
+* ``make_cell(v)`` makes a fresh one, holding v's tangent;
+* ``cell_get`` reads the contents' fdata and adds the cotangent's rdata into the entry;
+  ``cell_set`` replaces the entry (and puts the old value and tangent back in its pullback).
+
+``make_function(code, owner, defaults, kwdefaults, closure)`` gives the new function a
+``MutableTangent`` whose fields are the cells' tangents at that moment (the same objects for
+arrays, lists and objects) and remembers the ``CellTangent`` objects it was made from, so that
+``closure_cell`` on it reaches the very cells, even when two closures share one.  Defaults
+that carry a tangent are refused: a call binds them without going through any rule, so their
+gradient would be lost.
+"""
+
+from __future__ import annotations
+
+import typing as t
+import weakref
+
+import attrs
+
+from gibbous.frontend import runtime
+from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing
+from gibbous.rules.prims.items import full_tangent, rdata_tangent
+from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules.tangents import (
+    CoDual,
+    MutableTangent,
+    fdata_of,
+    increment,
+    is_differentiable,
+    rdata_of,
+    zero_fdata,
+)
+
+_MISSING = object()
+
+
+@attrs.define(eq=False)
+class CellTangent:
+    """The fdata of a cell: ``fields[name]`` is the tangent of the cell's contents (absent
+    while the cell is empty)."""
+
+    fields: dict[str, t.Any]
+    name: str
+
+    def get(self) -> t.Any:
+        return self.fields.get(self.name, NT)
+
+
+# The cells a function made by ``make_function`` closes over, by the function's tangent.
+_CLOSURE_CELLS: weakref.WeakKeyDictionary[MutableTangent, tuple[t.Any, ...]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@primitive(runtime.make_cell, ...)
+def make_cell_rrule(f: CD, *value: CD) -> RuleResult:
+    cell = f.primal(*(v.primal for v in value))
+    fields: dict[str, t.Any] = {}
+    if value:
+        fields["cell_contents"] = full_tangent(value[0].primal, value[0].fdata)
+    ct = CellTangent(fields, "cell_contents")
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        return (NT, *(rdata_of(ct.get()) for _ in value))
+
+    return CoDual(cell, ct), pullback
+
+
+@primitive(runtime.closure_cell, ANY, ANY)
+def closure_cell_rrule(f: CD, fn: CD, index: CD) -> RuleResult:
+    cell = f.primal(fn.primal, index.primal)
+    i, fd = index.primal, fn.fdata
+    if isinstance(fd, MutableTangent):
+        made = _CLOSURE_CELLS.get(fd)
+        name = fn.primal.__code__.co_freevars[i]
+        ct = made[i] if made is not None else CellTangent(fd.fields, name)
+    else:  # a function without a tangent (a constant): its captured values are constants too
+        ct = CellTangent({}, "cell_contents")
+        try:
+            contents = cell.cell_contents
+            ct.fields["cell_contents"] = full_tangent(contents, zero_fdata(contents))
+        except ValueError:  # an empty cell
+            pass
+    return CoDual(cell, ct), lambda dy: (NT, NT, NT)
+
+
+@primitive(runtime.cell_get, ANY, ...)
+def cell_get_rrule(f: CD, cell: CD, *args: CD) -> RuleResult:
+    y = f.primal(cell.primal, *(a.primal for a in args))
+    ct = cell.fdata
+    rest = nothing(len(args))
+    if not isinstance(ct, CellTangent):  # an inactive cell
+        return CoDual(y, NT), lambda dy: (NT, NT, *rest)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if dy is not NT:
+            ct.fields[ct.name] = increment(ct.fields[ct.name], rdata_tangent(y, dy))
+        return (NT, NT, *rest)
+
+    return CoDual(y, fdata_of(ct.get())), pullback
+
+
+@primitive(runtime.cell_set, ANY, ANY)
+def cell_set_rrule(f: CD, cell: CD, v: CD) -> RuleResult:
+    c, ct = cell.primal, cell.fdata
+    if not isinstance(ct, CellTangent):  # an inactive cell: a throwaway tangent
+        ct = CellTangent({}, "cell_contents")
+    try:
+        old = c.cell_contents
+    except ValueError:
+        old = _MISSING
+    old_t = ct.fields.get(ct.name, _MISSING)
+    f.primal(c, v.primal)
+    ct.fields[ct.name] = full_tangent(v.primal, v.fdata)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        r = rdata_of(ct.fields[ct.name])
+        if old is _MISSING:
+            del c.cell_contents
+        else:
+            c.cell_contents = old
+        if old_t is _MISSING:
+            del ct.fields[ct.name]
+        else:
+            ct.fields[ct.name] = old_t
+        return NT, NT, r
+
+    return CoDual(None, NT), pullback
+
+
+@primitive(runtime.cell_delete, ANY, ...)
+def cell_delete_rrule(f: CD, cell: CD, *args: CD) -> RuleResult:
+    c, ct = cell.primal, cell.fdata
+    old = c.cell_contents if _has_contents(c) else _MISSING
+    f.primal(c, *(a.primal for a in args))
+    old_t = ct.fields.pop(ct.name, _MISSING) if isinstance(ct, CellTangent) else _MISSING
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if old is not _MISSING:
+            c.cell_contents = old
+        if old_t is not _MISSING:
+            ct.fields[ct.name] = old_t
+        return (NT, NT, *nothing(len(args)))
+
+    return CoDual(None, NT), pullback
+
+
+def _has_contents(cell: t.Any) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+@primitive(runtime.make_function, ...)
+def make_function_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    operands = (*args, *kwargs.values())
+    names = ("code", "owner", "defaults", "kwdefaults", "closure", "annotations")
+    bound = dict(zip(names, args)) | kwargs
+    for key in ("defaults", "kwdefaults"):
+        d = bound.get(key)
+        if d is not None and is_differentiable(d.primal):
+            raise NotImplementedError(
+                "gibbous cannot differentiate through default values of a nested function "
+                "(a call binds them without a rule, so their gradient would be lost); pass the "
+                "value as an argument or let the function read it from the enclosing scope"
+            )
+    fn = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    closure = bound.get("closure")
+    if not fn.__closure__ or closure is None:
+        return CoDual(fn, zero_fdata(fn)), lambda dy: (NT, *nothing(len(operands)))
+    if closure.fdata is NT:  # inactive cells
+        return CoDual(fn, NT), lambda dy: (NT, *nothing(len(operands)))
+    # An inactive cell among active ones gets a throwaway tangent.
+    cells = tuple(
+        c if isinstance(c, CellTangent) else CellTangent({}, "cell_contents")
+        for c in closure.fdata
+    )
+    fields = {
+        name: c.get()
+        for name, c in zip(fn.__code__.co_freevars, cells)
+        if c.name in c.fields
+    }
+    fd = MutableTangent(fields)
+    _CLOSURE_CELLS[fd] = cells
+    return CoDual(fn, fd), lambda dy: (NT, *nothing(len(operands)))
+
+
+# --------------------------------------------------------------------------------------------
+# Identities and helpers without derivative
+
+
+@primitive(t.cast, ANY, ANY)
+def cast_rrule(f: CD, ty: CD, value: CD) -> RuleResult:
+    """``typing.cast(T, v)`` is ``v``: type inference uses it to narrow a value's type."""
+    return value, lambda dy: (NT, NT, dy)
+
+
+@primitive(runtime.check_bound, ANY, ANY)
+def check_bound_rrule(f: CD, value: CD, name: CD) -> RuleResult:
+    f.primal(value.primal, name.primal)
+    return value, lambda dy: (NT, dy, NT)
+
+
+for _fn in (
+    runtime.build_string,
+    runtime.exception_instance,
+    runtime.exception_with_cause,
+    runtime.name_error,
+):
+    zero_derivative(_fn, ...)
+
+
+@primitive(runtime.dict_merge, ANY, ANY)
+def dict_merge_rrule(f: CD, d: CD, other: CD) -> RuleResult:
+    """``f(**a, **b)``: the keys of ``other`` are added to ``d`` (a repeated key raises)."""
+    mapping, tangent = d.primal, d.fdata
+    source = other.fdata if isinstance(other.fdata, dict) else {}
+    keys = list(t.cast(t.Mapping[t.Any, t.Any], other.primal).keys())
+    f.primal(mapping, other.primal)
+    for k in keys:
+        tangent[k] = full_tangent(mapping[k], fdata_of(source.get(k, NT)))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        for k in reversed(keys):
+            r = rdata_of(tangent.pop(k))
+            del mapping[k]
+            if k in source and r is not NT:
+                source[k] = increment(source[k], r)
+        return NT, NT, NT
+
+    return CoDual(None, NT), pullback

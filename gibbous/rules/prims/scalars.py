@@ -1,0 +1,216 @@
+"""Operators, ``math`` functions and numeric builtins on scalars.
+
+Scalars are Python and NumPy bools, ints, floats and complex numbers (the pattern
+``object<numbers.Number>``).  The forward pass calls the callee itself, so Python's semantics
+hold (``(-8.0) ** 0.5`` is complex, ``1.0 / 0.0`` raises); the gradient functions are those of
+the NumPy ufuncs (``elementwise``).  Ints and bools get no gradient.  In-place operators on
+scalars (``x += 1.0``) rebind the name: they are the plain operators.
+
+``min``/``max`` are in ``pybuiltins``.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import typing as t
+
+import numpy as np
+
+from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims.common import (
+    ARRAY,
+    CD,
+    NT,
+    NUMBER,
+    STR,
+    RuleResult,
+    needs,
+    new_fdata,
+    send,
+    zero_for,
+)
+from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules.tangents import CoDual
+
+# --------------------------------------------------------------------------------------------
+# Operators
+
+OPERATOR_BINARY: dict[t.Callable[..., t.Any], tuple[E.BinaryGrad, E.BinaryGrad]] = {
+    operator.add: (E.g_first, E.g_first),
+    operator.sub: (E.g_first, E.g_negate2),
+    operator.mul: (E.g_times_y, E.g_times_x),
+    operator.truediv: (E.g_over_y, E.g_quotient_y),
+    operator.pow: (E.g_pow_x, E.g_pow_y),
+    operator.mod: (E.g_first, E.g_mod_y),
+}
+# On scalars the in-place forms rebind: ``x += y`` is ``x = x + y``.
+IN_PLACE = {
+    operator.iadd: operator.add,
+    operator.isub: operator.sub,
+    operator.imul: operator.mul,
+    operator.itruediv: operator.truediv,
+    operator.ipow: operator.pow,
+    operator.imod: operator.mod,
+}
+OPERATOR_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
+    operator.neg: E.g_negate,
+    operator.pos: E.g_same,
+    operator.abs: E.g_abs,
+    builtins.abs: E.g_abs,
+}
+
+for _op, (_gx, _gy) in OPERATOR_BINARY.items():
+    E.register_all([_op], E.binary_rule(_gx, _gy), E.SCALAR_BINARY)
+for _iop, _op in IN_PLACE.items():
+    E.register_all([_iop], E.binary_rule(*OPERATOR_BINARY[_op]), E.SCALAR_BINARY)
+E.register_all([builtins.pow], E.binary_rule(E.g_pow_x, E.g_pow_y), E.SCALAR_BINARY)
+for _op, _g in OPERATOR_UNARY.items():
+    E.register_all([_op], E.unary_rule(_g), E.SCALAR_UNARY)
+for _op in (operator.floordiv, operator.ifloordiv):
+    zero_derivative(_op, NUMBER, NUMBER)
+
+# --------------------------------------------------------------------------------------------
+# math
+
+MATH_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
+    math.sin: E.g_sin,
+    math.cos: E.g_cos,
+    math.tan: E.g_tan,
+    math.asin: E.g_arcsin,
+    math.acos: E.g_arccos,
+    math.atan: E.g_arctan,
+    math.sinh: E.g_sinh,
+    math.cosh: E.g_cosh,
+    math.tanh: E.g_tanh,
+    math.asinh: E.g_arcsinh,
+    math.acosh: E.g_arccosh,
+    math.atanh: E.g_arctanh,
+    math.exp: E.g_exp,
+    math.exp2: E.g_exp2,
+    math.expm1: E.g_expm1,
+    math.log: E.g_log,  # one argument; two below
+    math.log2: E.g_log2,
+    math.log10: E.g_log10,
+    math.log1p: E.g_log1p,
+    math.sqrt: E.g_sqrt,
+    math.cbrt: E.g_cbrt,
+    math.fabs: E.g_abs,
+    math.erf: E.g_erf,
+    math.erfc: E.g_erfc,
+    math.degrees: E.g_rad2deg,
+    math.radians: E.g_deg2rad,
+}
+MATH_BINARY: dict[t.Callable[..., t.Any], tuple[E.BinaryGrad, E.BinaryGrad]] = {
+    math.pow: (E.g_pow_x, E.g_pow_y),
+    math.atan2: (E.g_atan2_y, E.g_atan2_x),
+    math.fmod: (E.g_first, E.g_fmod_y),
+}
+MATH_ZERO = (math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
+
+for _fn, _g in MATH_UNARY.items():
+    E.register_all([_fn], E.unary_rule(_g), E.SCALAR_UNARY)
+for _fn, (_gx, _gy) in MATH_BINARY.items():
+    E.register_all([_fn], E.binary_rule(_gx, _gy), E.SCALAR_BINARY)
+for _fn in MATH_ZERO:
+    zero_derivative(_fn, NUMBER)
+
+
+def _g_log_base_x(g: t.Any, x: t.Any, b: t.Any, z: t.Any) -> t.Any:
+    return g / (x * np.log(b))
+
+
+def _g_log_base_b(g: t.Any, x: t.Any, b: t.Any, z: t.Any) -> t.Any:
+    # log(x) / log(b): d/db = -log(x) / (b log(b)**2) = -z / (b log(b))
+    return -g * z / (b * np.log(b))
+
+
+E.register_all([math.log], E.binary_rule(_g_log_base_x, _g_log_base_b), E.SCALAR_BINARY)
+
+
+@primitive(math.hypot, NUMBER, ...)
+def hypot_rrule(f: CD, *xs: CD) -> RuleResult:
+    """``math.hypot(*xs)``: each x_i gets x_i / h (0 when h = 0: a subgradient)."""
+    z = f.primal(*(x.primal for x in xs))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT or z == 0:
+            return (NT, *(zero_for(x) for x in xs))
+        return (NT, *(send(x, dz * x.primal / z) if needs(x) else zero_for(x) for x in xs))
+
+    return CoDual(z, NT), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# Builtins
+
+
+def _float_rrule(f: CD, x: CD) -> RuleResult:
+    """``float(x)`` of a number or a 0-d array: the identity on the value."""
+    z = f.primal(x.primal)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT or not needs(x):
+            return NT, zero_for(x)
+        return NT, send(x, dz)
+
+    return CoDual(z, NT), pullback
+
+
+for _fn in (builtins.float, np.float64, np.float32, builtins.complex, np.complex128):
+    primitive(_fn, NUMBER)(_float_rrule)
+for _fn in (builtins.float, builtins.complex):  # of a 0-d array
+    primitive(_fn, ARRAY)(_float_rrule)
+for _fn in (builtins.int, builtins.bool, builtins.round, np.int64, np.int32):
+    zero_derivative(_fn, NUMBER, ...)
+    zero_derivative(_fn, ARRAY)
+for _fn in (builtins.float, builtins.int, builtins.complex):
+    zero_derivative(_fn, STR)
+
+
+@primitive(builtins.complex, NUMBER, NUMBER)
+def complex_rrule(f: CD, re: CD, im: CD) -> RuleResult:
+    """``complex(a, b) = a + i b``: a's gradient is the cotangent, b's is ``conj(i) * g``."""
+    z = f.primal(re.primal, im.primal)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT:
+            return NT, zero_for(re), zero_for(im)
+        gre = send(re, dz) if needs(re) else zero_for(re)
+        gim = send(im, -1j * dz) if needs(im) else zero_for(im)
+        return NT, gre, gim
+
+    return CoDual(z, NT), pullback
+
+
+def divmod_rrule(f: CD, a: CD, b: CD) -> RuleResult:
+    """``divmod(a, b) = (a // b, a % b)``: only the remainder has a derivative."""
+    ap, bp = a.primal, b.primal
+    y = f.primal(ap, bp)
+    parts = (new_fdata(y[0]), new_fdata(y[1]))  # the quotient too: a float array has fdata
+    yf = NT if parts[0] is NT and parts[1] is NT else parts
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = _remainder_cotangent(yf, dy)
+        if g is None:
+            return NT, zero_for(a), zero_for(b)
+        g = E.numpy_scalar(g)
+        ga = send(a, g) if needs(a) else zero_for(a)
+        gb = send(b, E.g_mod_y(g, ap, bp, None)) if needs(b) else zero_for(b)
+        return NT, ga, gb
+
+    return CoDual(y, yf), pullback
+
+
+def _remainder_cotangent(yf: t.Any, dy: t.Any) -> t.Any:
+    """The cotangent of the remainder: in its fdata (arrays) or the second item of the rdata."""
+    if yf is not NT and isinstance(yf[1], np.ndarray):
+        return yf[1]
+    if dy is NT or dy[1] is NT:
+        return None
+    return dy[1]
+
+
+for _fn in (builtins.divmod, np.divmod):
+    E.register_all([_fn], divmod_rrule, E.BINARY_PATTERNS)

@@ -1,0 +1,140 @@
+"""The generated forward and reverse programs: what they record, what they leave out."""
+
+from __future__ import annotations
+
+import traceback
+
+import numpy as np
+import pytest
+
+from gibbous.api import build_rrule, value_and_gradient
+from gibbous.ir.verify import verify
+from gibbous.rules.derived import DerivedRule
+from tests.ad.conftest import check
+
+
+def source(rule: DerivedRule) -> str:
+    return str(rule.program.description.source)  # type: ignore[attr-defined]
+
+
+def straight(x: float, y: float) -> float:
+    return x * y + y
+
+
+def diamond(x: float, y: float) -> float:
+    if x > y:
+        z = x * y
+    else:
+        z = x + y
+    return z * z
+
+
+def loop(x: float, n: int) -> float:
+    acc = 0.0
+    for i in range(n):
+        acc = acc * x + i
+    return acc
+
+
+def two_returns(x: float) -> float:
+    if x > 0:
+        return x * 2.0
+    return x * x
+
+
+def test_predecessors_are_recorded_only_at_joins() -> None:
+    assert "pred_" not in source(build_rrule(straight, 1.0, 2.0))
+    for f, args in [(diamond, (1.0, 2.0)), (loop, (0.5, 3))]:
+        text = source(build_rrule(f, *args))
+        pushes = {line.split("(")[0].strip() for line in text.splitlines() if "pred_" in line and "(" in line}
+        joins = len([p for p in pushes if p.startswith("push_")])
+        # CPython 3.12+ copies the diamond's ``return`` into both arms: no join, two returns.
+        assert joins == 1 or (f is diamond and "push_return" in text), text
+
+
+def test_the_returning_block_is_recorded_only_where_there_are_several() -> None:
+    assert "push_return" not in source(build_rrule(loop, 0.5, 3))
+    rule = build_rrule(two_returns, 1.0)
+    assert "push_return" in source(rule)
+    for x in (1.5, -0.5):
+        check(two_returns, x, rule=rule)
+
+
+def test_inactive_code_runs_as_plain_primal_code() -> None:
+    rule = build_rrule(loop, 0.5, 3)
+    text = source(rule)
+    forward = text.split("def loop_reverse")[0]
+    assert "range(" in forward and "next_or_stop(" in forward  # plain calls, no rules
+    assert len([s for s in rule.program.slots if s[1] == "rule"]) == 2  # mul and add
+    assert len(rule.stacks) == 3  # their two pullback stacks and the loop header's edges
+
+
+def test_float_adjoints_flow_through_block_arguments() -> None:
+    rule = build_rrule(loop, 0.5, 3)
+    reverse = source(rule).split("def loop_reverse")[1]
+    assert "dacc" in reverse
+    for n in (0, 1, 4):
+        check(loop, 0.7, n, rule=rule)
+
+
+def test_forward_and_reverse_are_valid_ir() -> None:
+    rule = build_rrule(diamond, 1.0, 2.0)
+    stages = rule.program.description  # type: ignore[attr-defined]
+    verify(stages.forward)
+    verify(stages.reverse)
+    assert stages.forward.name == "diamond.forward"
+    assert len(stages.reverse.entry.args) == 1
+
+
+def fails(x: np.ndarray) -> float:
+    y = x * 2.0
+    if float(np.sum(y)) > 0:
+        raise ValueError("positive")
+    return float(np.sum(y * y))
+
+
+def test_tracebacks_show_generated_lines() -> None:
+    rule = build_rrule(fails, -np.ones(2))
+    with pytest.raises(ValueError) as info:
+        value_and_gradient(rule, fails, np.ones(2))
+    frames = traceback.extract_tb(info.value.__traceback__)
+    generated = [fr for fr in frames if fr.filename.startswith("<gibbous:fails")]
+    assert generated and "raise" in (generated[-1].line or "")
+    assert value_and_gradient(rule, fails, -np.ones(2))[0] == 8.0
+
+
+def test_passes_can_be_replaced_and_debug_verifies() -> None:
+    from gibbous.passes.dce import DeadCodeElimination
+
+    for passes in ([], "dce", ["fold", DeadCodeElimination()]):
+        rule = build_rrule(loop, 0.5, 3, passes=passes, debug=True)
+        check(loop, 0.5, 3, rule=rule)
+    with pytest.raises(Exception, match="no pass named"):
+        build_rrule(loop, 0.5, 3, passes="no-such-pass")
+
+
+def test_a_compiled_factory_is_instantiated_with_other_closure_values() -> None:
+    from gibbous.backends.numpy.codegen import Factory
+    from gibbous.ir.builder import Builder
+    from gibbous.ir.core import Function
+    from gibbous.ir.types import ANY
+
+    class Box:
+        def __init__(self, v: int) -> None:
+            self.v = v
+
+        def __call__(self) -> int:
+            return self.v
+
+    box = Box(1)
+    f = Function("get", [])
+    b = Builder(f)
+    b.ret(b.call(box, type=ANY))
+    factory = Factory("get")
+    factory.add(f)
+    compiled = factory.compile()
+    index = compiled.values.index(box)
+    (one,) = compiled.instantiate()
+    (two,) = compiled.instantiate({index: Box(2)})
+    assert (one(), two()) == (1, 2)
+    assert getattr(one, "__gibbous_source__") is getattr(two, "__gibbous_source__")

@@ -1,0 +1,267 @@
+"""Views, copies, joins, constructors and attributes of arrays."""
+
+from __future__ import annotations
+
+import builtins
+import operator
+import typing as t
+
+import numpy as np
+import pytest
+
+from gibbous.rules.tangents import NoTangent, Tangent
+from tests.rules.prims.harness import Tape, call, check, check_call, check_like_float64, gradient
+
+NT = NoTangent()
+
+
+def views(x: np.ndarray) -> list[tuple[str, t.Callable[..., t.Any]]]:
+    return [
+        ("reshape", call(np.reshape, (4, 3))),
+        ("reshape method", call(np.ndarray.reshape, 4, 3)),
+        ("reshape method tuple", call(np.ndarray.reshape, (2, 6))),
+        ("reshape -1", call(np.reshape, -1)),
+        ("ravel", call(np.ravel)),
+        ("ravel method", call(np.ndarray.ravel)),
+        ("transpose", call(np.transpose)),
+        ("transpose axes", call(np.transpose, (1, 0))),
+        ("transpose method", call(np.ndarray.transpose, 1, 0)),
+        ("swapaxes", call(np.swapaxes, 0, 1)),
+        ("expand_dims", call(np.expand_dims, 1)),
+        ("squeeze", lambda tape, x: tape.call(np.squeeze, tape.call(np.expand_dims, x, 0))),
+        ("T", lambda tape, x: tape.call(builtins.getattr, x, tape.const("T"))),
+    ]
+
+
+@pytest.mark.parametrize("index", range(13))
+def test_views_share_fdata(index: int, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 4))
+    label, program = views(x)[index]
+    check(program, x, rng=rng)
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    y = program(tape, v)
+    assert np.shares_memory(y.fdata, v.fdata), label
+    y.fdata[...] += 1.0  # a cotangent written into the view lands in x's fdata
+    assert v.fdata.sum() == x.size
+
+
+@pytest.mark.parametrize("fn", [np.reshape, np.ravel, np.ndarray.flatten])
+def test_copying_reshapes(fn: t.Any, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 4))
+    def program(tape: t.Any, x: t.Any) -> t.Any:
+        transposed = tape.call(np.transpose, x)  # not contiguous: flattening it copies
+        return tape.call(fn, transposed, -1) if fn is np.reshape else tape.call(fn, transposed)
+
+    check(program, x, rng=rng)
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    y = program(tape, v)
+    assert not np.shares_memory(y.fdata, v.fdata)
+    check(call(fn, order="F") if fn is not np.reshape else call(fn, -1, order="F"), x, rng=rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_copy_and_astype(dtype: t.Any, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((2, 3))
+    check_call(np.copy, x, rng=rng)
+    check_call(np.ndarray.copy, x, rng=rng)
+    loose: dict[str, t.Any] = {"steps": (1e-2, 1e-3), "rtol": 1e-3} if dtype is np.float32 else {}
+    out = check(call(np.ndarray.astype, dtype), x, rng=rng, **loose)
+    assert out.grads[0].dtype == np.float64
+    check_like_float64(call(np.ndarray.astype, np.float64), x.astype(np.float32))
+
+
+def test_astype_to_the_same_dtype_without_copy_is_the_array() -> None:
+    x = np.ones(3)
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    assert tape.call(np.ndarray.astype, v, np.float64, copy=False).codual is v.codual
+    assert gradient(call(np.ndarray.astype, np.int64), x)[0].sum() == 0
+
+
+def test_array_of_nested_lists_and_tuples(rng: np.random.Generator) -> None:
+    check_call(np.array, [1.5, -0.5, 2.0], rng=rng)
+    check_call(np.array, [(1.5, -0.5), (2.0, 0.25)], rng=rng)
+    check_call(np.array, ([1.5, -0.5], [2.0, 0.25]), rng=rng)
+    check_call(np.asarray, [rng.standard_normal(3), rng.standard_normal(3)], rng=rng)
+    check_call(np.array, 1.5, rng=rng)
+    check(call(np.array, dtype=np.float32), [1.5, 2.5], rng=rng, rtol=1e-3, steps=(1e-2,))
+    out = check_call(np.array, (1.5, 2, 3.0), rng=rng)
+    assert out.rdata[0][1] is NT
+
+
+def test_array_of_an_array_copies_and_asarray_returns_it(rng: np.random.Generator) -> None:
+    x = rng.standard_normal(3)
+    check_call(np.array, x, rng=rng)
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    assert tape.call(np.asarray, v).codual is v.codual
+    y = tape.call(np.array, v)
+    assert not np.shares_memory(y.fdata, v.fdata)
+
+
+def test_array_from_scalars_made_in_the_program(rng: np.random.Generator) -> None:
+    def program(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        from gibbous.frontend import runtime
+
+        row = tape.call(runtime.make_list, a, tape.call(operator.mul, a, b), tape.const(1.0))
+        return tape.call(np.array, tape.call(runtime.make_list, row, row))
+
+    check(program, 1.5, -0.5, rng=rng)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_concatenate(axis: t.Any, rng: np.random.Generator) -> None:
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    from gibbous.frontend import runtime
+
+    def of_tuple(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        return tape.call(np.concatenate, tape.call(runtime.make_tuple, a, b), axis=axis)
+
+    def of_list(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        return tape.call(np.concatenate, tape.call(runtime.make_list, a, b), axis)
+
+    check(of_tuple, a, b, rng=rng)
+    check(of_list, a, b, rng=rng)
+
+
+def test_concatenate_uneven_and_lists(rng: np.random.Generator) -> None:
+    from gibbous.frontend import runtime
+
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 5))
+    def side_by_side(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        return tape.call(np.concatenate, tape.call(runtime.make_tuple, a, b), axis=1)
+
+    def with_a_list(tape: t.Any, a: t.Any, x: t.Any) -> t.Any:
+        items = tape.call(runtime.make_list, x, 2.0)
+        return tape.call(np.concatenate, tape.call(runtime.make_tuple, a, items))
+
+    check(side_by_side, a, b, rng=rng)
+    check(with_a_list, rng.standard_normal(3), 0.5, rng=rng)
+    check_call(np.concatenate, (rng.standard_normal(2), rng.standard_normal(3)), rng=rng)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1])
+def test_stack(axis: int, rng: np.random.Generator) -> None:
+    from gibbous.frontend import runtime
+
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    def stacked(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        return tape.call(np.stack, tape.call(runtime.make_list, a, b), axis=axis)
+
+    check(stacked, a, b, rng=rng)
+
+
+def test_stack_of_scalars_and_hstack_vstack(rng: np.random.Generator) -> None:
+    from gibbous.frontend import runtime
+
+    check(lambda tape, a, b: tape.call(np.stack, tape.call(runtime.make_tuple, a, b)), 1.5, -0.5,
+          rng=rng)  # fmt: skip
+    for fn in (np.hstack, np.vstack):
+        check_call(fn, (rng.standard_normal(3), rng.standard_normal(3)), rng=rng)
+        check_call(fn, [rng.standard_normal((2, 3)), rng.standard_normal((2, 3))], rng=rng)
+
+
+@pytest.mark.parametrize("fn, args", [(np.zeros, ((2, 3),)), (np.ones, (3,)), (np.empty, (2,)),
+                                      (np.eye, (3,)), (np.identity, (2,))])  # fmt: skip
+def test_constructors_get_zero_fdata(fn: t.Any, args: t.Any) -> None:
+    tape = Tape()
+    y = tape.call(fn, *args)
+    assert isinstance(y.fdata, np.ndarray) and not np.any(y.fdata) and y.fdata is not y.primal
+
+
+def test_zeros_like_and_ones_like(rng: np.random.Generator) -> None:
+    x = rng.standard_normal(3)
+    for fn in (np.zeros_like, np.ones_like, np.empty_like):
+        (g,) = gradient(call(fn), x, seed=1.0)
+        assert not np.any(g)
+
+
+def test_full_linspace_arange_differentiate_their_values(rng: np.random.Generator) -> None:
+    check(lambda tape, v: tape.call(np.full, (2, 3), v), 1.5, rng=rng)
+    check(lambda tape, v: tape.call(np.full, (2, 3), v), rng.standard_normal(3), rng=rng)
+    check(lambda tape, a, v: tape.call(np.full_like, a, v), rng.standard_normal(3), 0.5, rng=rng)
+    check(lambda tape, a, b: tape.call(np.linspace, a, b, 5), 0.5, 2.0, rng=rng)
+    check(lambda tape, a, b: tape.call(np.linspace, a, b, num=4, endpoint=False), 0.5, 2.0, rng=rng)
+    check(lambda tape, a, s: tape.call(np.arange, a, 3.0, s), 0.25, 0.5, rng=rng)
+    assert gradient(call(np.arange), 5) == [NT]
+
+
+def test_attributes(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((2, 3))
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    for name, value in [("shape", (2, 3)), ("ndim", 2), ("size", 6), ("dtype", x.dtype)]:
+        y = tape.call(builtins.getattr, v, tape.const(name))
+        assert y.primal == value and y.fdata is NT
+    m = tape.call(builtins.getattr, v, tape.const("sum"))  # a bound method: x's fdata
+    assert isinstance(m.fdata, Tangent) and m.fdata.fields["__self__"] is v.fdata
+    tape.backward()
+    z = rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3))
+    for name in ("real", "imag", "T"):
+        check(lambda tape, z: tape.call(builtins.getattr, z, tape.const(name)), z, rng=rng)
+    for name in ("real", "imag"):
+        check(lambda tape, z: tape.call(builtins.getattr, z, tape.const(name)), 1.5 - 0.5j, rng=rng)
+        check(lambda tape, z: tape.call(builtins.getattr, z, tape.const(name)), 1.5, rng=rng)
+
+
+@pytest.mark.parametrize("k", [0, 1, -1])
+def test_diagonals_and_trace(k: int, rng: np.random.Generator) -> None:
+    m = rng.standard_normal((3, 4))
+    check(call(np.diag, k), m, rng=rng)
+    check(call(np.diagonal, k), m, rng=rng)
+    check(call(np.trace, k), m, rng=rng)
+    check(call(np.ndarray.trace), m, rng=rng)
+    check(call(np.diag, k), rng.standard_normal(3), rng=rng)
+    check(call(np.diagflat, k), rng.standard_normal((2, 2)), rng=rng)
+
+
+def test_divmod(rng: np.random.Generator) -> None:
+    def remainder(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        return tape.call(operator.getitem, tape.call(divmod, a, b), tape.const(1))
+
+    check(remainder, 7.3, 2.1, rng=rng)
+    check(remainder, rng.uniform(1, 3, 4), 0.7, rng=rng)
+    check_call(np.divmod, rng.uniform(1, 3, 4), rng.uniform(0.5, 0.7, 4), rng=rng)
+
+
+def test_dict_constructor(rng: np.random.Generator) -> None:
+    from gibbous.frontend import runtime
+
+    def program(tape: t.Any, a: t.Any, d: t.Any) -> t.Any:
+        pairs = tape.call(runtime.make_list, tape.call(runtime.make_tuple, tape.const("x"), a))
+        made = tape.call(dict, pairs, y=tape.call(operator.mul, a, a))
+        copied = tape.call(dict, d)
+        x = tape.call(operator.getitem, made, tape.const("x"))
+        y = tape.call(operator.getitem, made, tape.const("y"))
+        z = tape.call(operator.getitem, copied, tape.const("z"))
+        return tape.call(operator.mul, tape.call(operator.add, x, y), z)
+
+    check(program, 1.5, {"z": -0.5}, rng=rng)
+
+
+def test_comparisons_and_bitwise_have_no_derivative(rng: np.random.Generator) -> None:
+    x = rng.standard_normal(3)
+    for op in (operator.lt, operator.eq, operator.ge, operator.ne):
+        assert not np.any(gradient(call(op, 0.0), x)[0])
+        assert gradient(call(op, 0.5), 1.5) == [0.0]
+    for op in (operator.and_, operator.or_, operator.xor):
+        assert gradient(call(op, 6), 3) == [NT]
+
+    class Weird:
+        def __lt__(self, other: object) -> float:
+            return 1.5
+
+    with pytest.raises(NotImplementedError, match="comparisons only as booleans"):
+        gradient(call(operator.lt, 1), Weird())
+
+
+def test_more_views(rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 1, 4))
+    check(call(np.ndarray.squeeze), x, rng=rng)
+    check(call(np.squeeze, 1), x, rng=rng)
+    check(call(np.moveaxis, 0, -1), x, rng=rng)
+    check(call(np.atleast_2d), rng.standard_normal(3), rng=rng)
+    check(call(np.atleast_1d), rng.standard_normal(3), rng=rng)  # the array itself
+    check(call(np.ravel, order="F"), x[:, 0, :], rng=rng)

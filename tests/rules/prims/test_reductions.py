@@ -1,0 +1,100 @@
+"""Reductions: sum, mean, prod, max/min (amax/amin), cumsum, as functions and methods."""
+
+from __future__ import annotations
+
+import typing as t
+
+import numpy as np
+import pytest
+
+from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
+
+FUNCTIONS = [np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin]
+METHODS = [np.ndarray.sum, np.ndarray.mean, np.ndarray.prod, np.ndarray.max, np.ndarray.min]
+AXES: list[t.Any] = [None, 0, 1, -1, (0, 2), (2, 0, 1), ()]
+
+
+def name(fn: t.Any) -> str:
+    return getattr(fn, "__qualname__", str(fn))
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS + METHODS, ids=name)
+@pytest.mark.parametrize("axis", AXES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_axis_keyword(fn: t.Any, axis: t.Any, keepdims: bool, rng: np.random.Generator) -> None:
+    x = rng.uniform(0.5, 1.5, (2, 3, 4))  # distinct values: no ties
+    check(call(fn, axis=axis, keepdims=keepdims), x, rng=rng)
+
+
+@pytest.mark.parametrize("fn", FUNCTIONS + METHODS, ids=name)
+def test_axis_by_position(fn: t.Any, rng: np.random.Generator) -> None:
+    x = rng.uniform(0.5, 1.5, (3, 4))
+    check(call(fn, 1), x, rng=rng)
+    check(call(fn), x, rng=rng)
+
+
+@pytest.mark.parametrize("fn", [np.sum, np.mean, np.prod, np.ndarray.sum], ids=name)
+def test_complex_and_dtype(fn: t.Any, rng: np.random.Generator) -> None:
+    z = rng.uniform(0.5, 1.5, (3, 4)) + 1j * rng.uniform(0.5, 1.5, (3, 4))
+    check(call(fn, axis=0), z, rng=rng)
+    check_like_float64(call(fn, axis=1), rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32))
+
+
+def test_keepdims_by_position(rng: np.random.Generator) -> None:
+    x = rng.uniform(0.5, 1.5, (3, 4))
+    check(call(np.sum, 0, None, None, True), x, rng=rng)
+    check(call(np.max, 1, None, True), x, rng=rng)
+
+
+def test_prod_with_zeros_is_exact() -> None:
+    x = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 5.0], [1.5, 2.0, 4.0]])
+    (g,) = gradient(call(np.prod, axis=1), x)
+    np.testing.assert_array_equal(g, [[0.0, 6.0, 0.0], [0.0, 0.0, 0.0], [8.0, 6.0, 3.0]])
+    (g,) = gradient(call(np.prod), np.array([0.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g, [6.0, 0.0, 0.0])
+    assert np.all(np.isfinite(g))
+
+
+def test_prod_with_zeros_against_finite_differences(rng: np.random.Generator) -> None:
+    x = rng.uniform(0.5, 1.5, (3, 4))
+    x[1, 2] = 0.0
+    x[0, :2] = 0.0
+    check(call(np.prod, axis=1), x, rng=rng)
+    check(call(np.prod), x, rng=rng)
+
+
+@pytest.mark.parametrize("fn", [np.max, np.ndarray.max, np.amax])
+def test_max_splits_ties_evenly(fn: t.Any) -> None:
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 2.0]])
+    (g,) = gradient(call(fn, axis=1), x, seed=np.array([1.0, 10.0]))
+    np.testing.assert_array_equal(g, [[0.0, 0.5, 0.5], [5.0, 0.0, 5.0]])
+    (g,) = gradient(call(fn), x)
+    np.testing.assert_array_equal(g, [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]])
+
+
+def test_max_with_a_tie_of_two_matches_central_differences(rng: np.random.Generator) -> None:
+    x = np.array([1.0, 3.0, 3.0, 2.0])
+    check(call(np.max), x, rng=rng)
+
+
+def test_reduction_to_a_scalar_takes_rdata() -> None:
+    x = np.arange(1.0, 5.0)
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    y = tape.call(np.sum, v)
+    assert isinstance(y.primal, np.float64) and y.fdata.__class__.__name__ == "NoTangent"
+
+
+def test_unsupported_options_raise() -> None:
+    x = np.arange(3.0)
+    with pytest.raises(NotImplementedError):
+        gradient(call(np.sum, initial=1.0), x)
+    with pytest.raises(NotImplementedError):
+        gradient(call(np.max, where=np.array([True, False, True]), initial=0.0), x)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_cumsum(axis: t.Any, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 4))
+    check(call(np.cumsum, axis=axis), x, rng=rng)
+    check(call(np.ndarray.cumsum, axis), x, rng=rng)
