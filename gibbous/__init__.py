@@ -1,6 +1,7 @@
 """gibbous: reverse-mode automatic differentiation of plain Python + NumPy code, derived from
 CPython bytecode through a typed SSA IR.  See README.md and docs/."""
 
+from gibbous import testing as testing
 from gibbous.api import build_rrule as build_rrule
 from gibbous.api import grad as grad
 from gibbous.api import value_and_gradient as value_and_gradient

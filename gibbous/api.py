@@ -233,7 +233,13 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
     if not isinstance(fn, pytypes.FunctionType):
         return False
     module = fn.__module__ or ""
-    return module != "numpy" and not module.startswith(("numpy.", "gibbous."))
+    return module != "numpy" and not module.startswith(("numpy.", *_INTERNAL))
+
+
+# gibbous's own machinery; user-level code inside gibbous (the demo, examples) is derivable.
+_INTERNAL = tuple(
+    f"gibbous.{layer}" for layer in ("ir", "frontend", "rules", "passes", "backends", "api")
+)
 
 
 def _callee_ir(fn: object) -> Function | None:
