@@ -80,7 +80,9 @@ def test_straight_line_float_arithmetic() -> None:
         assert g(xv, yv) == reference(xv, yv)
     text = source(g)
     assert "while True" not in text
-    assert "_2 = _1 ** (-2)  # poly.py:2" in text  # a negative literal is parenthesised
+    # Every result is used once, by the next call: one expression, in the IR's order.  A
+    # negative literal is parenthesised, as is the operand of a unary minus that is a power.
+    assert "return sqrt(-(((x * x - y) / 2.0) ** (-2)) // 0.5 % 7.0)  # poly.py:2" in text
 
 
 def test_straight_line_array_arithmetic() -> None:
@@ -143,6 +145,176 @@ def test_keyword_names_that_are_not_identifiers() -> None:
     f, b = func("kw", "x")
     b.ret(b.call(kw, kwargs={"lambda": f.args[0], "a b": 2, "ok": 3}))
     assert compiled(f)(1) == {"lambda": 1, "a b": 2, "ok": 3}
+
+
+# --------------------------------------------------------------------------------------------
+# Folding single-use results into the expression that uses them
+
+
+def test_nested_folding_writes_one_expression() -> None:
+    f, b = func("rosen", ("x", F64_1D))
+    (x,) = f.args
+    b.loc = Location("opt.py", 4)
+    tail = b.call(operator.getitem, x, slice(1, None), type=F64_1D)
+    init = b.call(operator.getitem, x, slice(None, -1), type=F64_1D)
+    a = b.call(operator.sub, tail, b.call(operator.pow, init, 2, type=F64_1D), type=F64_1D)
+    b.loc = Location("opt.py", 5)
+    left = b.call(operator.mul, 100, b.call(operator.pow, a, 2, type=F64_1D), type=F64_1D)
+    init2 = b.call(operator.getitem, x, slice(None, -1), type=F64_1D)
+    right = b.call(operator.pow, b.call(operator.sub, 1, init2, type=F64_1D), 2, type=F64_1D)
+    b.ret(b.call(np.sum, b.call(operator.add, left, right, type=F64_1D), type=FLOAT))
+    g = compiled(f)
+    text = source(g)
+    expected = "return np_sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)"
+    assert f"        {expected}  # opt.py:4-5\n" in text  # the lines of all the folded calls
+    assert text.count("\n") == 4  # def, return, return of the factory: nothing named
+    xv = np.random.default_rng(0).standard_normal(50)
+    assert g(xv) == np.sum(100 * (xv[1:] - xv[:-1] ** 2) ** 2 + (1 - xv[:-1]) ** 2)
+
+
+def _unary(callee: object, inner: object) -> t.Callable[[Builder, Value, Value, Value], Value]:
+    return lambda b, x, y, z: b.call(callee, b.call(inner, x, y))
+
+
+def _shape(
+    outer: object, inner: object, side: int
+) -> t.Callable[[Builder, Value, Value, Value], Value]:
+    """``outer(inner(x, y), z)`` (side 0) or ``outer(x, inner(y, z))`` (side 1)."""
+    if side == 0:
+        return lambda b, x, y, z: b.call(outer, b.call(inner, x, y), z)
+    return lambda b, x, y, z: b.call(outer, x, b.call(inner, y, z))
+
+
+def _of_unary(
+    outer: object, inner: object, side: int
+) -> t.Callable[[Builder, Value, Value, Value], Value]:
+    """``outer(inner(x), y)`` (side 0) or ``outer(x, inner(y))`` (side 1)."""
+    if side == 0:
+        return lambda b, x, y, z: b.call(outer, b.call(inner, x), y)
+    return lambda b, x, y, z: b.call(outer, x, b.call(inner, y))
+
+
+@pytest.mark.parametrize(
+    "build, text, args",
+    [
+        (_unary(operator.neg, operator.pow), "-(x ** y)", (2, 2, 0)),
+        (_of_unary(operator.pow, operator.neg, 0), "(-x) ** y", (2, 2, 0)),
+        (_shape(operator.pow, operator.pow, 0), "(x ** y) ** z", (2, 3, 2)),
+        (_shape(operator.pow, operator.pow, 1), "x ** y ** z", (2, 3, 2)),
+        (_of_unary(operator.pow, operator.neg, 1), "x ** -y", (2.0, 2, 0)),
+        (lambda b, x, y, z: b.call(operator.neg, b.call(operator.neg, x)), "-(-x)", (2, 0, 0)),
+        (_shape(operator.lt, operator.lt, 0), "(x < y) < z", (3, 2, 1)),
+        (_shape(operator.lt, operator.lt, 1), "x < (y < z)", (0, 2, 1)),
+        (_shape(operator.eq, operator.is_, 0), "(x is y) == z", (1, 1, False)),
+        (_shape(operator.sub, operator.sub, 0), "x - y - z", (1, 2, 3)),
+        (_shape(operator.sub, operator.sub, 1), "x - (y - z)", (1, 2, 3)),
+        (_shape(operator.mul, operator.add, 0), "(x + y) * z", (1, 2, 3)),
+        (_shape(operator.add, operator.mul, 1), "x + y * z", (1, 2, 3)),
+        (_shape(operator.truediv, operator.mul, 1), "x / (y * z)", (12, 2, 3)),
+        (_shape(operator.and_, operator.or_, 0), "(x | y) & z", (1, 2, 3)),
+        (_shape(operator.lshift, operator.add, 1), "x << y + z", (1, 2, 3)),
+        (_unary(operator.not_, operator.and_), "not (x & y)", (1, 2, 0)),
+        (_unary(operator.not_, operator.lt), "not (x < y)", (1, 2, 0)),
+        (_unary(operator.invert, operator.add), "~(x + y)", (1, 2, 0)),
+        (_of_unary(operator.add, operator.not_, 0), "(not x) + y", (0, 2, 0)),
+    ],
+)
+def test_folding_parenthesises_by_precedence(
+    build: t.Callable[[Builder, Value, Value, Value], Value], text: str, args: tuple[object, ...]
+) -> None:
+    f, b = func("prec", "x", "y", "z")
+    b.ret(build(b, *f.args))
+    g = compiled(f)
+    assert f"        return {text}\n" in source(g)
+    x, y, z = args
+    assert g(*args) == eval(text, {"x": x, "y": y, "z": z})
+
+
+def test_folding_into_subscripts_attributes_calls_and_contains() -> None:
+    f, b = func("prim", ("A", Array("float64", 2)), ("B", Array("float64", 2)), "i")
+    A, B, i = f.args
+    row = b.call(operator.getitem, b.call(operator.matmul, A, B), i)
+    tr = b.call(builtins.getattr, b.call(operator.add, A, B), "T")
+    total = b.call(b.call(builtins.getattr, tr, "sum"), kwargs={"axis": 0})
+    hit = b.call(operator.contains, b.call(operator.sub, A, B), b.call(operator.neg, i))
+    b.ret(b.call(pack, row, total, hit))
+    g = compiled(f)
+    text = source(g)
+    assert "_0 = (A @ B)[i]" in text
+    assert "_1 = (A + B).T.sum(axis=0)" in text  # a method call: the callee is folded too
+    # contains(a, b) is written ``b in a``, which evaluates b first: the IR computes a - b
+    # first, so only -i, computed right before the test, is folded.
+    assert "_2 = A - B" in text and "-i in _2" in text
+    Av, Bv = np.arange(4.0).reshape(2, 2), np.ones((2, 2))
+    r = g(Av, Bv, 1)
+    assert (r[0] == (Av @ Bv)[1]).all() and (r[1] == (Av + Bv).T.sum(axis=0)).all()
+    assert r[2] == (-1 in Av - Bv)
+
+
+def test_no_folding_across_an_effect() -> None:
+    f, b = func("effect", "a", "xs")
+    a, xs = f.args
+    s = b.call(operator.add, a, 1)
+    b.call(print, a)  # its result unused: a statement between s and its use
+    old = b.call(operator.getitem, xs, 0)
+    b.call(operator.setitem, xs, 0, 5)
+    b.ret(b.call(pack, b.call(operator.neg, s), old))
+    g = compiled(f)
+    text = source(g)
+    lines = [ln.strip().split("  #")[0] for ln in text.splitlines()]
+    expected = ["_0 = a + 1", "print(a)", "_1 = xs[0]", "xs[0] = 5", "return pack(-_0, _1)"]
+    assert lines[2:7] == expected
+    xs_v = [1, 2]
+    assert g(2, xs_v) == (-3, 1) and xs_v == [5, 2]
+
+
+def test_folding_keeps_the_order_of_evaluation() -> None:
+    # f(c[i], a / b) where the IR divides first: folding the division would move it after
+    # the subscript, and an IndexError would win over a ZeroDivisionError.
+    f, b = func("order", "a", "b", "c", "i")
+    a, bb, c, i = f.args
+    q = b.call(operator.truediv, a, bb)
+    item = b.call(operator.getitem, c, i)
+    b.ret(b.call(pack, item, q))
+    g = compiled(f)
+    text = source(g)
+    assert "_0 = a / b" in text and "return pack(c[i], _0)" in text
+    with pytest.raises(ZeroDivisionError):
+        g(1, 0, [], 3)
+    # In the IR's order both operands fold, even around a call with effects: it runs exactly
+    # where it ran, between the two.
+    f, b = func("around", "a", "b")
+    a, bb = f.args
+    s = b.call(operator.add, a, bb)
+    shown = b.call(print, a)
+    b.ret(b.call(pack, s, shown, b.call(operator.mul, a, bb)))
+    assert "return pack(a + b, print(a), a * b)" in source(compiled(f))
+
+
+def test_a_value_used_twice_keeps_its_variable() -> None:
+    f, b = func("twice", "a", "b")
+    s = b.call(operator.add, *f.args)
+    b.ret(b.call(operator.mul, s, s))
+    g = compiled(f)
+    assert "_0 = a + b" in source(g) and "return _0 * _0" in source(g)
+    assert g(1, 2) == 9
+
+
+def test_folded_casts_and_statements() -> None:
+    f, b = func("stmts", "xs", "i", "v")
+    xs, i, v = f.args
+    value = b.call(operator.mul, v, 2)  # ``a[k] = v`` evaluates v, then a, then k
+    b.call(operator.setitem, xs, b.call(operator.add, i, 1), value)
+    b.call(operator.setitem, xs, b.call(operator.sub, i, 1), b.call(operator.mul, v, 3))
+    r = b.call(operator.iadd, b.call(t.cast, int, b.call(operator.getitem, xs, 0)), 1)
+    b.ret(r)
+    g = compiled(f)
+    text = source(g)
+    assert "xs[i + 1] = v * 2" in text
+    assert "_0 = i - 1" in text and "xs[_0] = v * 3" in text  # i - 1 comes first in the IR
+    assert "_1 = xs[0]\n" in text  # through the cast, which writes nothing
+    xs_v = [1, 0, 0]
+    assert g(xs_v, 1, 3) == 10 and xs_v == [9, 0, 6]
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,8 +7,7 @@ functions::
     def __make(sin, c0):
         def poly(x, /):  # poly.py:3
             y = x * 2.0  # poly.py:4
-            _0 = sin(y)  # poly.py:5
-            return _0 + c0  # poly.py:5
+            return sin(y) * y + c0  # poly.py:5
         return poly,
 
 Calling ``__make(numpy.sin, array)`` once binds the constants; a call of ``poly`` then looks
@@ -30,7 +29,7 @@ import unicodedata
 import attrs
 
 from gibbous.backends.numpy.layout import Layout, plan
-from gibbous.backends.numpy.operators import inline_form
+from gibbous.backends.numpy.operators import ATOM, COMPARE, PRIMARY, TOP, Cast, inline_form
 from gibbous.backends.numpy.source import (
     ClosurePool,
     Scope,
@@ -47,6 +46,7 @@ from gibbous.ir.core import (
     Function,
     Jump,
     Location,
+    Operation,
     Raise,
     Return,
     Terminator,
@@ -164,9 +164,9 @@ class FunctionEmitter:
     Every SSA value that needs a variable gets its own Python name, so block arguments are
     plain assignments at each jump site; a tuple assignment makes them simultaneous.
 
-    Each operation becomes a line carrying its source location.  A call whose result only the
-    block's terminator uses, in order, is folded into it (``return a + b``, ``if i < n:``):
-    nothing runs between the two, so the order of effects is the same.
+    Each operation becomes a line carrying its source location, except a call folded into the
+    one expression that uses its result (``return np_sum(a * (b - c))``, ``if i < n:``), which
+    is done only where Python's order of evaluation is the IR's (``_find_folds``).
     """
 
     def __init__(self, f: Function, pool: ClosurePool, scope: Scope, name: str) -> None:
@@ -189,26 +189,31 @@ class FunctionEmitter:
     # -- names
 
     def _find_folds(self) -> dict[Value, Call]:
+        """The calls written inside the one expression that uses their result.
+
+        A call is folded when its result has one use, in its block, by a call or the
+        terminator, and the written code still evaluates every operation in the IR's order: the
+        operations between a call and its use must all be folded into that same use, at the
+        operands it evaluates before the one taking the call.  Walking a block backwards, the
+        expression being built is a stack of open calls, each with the operands (in the order
+        Python evaluates them) that can still take a folded call; a call that is not folded is
+        a statement of its own, so nothing before it can move past it.  So effects, exceptions
+        and reads of mutable state happen exactly as in the IR.
+        """
         folded: dict[Value, Call] = {}
         for b in self.layout.blocks:
             term = b.terminator
             assert term is not None  # verified
-            # A Branch evaluates only its condition before choosing an arm; the arms' values
-            # must not move into one arm, where the other would skip them.
-            limit = 1 if isinstance(term, Branch) else len(term.operands)
+            stack: list[tuple[Operation, list[int]]] = [(term, _terminator_order(term))]
             for op in reversed(b.ops[:-1]):
                 assert isinstance(op, Call)
+                if _fold_into(op, stack):
+                    folded[op.result] = op
+                else:
+                    stack.clear()  # a statement: what comes before it stays before it
                 form = inline_form(op)
-                uses = op.result.uses
-                if (form is not None and form.statement) or len(uses) != 1:
-                    break
-                use = uses[0]
-                if use.user is not term or use.index >= limit:
-                    break
-                if isinstance(term, Jump) and not term.target.args[use.index].has_uses():
-                    break  # passed to a dead argument: it runs as a statement of its own
-                folded[op.result] = op
-                limit = use.index
+                order = form.order() if form is not None else tuple(range(len(op.operands)))
+                stack.append((op, list(order)))
         return folded
 
     def _values_with_variables(self) -> tuple[set[Value], set[Value]]:
@@ -244,64 +249,103 @@ class FunctionEmitter:
     # -- operands (the ``operators.Operands`` protocol)
 
     def expr(self, v: Value) -> str:
-        if isinstance(v, Constant):
-            return self.pool.ref(v.value)
-        call = self.folded.get(v)
-        return self.call_expression(call) if call is not None else self._ref(v)
+        return self.operand(v, TOP)
 
     def atom(self, v: Value) -> str:
-        if isinstance(v, Constant):
-            text = literal(v.value)
-            if text is None:
-                return self.pool.bind(v.value)
-            return f"({text})" if text.startswith("-") else text
-        return self._ref(v)
+        return self.operand(v, ATOM)
+
+    def operand(self, v: Value, level: int) -> str:
+        return self._operand(v, level, bind_literals=False)
 
     def receiver(self, v: Value) -> str:
         # A literal here draws a SyntaxWarning (``1[0]``, ``"f"()``) or misparses (``1.real``).
-        return self.pool.bind(v.value) if isinstance(v, Constant) else self._ref(v)
+        return self._operand(v, PRIMARY, bind_literals=True)
 
     def identity(self, v: Value) -> str:
+        v = self._through_casts(v)
         if isinstance(v, Constant) and any(v.value is s for s in (None, True, False, ...)):
             return literal(v.value) or self.pool.bind(v.value)
-        return self.receiver(v)
+        return self._operand(v, COMPARE + 1, bind_literals=True)
 
     def index(self, v: Value) -> str:
+        v = self._through_casts(v)
         if isinstance(v, Constant):
             text = _index_literal(v.value)
             if text is not None:
                 return text
         return self.expr(v)
 
+    def _through_casts(self, v: Value) -> Value:
+        """A folded ``typing.cast(T, x)`` is written as ``x``."""
+        call = self.folded.get(v)
+        while call is not None and isinstance(inline_form(call), Cast):
+            v = call.args[1]
+            call = self.folded.get(v)
+        return v
+
+    def _operand(self, v: Value, level: int, bind_literals: bool) -> str:
+        v = self._through_casts(v)
+        if isinstance(v, Constant):
+            if bind_literals:
+                return self.pool.bind(v.value)
+            text = self.pool.ref(v.value)
+            return f"({text})" if level > TOP and text.startswith("-") else text
+        call = self.folded.get(v)
+        if call is None:
+            return self._ref(v)
+        text, precedence = self._expression(call)
+        return text if precedence >= level else f"({text})"
+
     # -- operations
 
     def call_expression(self, op: Call) -> str:
+        return self._expression(op)[0]
+
+    def _expression(self, op: Call) -> tuple[str, int]:
+        """``op`` as an expression, and its precedence."""
         form = inline_form(op)
         if form is not None:
-            return form.expression(op.args, self)
+            return form.expression(op.args, self), form.precedence
         args = [self.expr(a) for a in op.args]
         args += [_keyword(k, self.expr(v)) for k, v in op.kwargs.items()]
-        return f"{self.receiver(op.callee)}({', '.join(args)})"
+        return f"{self.receiver(op.callee)}({', '.join(args)})", PRIMARY
 
     def emit_call(self, op: Call, out: SourceWriter) -> None:
         form = inline_form(op)
         if form is not None and form.statement:
             target = "None" if op.result in self.none_results else self.name(op.result)
+            loc = self._span(op, op.operands, op.loc)
             for text in form.statements(op.args, self, target):
-                out.line(text, op.loc)
+                out.line(text, loc)
             return
         text = self.call_expression(op)
         if op.result in self.variables:
             text = f"{self.name(op.result)} = {text}"
-        out.line(text, op.loc)
+        out.line(text, self._span(op, op.operands, op.loc))
 
-    def _loc(self, term: Terminator) -> Location | None:
-        """Where a terminator's line points: its first folded call's location, else its own."""
-        for v in term.operands:
-            call = self.folded.get(v)
-            if call is not None and call.loc is not None:
-                return call.loc
-        return term.loc
+    def _loc(self, term: Terminator) -> Location | str | None:
+        """Where a terminator's line points: the lines of the calls folded into it, else its
+        own location."""
+        return self._span(None, term.operands, term.loc)
+
+    def _span(
+        self, root: Call | None, operands: t.Iterable[Value], default: Location | None
+    ) -> Location | str | None:
+        """The source lines of ``root`` and the calls folded into its operands: a location,
+        or ``file:first-last`` when they span lines of one file; else ``default``."""
+        locs = [] if root is None or root.loc is None else [root.loc]
+        todo = [call for v in operands if (call := self.folded.get(v)) is not None]
+        while todo:
+            call = todo.pop()
+            if call.loc is not None:
+                locs.append(call.loc)
+            todo.extend(c for v in call.operands if (c := self.folded.get(v)) is not None)
+        if not locs:
+            return default
+        first, last = min(loc.line for loc in locs), max(loc.line for loc in locs)
+        if first == last or any(loc.file != locs[0].file for loc in locs):
+            return locs[0]
+        return f"{locs[0].file}:{first}-{last}"
 
     # -- control flow
     #
@@ -453,7 +497,11 @@ class FunctionEmitter:
         return self._goto(arm.target, out, ctx, term.loc)
 
     def _assign(
-        self, target: Block, args: t.Sequence[Value], out: SourceWriter, loc: Location | None
+        self,
+        target: Block,
+        args: t.Sequence[Value],
+        out: SourceWriter,
+        loc: Location | str | None,
     ) -> None:
         """Pass ``args`` to ``target``'s arguments, all at once (``a, b = b, a`` swaps)."""
         lhs, rhs = [], []
@@ -478,6 +526,36 @@ class FunctionEmitter:
             return True  # before the loop: fall into it
         out.line("continue", loc)
         return False
+
+
+def _terminator_order(term: Terminator) -> list[int]:
+    """The operands a terminator's line evaluates, in order.  A branch evaluates only its
+    condition before choosing an arm (an arm's values must not move into one arm, where the
+    other would skip them); a jump skips the arguments its target never reads."""
+    if isinstance(term, Branch):
+        return [0]
+    if isinstance(term, Jump):
+        return [i for i, p in enumerate(term.target.args) if p.has_uses()]
+    return list(range(len(term.operands)))
+
+
+def _fold_into(op: Call, stack: list[tuple[Operation, list[int]]]) -> bool:
+    """Can ``op`` be written inside the expression being built (innermost call last)?  If
+    so, close the calls above its user and the user's operands evaluated after it."""
+    form = inline_form(op)
+    uses = op.result.uses
+    if (form is not None and form.statement) or len(uses) != 1:
+        return False
+    use = uses[0]
+    for depth in range(len(stack) - 1, -1, -1):
+        user, open_operands = stack[depth]
+        if user is use.user:
+            if use.index not in open_operands:
+                return False
+            del open_operands[open_operands.index(use.index) :]
+            del stack[depth + 1 :]
+            return True
+    return False
 
 
 @attrs.frozen

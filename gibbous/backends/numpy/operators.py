@@ -24,12 +24,44 @@ import attrs
 
 from gibbous.ir.core import Call, Constant, Value
 
+# Python's operator precedence, lowest first (the language reference's table).  An operand
+# written at a position that needs more than its own precedence is parenthesised.
+TOP = 0  # any expression: the right of ``=``, an argument, ``return``
+NOT = 4
+COMPARE = 5  # ``<``, ``==``, ``in``, ``is``, ...: they chain, so neither operand may be one
+BIT_OR, BIT_XOR, BIT_AND, SHIFT, ADD, MUL = 6, 7, 8, 9, 10, 11
+UNARY = 12  # ``-x``, ``+x``, ``~x``
+POWER = 13
+PRIMARY = 15  # ``x[i]``, ``x.name``, ``f(x)``
+ATOM = 16  # names, literals, parenthesised expressions
+
+_LEVELS: dict[str, int] = {
+    "|": BIT_OR,
+    "^": BIT_XOR,
+    "&": BIT_AND,
+    "<<": SHIFT,
+    ">>": SHIFT,
+    "+": ADD,
+    "-": ADD,
+    "*": MUL,
+    "/": MUL,
+    "//": MUL,
+    "%": MUL,
+    "@": MUL,
+    "**": POWER,
+    **dict.fromkeys(["<", "<=", "==", "!=", ">", ">="], COMPARE),
+}
+
 
 class Operands(t.Protocol):
     """How the code generator writes an operand in each syntactic position."""
 
     def atom(self, v: Value) -> str:
         """A name or literal that binds tighter than any operator (``(-1)``, not ``-1``)."""
+
+    def operand(self, v: Value, level: int) -> str:
+        """``v`` where an expression of at least precedence ``level`` is needed: parenthesised
+        if it binds less tightly (``(a + b) * c``), and a negative literal always."""
 
     def receiver(self, v: Value) -> str:
         """The object of a subscript, attribute or call: a name, never a literal."""
@@ -50,9 +82,15 @@ class Form:
     arity: int = 0
     statement: bool = False  # writes lines rather than an expression
     result_is_none: bool = False  # a statement whose call returns None (setitem, ...)
+    precedence: int = PRIMARY  # of the expression written
 
     def applies(self, op: Call) -> bool:
         return len(op.args) == self.arity and not op.kwnames
+
+    def order(self) -> tuple[int, ...]:
+        """The operands (as indices into ``Call.operands``, 0 being the callee) the written
+        code evaluates, in the order it evaluates them."""
+        return tuple(range(1, self.arity + 1))
 
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
         raise NotImplementedError
@@ -66,8 +104,19 @@ class Binary(Form):
     symbol: str
     arity: int = 2
 
+    @property
+    def precedence(self) -> int:  # type: ignore[override]
+        return _LEVELS[self.symbol]
+
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
-        return f"{r.atom(args[0])} {self.symbol} {r.atom(args[1])}"
+        level = self.precedence
+        if self.symbol == "**":  # right-associative, and binds tighter than unary minus on
+            left, right = POWER + 1, UNARY  # its left: (-a) ** b, a ** -b, a ** b ** c
+        elif level == COMPARE:  # a < b < c chains: (a < b) < c keeps its parentheses
+            left, right = COMPARE + 1, COMPARE + 1
+        else:  # left-associative: a - b - c is (a - b) - c, a - (b - c) needs them
+            left, right = level, level + 1
+        return f"{r.operand(args[0], left)} {self.symbol} {r.operand(args[1], right)}"
 
 
 @attrs.frozen
@@ -76,6 +125,7 @@ class Identity(Form):
 
     symbol: str
     arity: int = 2
+    precedence: int = COMPARE
 
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
         return f"{r.identity(args[0])} {self.symbol} {r.identity(args[1])}"
@@ -86,9 +136,13 @@ class Contains(Form):
     """``operator.contains(a, b)`` is ``b in a``: the operands swap."""
 
     arity: int = 2
+    precedence: int = COMPARE
+
+    def order(self) -> tuple[int, ...]:
+        return (2, 1)
 
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
-        return f"{r.atom(args[1])} in {r.atom(args[0])}"
+        return f"{r.operand(args[1], COMPARE + 1)} in {r.operand(args[0], COMPARE + 1)}"
 
 
 @attrs.frozen
@@ -96,8 +150,15 @@ class Unary(Form):
     symbol: str
     arity: int = 1
 
+    @property
+    def precedence(self) -> int:  # type: ignore[override]
+        return NOT if self.symbol == "not " else UNARY
+
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
-        return f"{self.symbol}{r.atom(args[0])}"
+        # Tighter than the syntax needs, for the reader: -(a ** b) rather than -a ** b,
+        # -(-a) rather than - -a, not (a & b) rather than not a & b.
+        level = UNARY if self.symbol == "not " else POWER + 1
+        return f"{self.symbol}{r.operand(args[0], level)}"
 
 
 @attrs.frozen
@@ -105,6 +166,10 @@ class Cast(Form):
     """``typing.cast(T, v)`` is ``v``: type inference narrows with it; at run time it is free."""
 
     arity: int = 2
+    precedence: int = TOP  # that of its operand: the code generator looks through casts
+
+    def order(self) -> tuple[int, ...]:
+        return (2,)  # the type is not evaluated
 
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
         return r.expr(args[1])
@@ -123,6 +188,9 @@ class StoreSubscript(Form):
     arity: int = 3
     statement: bool = True
     result_is_none: bool = True
+
+    def order(self) -> tuple[int, ...]:
+        return (3, 1, 2)  # a[k] = v evaluates v, then a, then k
 
     def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
         return [f"{r.receiver(args[0])}[{r.index(args[1])}] = {r.expr(args[2])}"]
@@ -167,6 +235,9 @@ class Attribute(Form):
     def applies(self, op: Call) -> bool:
         return super().applies(op) and attribute_name(op.args[1]) is not None
 
+    def order(self) -> tuple[int, ...]:
+        return (1,)
+
     def expression(self, args: t.Sequence[Value], r: Operands) -> str:
         return f"{r.receiver(args[0])}.{attribute_name(args[1])}"
 
@@ -180,6 +251,9 @@ class StoreAttribute(Form):
     def applies(self, op: Call) -> bool:
         return super().applies(op) and attribute_name(op.args[1]) is not None
 
+    def order(self) -> tuple[int, ...]:
+        return (3, 1)  # o.name = v evaluates v, then o
+
     def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
         return [f"{r.receiver(args[0])}.{attribute_name(args[1])} = {r.expr(args[2])}"]
 
@@ -192,6 +266,9 @@ class DeleteAttribute(Form):
 
     def applies(self, op: Call) -> bool:
         return super().applies(op) and attribute_name(op.args[1]) is not None
+
+    def order(self) -> tuple[int, ...]:
+        return (1,)
 
     def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
         return [f"del {r.receiver(args[0])}.{attribute_name(args[1])}"]

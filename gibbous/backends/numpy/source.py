@@ -130,7 +130,7 @@ class SourceWriter:
         self.lines: list[Line] = []
         self.depth = 0
 
-    def line(self, text: str, loc: Location | None = None) -> None:
+    def line(self, text: str, loc: Location | str | None = None) -> None:
         self.lines.append(Line(self.depth, text, None if loc is None else str(loc)))
 
     def comment(self, text: str) -> None:
