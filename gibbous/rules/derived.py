@@ -120,8 +120,12 @@ def accum(adjoint: t.Any, rdata: t.Any) -> t.Any:
         return adjoint
     if adjoint is NO_TANGENT:
         return rdata
-    if type(adjoint) is float and type(rdata) is float:
-        return adjoint + rdata
+    if type(adjoint) is float:
+        kind = type(rdata)
+        if kind is float:
+            return adjoint + rdata
+        if kind is np.float64:  # what increment gives: the adjoint's class
+            return adjoint + float(rdata)
     return increment(adjoint, rdata)
 
 

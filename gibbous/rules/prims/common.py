@@ -74,7 +74,12 @@ def is_inexact_scalar(x: object) -> bool:
 def new_fdata(y: object) -> t.Any:
     """The fdata of a new result: zeros for a new float array (same layout), else the zero fdata."""
     if isinstance(y, np.ndarray):
-        return np.zeros_like(y, subok=False) if y.dtype.kind in "fc" else NT
+        if y.dtype.kind not in "fc":
+            return NT
+        # ``np.zeros`` is what ``zeros_like`` gives a C-contiguous array, at a fifth of the cost.
+        if y.flags.c_contiguous:
+            return np.zeros(y.shape, y.dtype)
+        return np.zeros_like(y, subok=False)
     if isinstance(y, _PLAIN_NUMBERS) or y is None:
         return NT
     return zero_fdata(y)
@@ -138,6 +143,10 @@ def scalar_rdata(x: object, g: t.Any) -> t.Any:
 
 def add_into(fdata: Array, g: t.Any) -> None:
     """``fdata += g`` (in place), g summed to fdata's shape; a real fdata takes g's real part."""
+    if type(g) is np.ndarray and g.shape == fdata.shape:  # the common case: nothing to undo
+        if g.dtype.kind != "c" or fdata.dtype.kind == "c":
+            np.add(fdata, g, out=fdata)
+            return
     g = unbroadcast(g, fdata.shape)
     if fdata.dtype.kind != "c" and np.iscomplexobj(g):
         g = np.real(g)

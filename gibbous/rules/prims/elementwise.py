@@ -16,6 +16,7 @@ part for real operands.
 
 from __future__ import annotations
 
+import math
 import typing as t
 
 import numpy as np
@@ -37,6 +38,8 @@ from gibbous.rules.tangents import CoDual
 
 UnaryGrad = t.Callable[[t.Any, t.Any, t.Any], t.Any]
 BinaryGrad = t.Callable[[t.Any, t.Any, t.Any, t.Any], t.Any]
+FloatUnary = t.Callable[[float, float, float], t.Any]
+FloatBinary = t.Callable[[float, t.Any, t.Any, float], t.Any]
 
 
 def numpy_scalar(g: t.Any) -> t.Any:
@@ -51,20 +54,39 @@ def numpy_scalar(g: t.Any) -> t.Any:
 
 
 def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
+    def generic(x: CD, xp: t.Any, z: t.Any, zf: t.Any, dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None or not needs(x):
+            return NT, zero_for(x)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return NT, send(x, grad(numpy_scalar(g), xp, z))
+
     def rrule(f: CD, x: CD) -> RuleResult:
         xp = x.primal
         z = f.primal(xp)
+        if fast is not None and type(z) in _FLOATS and type(xp) in _FLOATS:
+            # A float of a float: the pullback in Python floats (see FLOAT_UNARY).
+            fast_grad: FloatUnary = fast
+
+            def float_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                if type(dz) in _FLOATS:
+                    try:
+                        r = fast_grad(float(dz), float(xp), float(z))
+                    except (ArithmeticError, ValueError):
+                        r = None
+                    if type(r) is float:
+                        return NT, r if type(xp) is float else np.float64(r)
+                return generic(x, xp, z, NT, dz)
+
+            return CoDual(z, NT), float_pullback
         zf = new_fdata(z)
 
         def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(zf, dz)
-            if g is None or not needs(x):
-                return NT, zero_for(x)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return NT, send(x, grad(numpy_scalar(g), xp, z))
+            return generic(x, xp, z, zf, dz)
 
         return CoDual(z, zf), pullback
 
+    fast = FLOAT_UNARY.get(grad)
     rrule.__qualname__ = f"unary_rule({grad.__name__})"
     return rrule
 
@@ -74,26 +96,86 @@ def binary_rule(
 ) -> t.Callable[[CD, CD, CD], RuleResult]:
     """``None`` for an operand that never gets a gradient."""
 
+    def generic(
+        x: CD, y: CD, xp: t.Any, yp: t.Any, z: t.Any, zf: t.Any, dz: t.Any
+    ) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None:
+            return NT, zero_for(x), zero_for(y)
+        g = numpy_scalar(g)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            gx = send(x, grad_x(g, xp, yp, z)) if grad_x and needs(x) else zero_for(x)
+            gy = send(y, grad_y(g, xp, yp, z)) if grad_y and needs(y) else zero_for(y)
+        return NT, gx, gy
+
     def rrule(f: CD, x: CD, y: CD) -> RuleResult:
         xp, yp = x.primal, y.primal
         z = f.primal(xp, yp)
+        if fast and type(z) in _FLOATS and type(xp) in _SCALARS and type(yp) in _SCALARS:
+            # Floats (and ints) to a float: the pullback in Python floats (see FLOAT_BINARY).
+            def float_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                if type(dz) in _FLOATS:
+                    r = _float_binary(fast_x, fast_y, float(dz), xp, yp, float(z))
+                    if r is not None:
+                        return r
+                return generic(x, y, xp, yp, z, NT, dz)
+
+            return CoDual(z, NT), float_pullback
         zf = new_fdata(z)
 
         def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(zf, dz)
-            if g is None:
-                return NT, zero_for(x), zero_for(y)
-            g = numpy_scalar(g)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                gx = send(x, grad_x(g, xp, yp, z)) if grad_x and needs(x) else zero_for(x)
-                gy = send(y, grad_y(g, xp, yp, z)) if grad_y and needs(y) else zero_for(y)
-            return NT, gx, gy
+            return generic(x, y, xp, yp, z, zf, dz)
 
         return CoDual(z, zf), pullback
 
+    fast_x = None if grad_x is None else FLOAT_BINARY.get(grad_x)
+    fast_y = None if grad_y is None else FLOAT_BINARY.get(grad_y)
+    # Every operand that may get a gradient needs a float version.
+    fast = (grad_x is None or fast_x is not None) and (grad_y is None or fast_y is not None)
     names = [getattr(fn, "__name__", "-") for fn in (grad_x, grad_y)]
     rrule.__qualname__ = f"binary_rule({', '.join(names)})"
     return rrule
+
+
+# Exact classes of the float fast paths: Python floats and float64 scalars (which subclass
+# float), and the ints and bools that get no gradient.
+_FLOATS = frozenset((float, np.float64))
+_SCALARS = frozenset((float, np.float64, int, bool))
+
+
+def _float_binary(
+    fast_x: FloatBinary | None,
+    fast_y: FloatBinary | None,
+    dz: float,
+    xp: t.Any,
+    yp: t.Any,
+    z: float,
+) -> tuple[t.Any, ...] | None:
+    """The rdata of a binary rule on scalars, computed in Python floats; None where Python
+    raises (a singular point: the NumPy path gives inf or nan there, as the primal did)."""
+    tx, ty = type(xp), type(yp)
+    x = float(xp) if tx is np.float64 else xp
+    y = float(yp) if ty is np.float64 else yp
+    try:
+        rx = fast_x(dz, x, y, z) if fast_x is not None and tx in _FLOATS else NT
+        ry = fast_y(dz, x, y, z) if fast_y is not None and ty in _FLOATS else NT
+    except (ArithmeticError, ValueError):
+        return None
+    if rx is not NT:
+        if type(rx) is not float:
+            return None
+        if tx is np.float64:
+            rx = np.float64(rx)
+    elif tx in _FLOATS:  # an operand without a gradient function: zero
+        rx = tx(0.0)
+    if ry is not NT:
+        if type(ry) is not float:
+            return None
+        if ty is np.float64:
+            ry = np.float64(ry)
+    elif ty in _FLOATS:
+        ry = ty(0.0)
+    return NT, rx, ry
 
 
 def register_all(
@@ -300,6 +382,9 @@ def _as_complex_if(x: t.Any, z: t.Any) -> t.Any:
 
 def g_pow_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
     """d(x**y)/dx = y * x**(y-1), 0 where y == 0 (where x**(y-1) at x == 0 would be inf)."""
+    if (type(y) is int or type(y) is float) and y != 0 and type(x) is np.ndarray:
+        if x.dtype.kind == "f":  # a real array to a constant power (``h ** 2``)
+            return g * (2 * x if y == 2 else y * np.power(x, y - 1))
     x = _as_complex_if(x, z)
     return g * conj(_where_zero(np.equal(y, 0), y * np.power(x, np.subtract(y, 1))))
 
@@ -376,3 +461,73 @@ def g_logaddexp2_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
 
 def g_logaddexp2_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
     return g * np.exp2(y - z)
+
+
+# --------------------------------------------------------------------------------------------
+# The same gradients on Python floats, for the scalar fast paths of ``unary_rule`` and
+# ``binary_rule``: ``(dz, x, z)`` and ``(dz, x, y, z)`` with float ``dz`` and ``z`` and float or
+# int operands.  Same formulas, in plain float arithmetic (no NumPy scalars, no errstate).  Where
+# Python raises (a division by zero, a domain error, an overflow) the rules fall back to the
+# NumPy versions, which give the inf or nan NumPy would.
+
+
+def _f_abs(dz: float, x: float, z: float) -> float:
+    if x > 0:
+        return dz
+    if x < 0:
+        return -dz
+    if x == 0:
+        return dz * 0.0
+    raise ValueError("nan")  # the NumPy version: nan
+
+
+_SQRT_PI_2 = 2 / math.sqrt(math.pi)
+
+FLOAT_UNARY: dict[UnaryGrad, FloatUnary] = {
+    g_same: lambda dz, x, z: dz,
+    g_negate: lambda dz, x, z: -dz,
+    g_exp: lambda dz, x, z: dz * z,
+    g_exp2: lambda dz, x, z: dz * z * LN2,
+    g_expm1: lambda dz, x, z: dz * (z + 1),
+    g_log: lambda dz, x, z: dz / x,
+    g_log2: lambda dz, x, z: dz / (x * LN2),
+    g_log10: lambda dz, x, z: dz / (x * LN10),
+    g_log1p: lambda dz, x, z: dz / (1 + x),
+    g_sqrt: lambda dz, x, z: dz / (2 * z),
+    g_cbrt: lambda dz, x, z: dz / (3 * z * z),
+    g_sin: lambda dz, x, z: dz * math.cos(x),
+    g_cos: lambda dz, x, z: -dz * math.sin(x),
+    g_tan: lambda dz, x, z: dz * (1 + z * z),
+    g_arcsin: lambda dz, x, z: dz / math.sqrt(1 - x * x),
+    g_arccos: lambda dz, x, z: -dz / math.sqrt(1 - x * x),
+    g_arctan: lambda dz, x, z: dz / (1 + x * x),
+    g_sinh: lambda dz, x, z: dz * math.cosh(x),
+    g_cosh: lambda dz, x, z: dz * math.sinh(x),
+    g_tanh: lambda dz, x, z: dz * (1 - z * z),
+    g_arcsinh: lambda dz, x, z: dz / math.sqrt(x * x + 1),
+    g_arccosh: lambda dz, x, z: dz / math.sqrt(x * x - 1),
+    g_arctanh: lambda dz, x, z: dz / (1 - x * x),
+    g_square: lambda dz, x, z: dz * (2 * x),
+    g_reciprocal: lambda dz, x, z: -dz * (z * z),
+    g_deg2rad: lambda dz, x, z: dz * (math.pi / 180),
+    g_rad2deg: lambda dz, x, z: dz * (180 / math.pi),
+    g_erf: lambda dz, x, z: dz * _SQRT_PI_2 * math.exp(-x * x),
+    g_erfc: lambda dz, x, z: -dz * _SQRT_PI_2 * math.exp(-x * x),
+    g_abs: _f_abs,
+    g_conj: lambda dz, x, z: dz,
+}
+
+FLOAT_BINARY: dict[BinaryGrad, FloatBinary] = {
+    g_first: lambda dz, x, y, z: dz,
+    g_negate2: lambda dz, x, y, z: -dz,
+    g_times_y: lambda dz, x, y, z: dz * y,
+    g_times_x: lambda dz, x, y, z: dz * x,
+    g_over_y: lambda dz, x, y, z: dz / y,
+    g_quotient_y: lambda dz, x, y, z: -dz * (z / y),
+    g_mod_y: lambda dz, x, y, z: -dz * (x // y),
+    g_fmod_y: lambda dz, x, y, z: -dz * math.trunc(x / y),
+    g_pow_x: lambda dz, x, y, z: dz * (0.0 if y == 0 else y * x ** (y - 1)),
+    g_pow_y: lambda dz, x, y, z: dz * (0.0 if x == 0 else z * math.log(abs(x))),
+    g_atan2_y: lambda dz, y, x, z: dz * x / (x * x + y * y),
+    g_atan2_x: lambda dz, y, x, z: -dz * y / (x * x + y * y),
+}

@@ -50,6 +50,7 @@ from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
 
 _NO_RDATA_3 = no_pullback(3)
+_NOTHING_3 = (NT, NT, NT)
 
 
 def _is_int(p: object) -> bool:
@@ -82,6 +83,21 @@ def _may_repeat(index: object) -> bool:
 def getitem_rrule(f: CD, x: CD, index: CD) -> RuleResult:
     xp, idx, dx = x.primal, index.primal, x.fdata
     y = f.primal(xp, idx)
+    if type(idx) is int and type(y) is np.float64 and type(dx) is np.ndarray:
+        # An element of a float64 array (``x[i]`` in a loop): its cotangent goes back in place.
+        def element_pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            if type(dy) is float or type(dy) is np.float64:
+                dx[idx] += dy
+                return _NOTHING_3
+            return generic_pullback(dy)
+
+        def generic_pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(NT, dy)
+            if g is not None:
+                dx[idx] += g if dx.dtype.kind == "c" else np.real(g)
+            return _NOTHING_3
+
+        return CoDual(y, NT), element_pullback
     if not isinstance(dx, np.ndarray):
         return CoDual(y, new_fdata(y)), _NO_RDATA_3
     if shares_memory(y, xp):

@@ -66,6 +66,26 @@ def matmul_rrule(f: CD, a: CD, b: CD) -> RuleResult:
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
     zf = new_fdata(z)
+    if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim <= 2:
+        da, db = a.fdata, b.fdata
+        want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
+
+        def matrix_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            # A matrix times a matrix or a vector, real: no broadcasting, no conjugates.
+            g = zf
+            if bp.ndim == 2:
+                if want_a:
+                    np.add(da, g @ bp.T, out=da)
+                if want_b:
+                    np.add(db, ap.T @ g, out=db)
+            else:
+                if want_a:
+                    np.add(da, g[:, None] * bp, out=da)
+                if want_b:
+                    np.add(db, g @ ap, out=db)
+            return _NOTHING_3
+
+        return CoDual(z, zf), matrix_pullback
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
@@ -75,6 +95,13 @@ def matmul_rrule(f: CD, a: CD, b: CD) -> RuleResult:
         return NT, send(a, ga), send(b, gb)
 
     return CoDual(z, zf), pullback
+
+
+_NOTHING_3 = (NT, NT, NT)
+
+
+def _plain_float64(x: object) -> t.TypeGuard[Array]:
+    return type(x) is np.ndarray and x.dtype == np.float64
 
 
 for _fn in (np.matmul, operator.matmul):

@@ -124,10 +124,21 @@ Grad = t.Callable[[Array, t.Any, t.Any, tuple[int, ...], bool], t.Any]
 
 def reduction_rule(grad: Grad, names: tuple[str, ...]) -> t.Callable[..., RuleResult]:
     def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        what = getattr(f.primal, "__qualname__", "reduction")
-        axis, keepdims = _options(names, args, kwargs, what)
         xp = x.primal
-        z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+        if not args and not kwargs:  # ``np.sum(x)``: over all axes, nothing to check
+            z = f.primal(xp)
+            dx = x.fdata
+            real = type(dx) is np.ndarray and dx.dtype.kind == "f"
+            if total and real and type(xp) is np.ndarray and xp.size:
+                return CoDual(z, NT), _total_pullback(grad, xp, dx)
+            axis: object = None
+            keepdims = False
+        else:
+            what = getattr(f.primal, "__qualname__", "reduction")
+            axis, keepdims = _options(names, args, kwargs, what)
+            z = f.primal(
+                xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()}
+            )
         axes = normalize_axes(axis, xp.ndim)
         zf = new_fdata(z)
         rdata = nothing(2 + len(args) + len(kwargs))
@@ -140,8 +151,26 @@ def reduction_rule(grad: Grad, names: tuple[str, ...]) -> t.Callable[..., RuleRe
 
         return CoDual(z, zf), pullback
 
+    total = grad is _sum_grad or grad is _mean_grad
     rrule.__qualname__ = f"reduction_rule({grad.__name__})"
     return rrule
+
+
+_NOTHING_2 = (NT, NT)
+
+
+def _total_pullback(grad: Grad, x: Array, dx: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
+    """The pullback of the sum or mean of all of a real, non-empty array's elements: the scalar
+    cotangent (or its share) added to every element of x's fdata."""
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if type(dz) is float or type(dz) is np.float64:
+            np.add(dx, dz if grad is _sum_grad else dz / x.size, out=dx)
+        elif dz is not NT:
+            add_into(dx, grad(x, None, dz, tuple(range(x.ndim)), False))
+        return _NOTHING_2
+
+    return pullback
 
 
 REDUCTIONS: dict[t.Callable[..., t.Any], tuple[Grad, tuple[str, ...]]] = {

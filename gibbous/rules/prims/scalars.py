@@ -126,6 +126,8 @@ def _g_log_base_b(g: t.Any, x: t.Any, b: t.Any, z: t.Any) -> t.Any:
     return -g * z / (b * np.log(b))
 
 
+E.FLOAT_BINARY[_g_log_base_x] = lambda dz, x, b, z: dz / (x * math.log(b))
+E.FLOAT_BINARY[_g_log_base_b] = lambda dz, x, b, z: -dz * z / (b * math.log(b))
 E.register_all([math.log], E.binary_rule(_g_log_base_x, _g_log_base_b), E.SCALAR_BINARY)
 
 
