@@ -422,7 +422,7 @@ MUTABLE = _Mutable()
 CLOSURE = _Closure()
 
 # Classes whose instances, and whose subclasses' instances, never have a tangent.
-_NEVER_DIFFERENTIABLE: tuple[type, ...] = (
+NEVER_DIFFERENTIABLE: tuple[type, ...] = (
     builtins.int,  # and bool
     builtins.str,
     builtins.bytes,
@@ -496,7 +496,7 @@ def _instance_fields(x: object) -> dict[str, t.Any]:
 
 def _classify(cls: type) -> _Kind:
     """The kind of every instance of ``cls`` (value-dependent classes are handled before)."""
-    if issubclass(cls, _NEVER_DIFFERENTIABLE):
+    if issubclass(cls, NEVER_DIFFERENTIABLE):
         return NON_DIFFERENTIABLE
     if issubclass(cls, (float, complex, np.floating, np.complexfloating)):
         return SCALAR
@@ -895,7 +895,7 @@ def _split_object(ty: T.Type) -> _Split:
     # Object(cls) admits subclasses, which may be of another kind: only classes whose every
     # subclass has no tangent give a definite answer.
     assert isinstance(ty, T.Object)
-    return _NOTHING if issubclass(ty.cls, _NEVER_DIFFERENTIABLE) else _UNKNOWN
+    return _NOTHING if issubclass(ty.cls, NEVER_DIFFERENTIABLE) else _UNKNOWN
 
 
 _SPLIT_TYPE: dict[type, t.Callable[[T.Type], _Split]] = {

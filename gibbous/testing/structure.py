@@ -20,42 +20,21 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.rules.tangents import NO_TANGENT, MutableTangent, NoTangent, Tangent
+from gibbous.rules.tangents import (
+    NEVER_DIFFERENTIABLE,
+    NO_TANGENT,
+    MutableTangent,
+    NoTangent,
+    Tangent,
+)
 
 Key = tuple[str, t.Any]
 Array = np.ndarray[t.Any, t.Any]
 
 # Values without parts that may be shared as they are: immutable, and nothing in them can carry
 # a tangent.  (Floats and complex numbers are immutable too but are perturbed, not shared.)
-_ATOMS: tuple[type, ...] = (
-    bool,
-    int,
-    str,
-    bytes,
-    type(None),
-    type(Ellipsis),
-    type(NotImplemented),
-    slice,
-    range,
-    type,
-    frozenset,
-    pytypes.ModuleType,
-    pytypes.CodeType,
-    pytypes.MethodDescriptorType,
-    pytypes.WrapperDescriptorType,
-    pytypes.ClassMethodDescriptorType,
-    pytypes.GetSetDescriptorType,
-    pytypes.MemberDescriptorType,
-    enum.Enum,
-    np.integer,
-    np.bool_,
-    np.flexible,
-    np.datetime64,
-    np.timedelta64,
-    np.dtype,
-    np.ufunc,
-    type(np.sum),
-    NoTangent,
+_ATOMS: tuple[type, ...] = tuple(
+    cls for cls in NEVER_DIFFERENTIABLE if cls not in (bytearray, set)  # those two are mutable
 )
 
 INEXACT = (float, complex, np.floating, np.complexfloating)
