@@ -1,9 +1,29 @@
-"""``python -m gibbous``: the command-line entry point."""
+"""``python -m gibbous``: the command-line entry point.
+
+    python -m gibbous demo
+    python -m gibbous passes
+    python -m gibbous ir MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)" [--stage S]
+                         [--format text|dot|svg|png] [-o FILE] [--passes p1,p2]
+    python -m gibbous rules MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)"
+
+A bad module, function or expression, an unsupported construct or a missing rule prints one
+line and exits with status 2 (``--traceback`` shows the whole story).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+import typing as t
+
+EXIT_ERROR = 2
+IR_STAGES = ("frontend", "typed", "optimized", "forward", "reverse")
+IR_FORMATS = ("text", "dot", "svg", "png")
+
+
+class CLIError(Exception):
+    """A mistake in what the command was asked: reported as one line."""
 
 
 def _passes() -> int:
@@ -14,17 +34,175 @@ def _passes() -> int:
     return 0
 
 
+# --------------------------------------------------------------------------------------------
+# MODULE:FUNC and --args
+
+
+def load_function(target: str) -> t.Callable[..., object]:
+    """``package.module:function`` (or ``module:Class.method``) to the callable."""
+    module_name, sep, qualname = target.partition(":")
+    if not sep or not module_name or not qualname:
+        raise CLIError(f"expected MODULE:FUNC (like mypackage.losses:loss), got {target!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name is not None and module_name.startswith(e.name):
+            raise CLIError(f"no module named {module_name!r} (is it on sys.path?)") from e
+        raise CLIError(f"cannot import {module_name!r}: {e}") from e
+    except Exception as e:
+        raise CLIError(f"cannot import {module_name!r}: {type(e).__name__}: {e}") from e
+    obj: object = module
+    for part in qualname.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise CLIError(f"module {module_name!r} has no function {qualname!r}") from None
+    if not callable(obj):
+        raise CLIError(f"{target} is not callable but {type(obj).__name__}")
+    return obj
+
+
+def evaluate_args(text: str) -> tuple[object, ...]:
+    """``--args "np.ones((3, 3)), 2.0"``: Python expressions, with ``numpy as np`` in scope."""
+    import numpy as np
+
+    if not text.strip():
+        return ()
+    scope = {"np": np, "numpy": np}
+    try:
+        value = eval(f"({text},)", scope)  # noqa: S307 -- the user's own command line
+    except SyntaxError as e:
+        raise CLIError(f"bad --args expression {text!r}: {e.msg}") from e
+    except Exception as e:
+        raise CLIError(f"bad --args expression {text!r}: {type(e).__name__}: {e}") from e
+    return t.cast(tuple[object, ...], value)
+
+
+# --------------------------------------------------------------------------------------------
+# ir and rules
+
+
+def _ir(args: argparse.Namespace) -> int:
+    from gibbous.inspect import code_ir, render
+
+    f = load_function(args.target)
+    values = evaluate_args(args.args)
+    passes = [p.strip() for p in args.passes.split(",") if p.strip()] if args.passes else None
+    if args.stage in ("forward", "reverse"):
+        from gibbous.api import build_rrule
+
+        stages = build_rrule(f, *values, passes=passes).program.description
+        ir = stages.forward if args.stage == "forward" else stages.reverse
+    else:
+        ir = code_ir(f, *values, stage=args.stage, passes=passes)
+    output: str | bytes = str(ir) if args.format == "text" else render(ir, args.format)
+    if args.output is not None:
+        mode = "wb" if isinstance(output, bytes) else "w"
+        with open(args.output, mode) as file:
+            file.write(output)
+    elif isinstance(output, bytes):
+        if sys.stdout.isatty():
+            raise CLIError("PNG is binary: write it to a file with -o FILE")
+        sys.stdout.flush()
+        sys.stdout.buffer.write(output)
+    else:
+        sys.stdout.write(output)
+    return 0
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from gibbous.inspect import format_rule_table, rule_table
+
+    f = load_function(args.target)
+    values = evaluate_args(args.args)
+    passes = [p.strip() for p in args.passes.split(",") if p.strip()] if args.passes else None
+    rows = rule_table(f, *values, passes=passes)
+    sys.stdout.write(format_rule_table(rows, inactive=not args.active_only))
+    return 0
+
+
+def _errors() -> tuple[type[BaseException], ...]:
+    """What the inspection commands report as one line."""
+    from gibbous.frontend.errors import UnsupportedConstructError
+    from gibbous.inspect.render import GraphvizNotFoundError
+    from gibbous.passes.typeinfer import InferenceError
+    from gibbous.rules.registry import AmbiguousRuleError, MissingRuleError
+
+    return (
+        CLIError,
+        UnsupportedConstructError,
+        MissingRuleError,
+        AmbiguousRuleError,
+        GraphvizNotFoundError,
+        InferenceError,
+        TypeError,
+        ValueError,
+        OSError,
+    )
+
+
+def _one_line(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    first = lines[0] if lines else type(e).__name__
+    if isinstance(e, CLIError):
+        return first
+    from gibbous.frontend.errors import UnsupportedConstructError
+
+    if isinstance(e, UnsupportedConstructError):
+        return f"unsupported: {first}"
+    if isinstance(e, (TypeError, ValueError, OSError)):
+        return f"{type(e).__name__}: {first}"
+    return first
+
+
+def _inspection_parser(sub: t.Any, name: str, help: str) -> argparse.ArgumentParser:
+    p: argparse.ArgumentParser = sub.add_parser(name, help=help)
+    p.add_argument("target", metavar="MODULE:FUNC", help="the function, e.g. mypkg.losses:loss")
+    p.add_argument(
+        "--args",
+        default="",
+        metavar='"EXPR, ..."',
+        help="example arguments: Python expressions, numpy as np in scope",
+    )
+    p.add_argument("--passes", metavar="p1,p2", help="replace the standard passes")
+    p.add_argument("--traceback", action="store_true", help="show the traceback of an error")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m gibbous", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m gibbous",
+        description="gibbous: reverse-mode AD for Python + NumPy through a typed SSA IR",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("demo", help="show what gibbous does, end to end")
     sub.add_parser("passes", help="list the registered passes, one line each")
+    ir = _inspection_parser(sub, "ir", "print the IR of a function at a stage of the pipeline")
+    ir.add_argument(
+        "--stage",
+        choices=IR_STAGES,
+        default="typed",
+        help="frontend, typed, optimized, or the derived rule's forward / reverse program",
+    )
+    ir.add_argument("--format", choices=IR_FORMATS, default="text", help="text, or the CFG")
+    ir.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
+    rules = _inspection_parser(sub, "rules", "show the rule each call site resolves to")
+    rules.add_argument("--active-only", action="store_true", help="leave out inactive calls")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from gibbous.demo import main as demo
 
         return demo()
-    return _passes()
+    if args.command == "passes":
+        return _passes()
+    command = _ir if args.command == "ir" else _rules
+    if args.traceback:
+        return command(args)
+    try:
+        return command(args)
+    except _errors() as e:
+        print(f"gibbous {args.command}: error: {_one_line(e)}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -445,6 +445,15 @@ class Function:
 
         return format_function(self)
 
+    def _repr_html_(self) -> str | None:
+        """Jupyter shows a function as its text (``gibbous.inspect.render`` draws its CFG)."""
+        import html
+
+        try:
+            return f"<pre>{html.escape(str(self))}</pre>"
+        except Exception:  # unprintable constants: Jupyter falls back to repr
+            return None
+
 
 def structurally_equal(f: Function, g: Function) -> bool:
     """Same blocks, operations, types, constants, names and locations, value for value."""

@@ -297,15 +297,23 @@ class _LooseNamer(Namer):
         return format_name("^", b.name) if b.name is not None else "^?"
 
 
-def format_function(f: Function) -> str:
+def function_namer(f: Function) -> Namer:
+    """The names ``format_function`` prints ``f``'s blocks and values under."""
     namer = Namer()
     for b in f.blocks:  # blocks first: a jump may name a block printed later
         namer.define_block(b)
-    header_args = ", ".join(f"{namer.define(a)}: {format_type(a.type)}" for a in f.args)
-    lines = [f"func {format_name('@', f.name)}({header_args}){format_loc(f.loc)} {{"]
+    for a in f.args:
+        namer.define(a)
     for i, b in enumerate(f.blocks):
         for v in _defined_in(b, skip_args=i == 0):
             namer.define(v)
+    return namer
+
+
+def format_function(f: Function) -> str:
+    namer = function_namer(f)
+    header_args = ", ".join(f"{namer.ref(a)}: {format_type(a.type)}" for a in f.args)
+    lines = [f"func {format_name('@', f.name)}({header_args}){format_loc(f.loc)} {{"]
     for i, b in enumerate(f.blocks):
         label = namer.block_ref(b)
         if i > 0 and b.args:
