@@ -12,6 +12,7 @@ is compiled once); see docs/ad.md.
 
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import types as pytypes
@@ -32,6 +33,7 @@ from gibbous.passes.typeinfer import InferenceError, infer_types
 from gibbous.rules.derived import (
     BoundRule,
     CallExRule,
+    CheckedRule,
     DerivedRule,
     DynamicRule,
     FillSeed,
@@ -44,6 +46,7 @@ from gibbous.rules.derived import (
     fill_rdata,
     function_key,
     ir_parameters,
+    rule_name,
 )
 from gibbous.rules.registry import (
     Context,
@@ -120,8 +123,22 @@ def value_and_pullback(
 ) -> tuple[t.Any, tuple[t.Any, ...]]:
     """``f(*args)`` and the pullback of the cotangent ``ybar`` (shaped like the result)."""
     y, pullback, fdatas = _forward(rule, f, args)
+    # The reverse pass undoes the forward pass's mutations, of the result too (a list it
+    # appended to, an array it wrote): the value returned is the result as the forward pass
+    # left it.
+    value = _snapshot(y.primal)
     increment(y.fdata, fdata_of(ybar))  # an array's cotangent goes into its fdata
-    return y.primal, _gradients(pullback(rdata_of(ybar)), f, args, fdatas)
+    return value, _gradients(pullback(rdata_of(ybar)), f, args, fdatas)
+
+
+def _snapshot(value: object) -> t.Any:
+    """A copy of ``value`` that the reverse pass cannot change (immutables as they are)."""
+    kind = type(value)
+    if kind in _NUMBERS:
+        return value
+    if kind is np.ndarray:
+        return t.cast(np.ndarray[t.Any, t.Any], value).copy()
+    return copy.deepcopy(value)
 
 
 def _forward(
@@ -321,7 +338,20 @@ class Session:
     # -- call sites
 
     def site(self, op: Call, activity: Activity) -> Maker:
-        """How each rule instance makes the rule of the active call ``op`` (chosen now)."""
+        """How each rule instance makes the rule of the active call ``op`` (chosen now); with
+        ``debug``, each rule checked (``CheckedRule``)."""
+        maker = self._site(op, activity)
+        if not self.debug:
+            return maker
+        call, loc = _describe_call(op), op.loc
+
+        def checked() -> t.Any:
+            rule = maker()
+            return CheckedRule(rule, rule_name(rule), call, loc)
+
+        return checked
+
+    def _site(self, op: Call, activity: Activity) -> Maker:
         operands = op.operands
         types = tuple(v.type for v in operands[1:])
         callee = op.callee
@@ -403,6 +433,20 @@ class Session:
 
 
 _PRIMAL = PrimalRule()
+
+
+def _describe_call(op: Call) -> str:
+    """``numpy.sin(f64[:])``, or ``<dynamic>(...)`` for a callee known only at run time."""
+    from gibbous.rules.registry import format_call
+
+    types = tuple(v.type for v in op.operands[1:])
+    callee = op.callee
+    if not isinstance(callee, Constant):
+        return "a callee known at run time"
+    try:
+        return format_call(callee.value, types, op.kwnames)
+    except Exception:  # a type without a printable name: the callee's name is enough
+        return callable_name(callee.value)
 
 
 def _bind(

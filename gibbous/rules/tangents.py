@@ -451,6 +451,10 @@ NEVER_DIFFERENTIABLE: tuple[type, ...] = (
     np.dtype,
     np.ufunc,
     type(np.sum),  # NumPy's array-function dispatchers
+    np.random.Generator,  # a random number generator's state is integers
+    np.random.BitGenerator,
+    np.random.RandomState,
+    type(np.random.Generator.standard_normal),  # Cython's compiled functions, as builtins
     NoTangent,
 )
 
