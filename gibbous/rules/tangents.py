@@ -380,7 +380,7 @@ class _Mutable(_Kind):
     __slots__ = ()
 
     def fields(self, x: t.Any) -> dict[str, t.Any]:
-        return _instance_fields(x)
+        return instance_fields(x)
 
     def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
         tangent = MutableTangent({})
@@ -487,7 +487,8 @@ def _slot_names(cls: type) -> tuple[str, ...]:
     return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
 
 
-def _instance_fields(x: object) -> dict[str, t.Any]:
+def instance_fields(x: object) -> dict[str, t.Any]:
+    """An object's fields as tangents see them: its set slots, then its ``__dict__``."""
     fields: dict[str, t.Any] = {}
     for name in _slot_names(type(x)):
         try:

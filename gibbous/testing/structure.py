@@ -26,6 +26,7 @@ from gibbous.rules.tangents import (
     MutableTangent,
     NoTangent,
     Tangent,
+    instance_fields,
 )
 
 Key = tuple[str, t.Any]
@@ -62,24 +63,8 @@ def address(a: Array) -> int:
     return int(a.__array_interface__["data"][0])
 
 
-def _slot_names(cls: type) -> list[str]:
-    names: list[str] = []
-    for base in cls.__mro__:
-        slots = base.__dict__.get("__slots__", ())
-        names.extend([slots] if isinstance(slots, str) else slots)
-    return [n for n in names if n not in ("__dict__", "__weakref__")]
-
-
-def object_fields(x: object) -> dict[str, t.Any]:
-    """An object's fields as tangents see them: its set slots, then its ``__dict__``."""
-    fields: dict[str, t.Any] = {}
-    for name in _slot_names(type(x)):
-        try:
-            fields[name] = object.__getattribute__(x, name)
-        except AttributeError:  # an unset slot
-            pass
-    fields.update(getattr(x, "__dict__", {}))
-    return fields
+# One definition of an object's fields, shared with the tangent model.
+object_fields = instance_fields
 
 
 def is_atom(x: object) -> bool:
