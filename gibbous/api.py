@@ -57,6 +57,7 @@ from gibbous.rules.registry import (
     is_primitive,
     lookup_rule,
 )
+from gibbous.rules.inline import InlineRule, find_inline
 from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import (
     NO_TANGENT,
@@ -331,7 +332,11 @@ class Session:
         # The IR of a generator expression reads the cells of the function it wraps.
         activity = analyse(typed, fn.fn if isinstance(fn, runtime.GenexprFunction) else fn)
         ad = differentiate(
-            typed, activity, lambda op: self.site(op, activity), verify=self.debug
+            typed,
+            activity,
+            lambda op: self.site(op, activity),
+            inline=self.inline,
+            verify=self.debug,
         )
         return compile_program(fn, arg_types, ad, typed)
 
@@ -350,6 +355,20 @@ class Session:
             return CheckedRule(rule, rule_name(rule), call, loc)
 
         return checked
+
+    def inline(self, op: Call) -> InlineRule | None:
+        """The inline form of an active call's rule, where the rule is the library's own."""
+        callee = op.callee
+        if not isinstance(callee, Constant):
+            return None
+        types = tuple(v.type for v in op.operands[1:])
+        fn = callee.value
+        found = find_inline(fn, types, op.kwnames, op.type)
+        if found is None or not is_primitive(self.ctx, fn, types, op.kwnames):
+            return None
+        registration = lookup_rule(self.ctx, fn, types, op.kwnames, loc=op.loc)
+        library = registration.origin.startswith("gibbous.rules.")
+        return found if library and registration.kind == "primitive" else None
 
     def _site(self, op: Call, activity: Activity) -> Maker:
         operands = op.operands

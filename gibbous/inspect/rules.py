@@ -11,6 +11,8 @@ Kinds (``RuleRow.kind``):
 * ``primitive``, ``zero-derivative`` — a registered rule (``gibbous.primitive``,
   ``gibbous.zero_derivative``);
 * ``stateful`` — a registered stateful rule; each call site keeps a state of ``state_type``;
+* ``inline`` — the library's rule for a scalar call, written out in the forward and reverse
+  programs instead of called (``gibbous.rules.inline``);
 * ``derived`` — a Python function: its rule is derived from its bytecode in turn;
 * ``dynamic`` — the callee or its argument types are known only at run time: the rule is
   chosen per call, by the same resolution;
@@ -27,6 +29,7 @@ import typing as t
 import attrs
 
 from gibbous.api import Maker, Session
+from gibbous.rules.inline import InlineRule
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function
 from gibbous.ir.printer import format_type, function_namer
@@ -54,6 +57,7 @@ from gibbous.rules.stateful import StatefulRRule
 KINDS = (
     "primitive",
     "stateful",
+    "inline",
     "zero-derivative",
     "derived",
     "dynamic",
@@ -130,6 +134,13 @@ class _Recorder(Session):
         if top:
             self.sites[op] = self._describe(op, maker)
         return maker
+
+    def inline(self, op: Call) -> InlineRule | None:
+        found = super().inline(op)
+        if found is not None and self.depth == 0:
+            detail = f"{self._registration(op)}, written out in place"
+            self.sites[op] = ("inline", detail, None)
+        return found
 
     def _describe(self, op: Call, maker: Maker) -> _Site:
         rule = maker()

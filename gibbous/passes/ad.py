@@ -37,7 +37,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.core import Constant, Function
 from gibbous.passes.activity import Activity
-from gibbous.passes.ad_forward import Forward, Placeholder, SiteMaker, short_name
+from gibbous.passes.ad_forward import Forward, InlineFinder, Placeholder, SiteMaker, short_name
 from gibbous.passes.ad_reverse import (
     Reverse,
     fold_constant_arguments,
@@ -69,11 +69,17 @@ class ADFunctions:
 
 
 def differentiate(
-    f: Function, activity: Activity, site_maker: SiteMaker, *, verify: bool = False
+    f: Function,
+    activity: Activity,
+    site_maker: SiteMaker,
+    *,
+    inline: InlineFinder = lambda op: None,
+    verify: bool = False,
 ) -> ADFunctions:
     """The forward and reverse functions of ``f``; ``site_maker(op)`` says how each instance
-    makes the rule of the active call ``op``."""
-    fwd = Forward(f, activity, site_maker)
+    makes the rule of the active call ``op``, ``inline(op)`` which active calls are written out
+    in place instead (``gibbous.rules.inline``)."""
+    fwd = Forward(f, activity, site_maker, inline)
     fwd.build()
     rev = Reverse(fwd)
     rev.build()

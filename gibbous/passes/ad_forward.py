@@ -42,6 +42,7 @@ from gibbous.ir.core import (
 from gibbous.ir.printer import Namer
 from gibbous.passes.activity import Activity
 from gibbous.rules.derived import inactive_codual
+from gibbous.rules.inline import InlineRule
 from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata
 
 CODUAL = T.Object(CoDual)
@@ -88,6 +89,7 @@ def _printable(obj: object, path: str) -> object:
 
 
 SiteMaker = t.Callable[[Call], t.Callable[[], object]]
+InlineFinder = t.Callable[[Call], InlineRule | None]
 
 
 def _key(fn: object) -> object:
@@ -102,7 +104,13 @@ class Forward:
     """Builds the forward function of ``f`` into ``self.g``; the reverse reads what it
     records (stacks per site and per join, the blocks' incoming edges)."""
 
-    def __init__(self, f: Function, act: Activity, site_maker: SiteMaker) -> None:
+    def __init__(
+        self,
+        f: Function,
+        act: Activity,
+        site_maker: SiteMaker,
+        inline: InlineFinder = lambda op: None,
+    ) -> None:
         self.f, self.act, self.site_maker = f, act, site_maker
         params = [("self", CODUAL), *((a.name, CODUAL) for a in f.args)]
         self.g = Function(f"{f.name}.forward", params, loc=f.loc, entry_name=f.entry.name)
@@ -120,6 +128,18 @@ class Forward:
         self.returns = [b for b in self.blocks if isinstance(b.terminator, Return)]
         self.ret_stack: int | None = None
         self.constants: dict[tuple[int, bool], tuple[object, CoDual[t.Any, t.Any]]] = {}
+        # Inline sites: what each saves for the reverse (constants stay constants), and per
+        # block, the values its record holds and the stack the record goes onto.
+        self.inline: dict[Call, InlineRule] = {}
+        for b in self.blocks:
+            for op in b.calls:
+                rule = inline(op) if op in act.calls else None
+                if rule is not None:
+                    self.inline[op] = rule
+        self.site_saves: dict[Call, list[object]] = {}
+        self.fdata_in: dict[tuple[Block, Value], Value] = {}
+        self.records: dict[Block, list[Value]] = {}
+        self.record_stack: dict[Block, int] = {}
         self.need_cd, self.need_pr = self._needs()
 
     def stack(self, hint: str) -> tuple[int, Placeholder, Placeholder]:
@@ -141,12 +161,21 @@ class Forward:
         for b in self.blocks:
             for op in b.ops:
                 if isinstance(op, Call):
-                    if op in self.act.calls:
-                        cd.update(op.operands)
+                    rule = self.inline.get(op)
+                    if rule is not None:
+                        pr.update(op.operands)
+                        cd.update(op.args[s[1]] for s in rule.saves if s[0] == "fdata")
+                    elif op in self.act.calls:
+                        identity = identity_operand(op)
+                        if identity is not None and not self.wrapped(op.result):
+                            pr.update(op.operands)
+                        else:
+                            cd.update(op.operands)
                     else:
                         pr.update(op.operands)
                 elif isinstance(op, Return):
-                    cd.add(op.value)
+                    # A bare value is wrapped where it is returned, not where it is made.
+                    (pr if self.bare_value(op.value) else cd).add(op.value)
                 elif isinstance(op, Raise):
                     pr.add(op.exc)
                 else:
@@ -155,8 +184,17 @@ class Forward:
                         pr.add(op.cond)
                     for i, s in enumerate(op.successors):
                         for param, v in zip(s.args, edge_args(op, i)):
-                            (cd if self.act.is_active(param) else pr).add(v)
+                            (cd if self.wrapped(param) else pr).add(v)
         return cd, pr
+
+    def bare_value(self, v: Value) -> bool:
+        return not isinstance(v, Constant) and not self.wrapped(v) and bare_type(v.type)
+
+    def wrapped(self, v: Value) -> bool:
+        """Whether the forward holds ``v`` as a CoDual (active, with fdata) rather than as its
+        primal: active floats, ints and complex numbers have no fdata, so they are passed bare
+        between blocks and wrapped only for a rule call that needs a CoDual."""
+        return self.act.is_active(v) and not bare_type(v.type)
 
     # -- values
 
@@ -191,9 +229,10 @@ class Forward:
             if v in self.need_pr:
                 self.pr[v] = b.call(getattr, new, "primal", type=v.type, name=_suffix(hint, "p"))
         else:
-            assert not self.act.is_active(v), "an active value is made as a CoDual"
+            assert not self.wrapped(v), "an active value with fdata is made as a primal"
             self.pr[v] = new
             if v in self.need_cd:
+                # CoDual(new, NoTangent()): right for inactive values and for bare ones alike.
                 self.cd[v] = b.call(inactive_codual, new, type=CODUAL, name=_suffix(hint, "cd"))
 
     # -- blocks
@@ -233,16 +272,33 @@ class Forward:
                     self.define(builder, v, primal, codual=False)
         else:
             for v in b.args:
-                active = self.act.is_active(v)
-                p = nb.add_arg(CODUAL if active else v.type, v.name)
-                self.define(builder, v, p, codual=active)
+                wrapped = self.wrapped(v)
+                p = nb.add_arg(CODUAL if wrapped else v.type, v.name)
+                self.define(builder, v, p, codual=wrapped)
         for op in b.calls:
             builder.loc = op.loc
             self.call(builder, op)
+        self.push_record(builder, b)
         self.terminator(builder, b)
+
+    def push_record(self, b: Builder, block: Block) -> None:
+        """What the block's inline sites saved, in one record on the block's own stack."""
+        saved = self.records.get(block)
+        if not saved:
+            return
+        n, push, _ = self.stack(f"record_{len(self.record_stack)}")
+        self.record_stack[block] = n
+        term = block.terminator
+        b.loc = term.loc if term is not None else None
+        record = saved[0] if len(saved) == 1 else b.call(runtime.make_tuple, *saved, name="rec")
+        b.call(push, record, type=T.NONE)
 
     def call(self, b: Builder, op: Call) -> None:
         r = op.result
+        inline = self.inline.get(op)
+        if inline is not None:
+            self.inline_call(b, op, inline)
+            return
         if op not in self.act.calls:
             args = [self.primal(a) for a in op.args]
             kwargs = {k: self.primal(v) for k, v in op.kwargs.items()}
@@ -251,6 +307,11 @@ class Forward:
             return
         identity = identity_operand(op)
         if identity is not None:
+            if not self.wrapped(r):  # the call itself, on primals: it keeps the result's type
+                args = [self.primal(a) for a in op.args]
+                new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
+                self.define(b, r, new, codual=False)
+                return
             operand = t.cast(Value, self.codual_value(b, op.operands[identity]))
             self.define(b, r, operand, codual=True)
             return
@@ -266,6 +327,39 @@ class Forward:
         b.call(push, pb, type=T.NONE)
         self.define(b, r, y, codual=True)
 
+    def inline_call(self, b: Builder, op: Call, rule: InlineRule) -> None:
+        """The primal call itself; what the derivative needs goes into the block's record."""
+        r = op.result
+        args = [self.primal(a) for a in op.args]
+        new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
+        self.define(b, r, new, codual=False)
+        block = t.cast(Block, op.parent)
+        record = self.records.setdefault(block, [])
+        saves: list[object] = []
+        for save in rule.saves:
+            if save[0] == "result":
+                value: object = new
+            elif save[0] == "primal":
+                value = self.primal(op.args[save[1]])
+            else:
+                value = self.fdata(b, block, op.args[save[1]])
+            if isinstance(value, Value) and not isinstance(value, Constant):
+                if all(value is not v for v in record):
+                    record.append(value)
+            saves.append(value)
+        self.site_saves[op] = saves
+
+    def fdata(self, b: Builder, block: Block, v: Value) -> object:
+        """``v``'s fdata, read once per block."""
+        cd = self.codual(v)
+        if isinstance(cd, CoDual):
+            return Constant(cd.fdata)
+        hit = self.fdata_in.get((block, v))
+        if hit is None:
+            hit = b.call(getattr, cd, "fdata", name=_suffix(v.name, "f"))
+            self.fdata_in[(block, v)] = hit
+        return hit
+
     def codual_value(self, b: Builder, v: Value) -> object:
         c = self.codual(v)
         return c if isinstance(c, Value) else Constant(c)
@@ -276,7 +370,10 @@ class Forward:
         if isinstance(term, Return):
             if self.ret_stack is not None:
                 b.call(self._push(self.ret_stack), self.returns.index(block), type=T.NONE)
-            b.ret(self.codual(term.value))
+            if self.bare_value(term.value):
+                b.ret(b.call(inactive_codual, self.primal(term.value), type=CODUAL))
+            else:
+                b.ret(self.codual(term.value))
         elif isinstance(term, Raise):
             b.raise_(self.primal(term.exc))
         elif isinstance(term, Jump):
@@ -294,7 +391,7 @@ class Forward:
     def edge(self, block: Block, index: int, term: Jump | Branch) -> tuple[Block, list[object]]:
         target = term.successors[index]
         args = [
-            self.codual(v) if self.act.is_active(p) else self.primal(v)
+            self.codual(v) if self.wrapped(p) else self.primal(v)
             for p, v in zip(target.args, edge_args(term, index))
         ]
         stack = self.pred_stack.get(target)
@@ -307,6 +404,11 @@ class Forward:
         b.call(self._push(stack), self.edges[target].index((block, index)), type=T.NONE)
         b.jump(self.new_blocks[target], *args)
         return via, []
+
+
+def bare_type(ty: T.Type) -> bool:
+    """Values of ``ty`` have no fdata, whatever they are: scalars."""
+    return isinstance(ty, (T.Float, T.Int, T.Bool, T.Complex))
 
 
 def identity_operand(op: Call) -> int | None:

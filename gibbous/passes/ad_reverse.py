@@ -23,6 +23,7 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import (
     Block,
     Branch,
+    Call,
     Constant,
     Function,
     Jump,
@@ -33,6 +34,7 @@ from gibbous.ir.core import (
 from gibbous.passes.activity import carries_rdata
 from gibbous.passes.ad_forward import Forward, identity_operand
 from gibbous.rules.derived import accum
+from gibbous.rules.inline import InlineRule
 from gibbous.rules.tangents import NO_TANGENT, rdata_type, zero_rdata
 
 _SELF = object()  # the slot of the differentiated callable itself
@@ -151,11 +153,16 @@ class Reverse:
         rb = self.rblocks[block]
         b = Builder(self.g, rb)
         cur: dict[object, Value] = dict(zip(self.keys, rb.args))
+        saved = self.unpack_record(b, block)
         for op in reversed(block.calls):
             if op not in self.act.calls:
                 continue
             b.loc = op.loc
             rk = self.key(op.result)
+            rule = self.fwd.inline.get(op)
+            if rule is not None:
+                self.inline(b, cur, op, rule, saved)
+                continue
             identity = identity_operand(op)
             if identity is not None:
                 ok = self.key(op.operands[identity])
@@ -185,6 +192,53 @@ class Reverse:
             self.fwd.edges[block],
             lambda b, edge: self.route(b, cur, block, edge),
         )
+
+    def unpack_record(self, b: Builder, block: Block) -> dict[Value, Value]:
+        """The values the block's inline sites saved, popped from the block's record stack."""
+        stack = self.fwd.record_stack.get(block)
+        if stack is None:
+            return {}
+        values = self.fwd.records[block]
+        record = b.call(
+            self.pops[stack], type=T.Tuple(tuple(v.type for v in values)), name="rec"
+        )
+        if len(values) == 1:
+            return {values[0]: record}
+        return {
+            v: b.call(operator.getitem, record, i, type=v.type, name=v.name)
+            for i, v in enumerate(values)
+        }
+
+    def inline(
+        self,
+        b: Builder,
+        cur: dict[object, Value],
+        op: Call,
+        rule: InlineRule,
+        saved: dict[Value, Value],
+    ) -> None:
+        """The derivative of an inline site, written out (``gibbous.rules.inline``)."""
+        rk = self.key(op.result)
+        if rk is None:
+            return
+        dy = cur[rk]
+        if isinstance(dy, Constant) and dy.value == 0:
+            return  # nothing flows back: no arithmetic, and no write into fdata
+        cur[rk] = self.zero(rk)
+        values = [
+            v if isinstance(v, Constant) else saved[t.cast(Value, v)]
+            for v in self.fwd.site_saves[op]
+        ]
+        for arg, adjoint in zip(op.args, rule.adjoint(b, values, dy)):
+            k = self.key(arg)
+            if adjoint is not None and k is not None:
+                old = cur[k]
+                if isinstance(old, Constant) and old.value == 0:
+                    cur[k] = adjoint
+                elif isinstance(self.slots[k], (T.Float, T.Complex)):
+                    cur[k] = b.call(operator.add, old, adjoint, type=self.slots[k])
+                else:
+                    cur[k] = self.add(b, cur, k, adjoint)
 
     def add(self, b: Builder, cur: dict[object, Value], key: object, rdata: Value) -> Value:
         return b.call(accum, cur[key], rdata, type=self.slots[key], name=self.name(key))
@@ -246,13 +300,13 @@ def _fold_one_constant_argument(f: Function) -> bool:
 
 
 def fold_zero_sums(f: Function) -> None:
-    """``accum(0.0, a)`` is ``a`` where ``a`` is an adjoint of a scalar type (never
-    ``NoTangent()``, unlike the rdata a pullback returns, which are typed ``any``)."""
+    """``accum(0.0, a)`` and ``0.0 + a`` are ``a`` where ``a`` is an adjoint of a scalar type
+    (never ``NoTangent()``, unlike the rdata a pullback returns, which are typed ``any``)."""
     for op in list(f.calls()):
         zero, a = (op.args + (None, None))[:2]
         if (
             isinstance(op.callee, Constant)
-            and op.callee.value is accum
+            and (op.callee.value is accum or op.callee.value is operator.add)
             and isinstance(zero, Constant)
             and type(zero.value) in (float, complex)
             and zero.value == 0

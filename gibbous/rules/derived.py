@@ -4,9 +4,9 @@ The AD pass (``gibbous.passes.ad``) turns a function into a forward and a revers
 compiled once (``gibbous.backends.numpy.adcodegen``) into a ``Program``.  Every
 ``DerivedRule`` is one *instance* of a program: the compiled code bound to state of its own,
 
-* one ``Stack`` per active call site (the pullbacks of its pending calls), one per block with
-  several incoming edges (which edge was taken) and one for the returning block where there
-  are several;
+* one ``Tape``: everything the forward program leaves for the reverse program, in order (the
+  pullbacks of active call sites, the values inline sites saved, the edges taken into blocks
+  with several incoming edges, the returning block where there are several);
 * one child rule per active call site: a primitive rule (a fresh ``StatefulRRule`` for a
   stateful primitive), a ``LazyDerivedRule`` for a Python function (it instantiates the
   callee's program on first use, so recursion reaches a new instance per level), a
@@ -17,9 +17,9 @@ compiled once (``gibbous.backends.numpy.adcodegen``) into a ``Program``.  Every
   (``obj.method`` through the rule of ``method``), ``FillSeed`` (zero rdata for results of
   vague type).
 
-All of it lives as long as the rule: a warm call re-uses the stacks' lists and the children's
+All of it lives as long as the rule: a warm call re-uses the tape's list and the children's
 buffers.  A rule may run forward several times before its pullbacks (a call in a loop of the
-caller: fwd, fwd, pb, pb); the stacks hand each pullback its own call's data, last in first
+caller: fwd, fwd, pb, pb); the tape hands each pullback its own call's data, last in first
 out, and ``PullbackOrderError`` reports any other order.  An exception in the forward or
 reverse program marks the rule *dirty*: its next forward call resets the whole tree of
 instances first (a reset moves indices, it frees nothing but references), and pending
@@ -69,47 +69,44 @@ _CoDual = CoDual[t.Any, t.Any]
 
 
 # --------------------------------------------------------------------------------------------
-# Stacks and adjoints
+# The tape and adjoints
 
 
-class Stack:
-    """A list and an index: ``pop`` moves the index back and drops the reference it held, so
-    the list keeps its length and a warm pass appends nothing."""
+class Tape:
+    """A derived rule's tape: one list, and its count in a closure cell.
 
-    __slots__ = ("items", "n")
+    The generated forward and reverse programs index the list themselves, with the count in
+    a cell both declare ``nonlocal``: a push stores at the count (appending only past the
+    end), a pop moves the count back and drops the reference it held, so the list keeps its
+    length and a warm pass allocates nothing.  Pushes and pops pair up last in first out, so
+    one list serves every site of the program.
+    """
 
-    def __init__(self) -> None:
-        self.items: list[object] = []
-        self.n = 0
+    __slots__ = ("items", "cell")
 
-    def push(self, value: object) -> None:
-        n = self.n
-        if n < len(self.items):
-            self.items[n] = value
-        else:
-            self.items.append(value)
-        self.n = n + 1
-
-    def pop(self) -> object:
-        n = self.n - 1
-        if n < 0:
-            raise PullbackOrderError("a reverse pass popped an empty stack")
-        self.n = n
-        items = self.items
-        value = items[n]
-        # The pullbacks of the last call would otherwise keep its arguments and intermediates
-        # alive until the next call overwrote them.
-        items[n] = None
-        return value
-
-    def reset(self) -> None:
-        items = self.items
-        for i in range(self.n):
-            items[i] = None
-        self.n = 0
+    def __init__(self, items: list[object], cell: pytypes.CellType | None) -> None:
+        self.items = items
+        self.cell = cell  # None: the program pushes nothing
 
     def __len__(self) -> int:
-        return self.n
+        return 0 if self.cell is None else t.cast(int, self.cell.cell_contents)
+
+    def reset(self) -> None:
+        """Forget everything pushed: references dropped, the list's length kept."""
+        items = self.items
+        for i in range(len(items)):
+            items[i] = None
+        if self.cell is not None:
+            self.cell.cell_contents = 0
+
+
+def _cell(fns: t.Sequence[t.Callable[..., object]], name: str) -> pytypes.CellType | None:
+    for fn in fns:
+        code = getattr(fn, "__code__", None)
+        closure = getattr(fn, "__closure__", None)
+        if code is not None and closure is not None and name in code.co_freevars:
+            return t.cast(pytypes.CellType, closure[code.co_freevars.index(name)])
+    return None
 
 
 def accum(adjoint: t.Any, rdata: t.Any) -> t.Any:
@@ -159,8 +156,7 @@ class Program:
 
     fn: object
     arg_types: tuple[T.Type, ...]
-    n_stacks: int
-    # closure index -> ("push" | "pop", stack number) or ("rule", maker)
+    # closure index -> ("rule", maker), ("tape", None) or ("count", the count's name)
     slots: tuple[tuple[int, str, t.Any], ...]
     make_functions: t.Callable[[t.Mapping[int, object]], tuple[t.Callable[..., object], ...]]
     # How the pullback treats its argument: "none" (the result has no rdata), "exact" (its
@@ -175,19 +171,23 @@ class Program:
         return tuple(map(_acceptor, self.arg_types))
 
     def instantiate(self) -> DerivedRule:
-        stacks = [Stack() for _ in range(self.n_stacks)]
+        items: list[object] = []
         children: list[object] = []
         replace: dict[int, object] = {}
+        count = None
         for index, kind, what in self.slots:
             if kind == "rule":
                 rule = what()
                 children.append(rule)
                 replace[index] = rule
+            elif kind == "tape":
+                replace[index] = items
             else:
-                replace[index] = getattr(stacks[what], kind)
+                replace[index], count = 0, what
         forward, reverse = self.make_functions(replace)
+        tape = Tape(items, None if count is None else _cell((forward, reverse), count))
         resettable = [c for c in children if hasattr(c, "reset")]
-        return DerivedRule(self, forward, reverse, stacks, resettable)
+        return DerivedRule(self, forward, reverse, tape, resettable)
 
 
 def _acceptor(ty: T.Type) -> t.Callable[[object], bool]:
@@ -216,7 +216,7 @@ class DerivedRule:
         "program",
         "forward",
         "reverse",
-        "stacks",
+        "tape",
         "children",
         "_depth",
         "_dirty",
@@ -228,13 +228,13 @@ class DerivedRule:
         program: Program,
         forward: t.Callable[..., object],
         reverse: t.Callable[..., object],
-        stacks: list[Stack],
+        tape: Tape,
         children: list[t.Any],
     ) -> None:
         self.program = program
         self.forward = forward
         self.reverse = reverse
-        self.stacks = stacks
+        self.tape = tape
         self.children = children
         self._depth = 0
         self._dirty = False
@@ -259,8 +259,7 @@ class DerivedRule:
 
     def reset(self) -> None:
         """Forget pending calls, here and in every child rule; keeps all buffers."""
-        for stack in self.stacks:
-            stack.reset()
+        self.tape.reset()
         for child in self.children:
             child.reset()
         self._depth = 0

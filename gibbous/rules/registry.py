@@ -41,6 +41,7 @@ Registering a primitive says nothing about purity: that is ``gibbous.rules.purit
 
 from __future__ import annotations
 
+import sys
 import types as pytypes
 import typing as t
 
@@ -165,6 +166,8 @@ class Registration:
     kind: Kind
     context: Context
     state_type: type | None = None
+    #: The module that registered the rule (the audit groups rules and their cases by it).
+    origin: str = "?"
 
     def describe(self) -> str:
         return f"{self.pattern.format(self.fn)} [{self.kind} in {self.context.name}]"
@@ -280,6 +283,14 @@ class MissingRuleError(LookupError):
 # Registering
 
 
+def _origin() -> str:
+    """The first module outside this one on the stack: who is registering."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back  # type: ignore[assignment]
+    return str(frame.f_globals.get("__name__", "?")) if frame is not None else "?"
+
+
 def _register(
     fn: object,
     pattern: Pattern,
@@ -288,7 +299,7 @@ def _register(
     ctx: Context,
     state_type: type | None = None,
 ) -> Registration:
-    registration = Registration(fn, pattern, rule, kind, ctx, state_type)
+    registration = Registration(fn, pattern, rule, kind, ctx, state_type, _origin())
     ctx.register(registration)
     return registration
 

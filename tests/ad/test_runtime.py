@@ -1,29 +1,41 @@
-"""The runtime pieces of derived rules: stacks, adjoint sums, dynamic call sites."""
+"""The runtime pieces of derived rules: the tape, adjoint sums, dynamic call sites."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gibbous.rules.derived import Stack, accum
-from gibbous.rules.stateful import PullbackOrderError
+import gibbous
+from gibbous.rules.derived import accum
+from gibbous.rules.tangents import zero_coduals
 from gibbous.rules.tangents import NO_TANGENT, Tangent
 from tests.ad.conftest import check
 
 
-def test_stack_keeps_its_list_and_drops_references() -> None:
-    s = Stack()
-    for i in range(3):
-        s.push(i)
-    items = s.items
-    assert (s.pop(), s.pop(), len(s)) == (2, 1, 1)
-    assert s.items is items and items == [0, None, None]
-    s.push("a")
-    assert s.items is items and items == [0, "a", None] and len(s) == 2
-    s.reset()
-    assert len(s) == 0 and items == [None, None, None]
-    with pytest.raises(PullbackOrderError):
-        s.pop()
+def _loop(x: float, n: int) -> float:
+    s = 0.0
+    for _ in range(n):
+        s = s * x + 1.0
+    return s
+
+
+def test_tape_keeps_its_list_and_drops_references() -> None:
+    rule = gibbous.build_rrule(_loop, 0.5, 3)
+    f, x, n = zero_coduals(_loop, 0.5, 3)
+    _, pb1 = rule(f, x, n)
+    pushed = len(rule.tape)
+    items = rule.tape.items
+    _, pb2 = rule(f, x, n)  # fwd, fwd: the second call's entries go on top
+    assert len(rule.tape) == 2 * pushed and rule.tape.items is items
+    pb2(1.0)
+    assert len(rule.tape) == pushed and all(v is None for v in items[pushed:])
+    pb1(1.0)
+    assert len(rule.tape) == 0 and all(v is None for v in items)
+    length = len(items)
+    rule(f, x, n)  # a warm pass stores into the list it has: no growth
+    assert rule.tape.items is items and len(items) == length
+    rule.reset()
+    assert len(rule.tape) == 0 and items == [None] * length
 
 
 def test_accum_adds_rdata() -> None:

@@ -166,7 +166,7 @@ def test_exception_in_the_reverse_pass_leaves_the_rule_usable() -> None:
         FAIL["reverse"] = False
     _, (_, again, _) = value_and_gradient(rule, uses_fragile, 0.5, 3)
     assert again == good
-    assert all(len(s) == 0 for s in rule.stacks)
+    assert len(rule.tape) == 0
 
 
 def test_grad_caches_one_rule_per_signature(rng: np.random.Generator) -> None:
@@ -182,7 +182,7 @@ def test_grad_caches_one_rule_per_signature(rng: np.random.Generator) -> None:
     assert np.allclose(gibbous.grad(power)(2.0, 3), 12.0)
 
 
-def test_warm_calls_reuse_their_stacks(rng: np.random.Generator) -> None:
+def test_warm_calls_reuse_their_tape(rng: np.random.Generator) -> None:
     def looped(x: float, n: int) -> float:
         acc = 0.0
         for i in range(n):
@@ -191,13 +191,10 @@ def test_warm_calls_reuse_their_stacks(rng: np.random.Generator) -> None:
 
     rule = build_rrule(looped, 0.5, 10)
     value_and_gradient(rule, looped, 0.5, 10)
-    lists = [s.items for s in rule.stacks]
-    sizes = [len(items) for items in lists]
+    items = rule.tape.items
+    size = len(items)
     for _ in range(3):
         value_and_gradient(rule, looped, 0.3, 10)
-    assert [s.items for s in rule.stacks] == lists and all(
-        a is b for a, b in zip((s.items for s in rule.stacks), lists)
-    )
-    assert [len(items) for items in lists] == sizes
+    assert rule.tape.items is items and len(items) == size
     # Nothing pending holds the last call's data.
-    assert all(v is None for items in lists for v in items)
+    assert all(v is None for v in items)

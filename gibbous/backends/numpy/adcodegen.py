@@ -8,17 +8,18 @@ recursive function compiles once and instantiates once per recursion level it re
 
 from __future__ import annotations
 
+import functools
+import operator
 import typing as t
 
 import attrs
 
-import operator
-
 from gibbous.backends.numpy.codegen import Factory, FunctionEmitter
+from gibbous.backends.numpy.operators import Form, Operands
 from gibbous.backends.numpy.source import ClosurePool, Scope, SourceWriter, identifier
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Value
-from gibbous.passes.ad import ADFunctions
+from gibbous.passes.ad import ADFunctions, Placeholder
 from gibbous.rules.derived import Program
 from gibbous.rules.tangents import NO_TANGENT
 
@@ -33,6 +34,10 @@ class Stages:
     source: str  # the generated Python of both
 
 
+class _Slot:
+    """Stands for a closure variable each instance binds anew (the tape, its count)."""
+
+
 def compile_program(
     fn: object, arg_types: t.Sequence[T.Type], ad: ADFunctions, typed: Function
 ) -> Program:
@@ -40,13 +45,18 @@ def compile_program(
     factory.bind(NO_TANGENT, "NoTangent")
     for value, hint in ad.constants:
         factory.bind(value, identifier(hint))
-    factory.add(ad.forward, _Emitter)
-    factory.add(ad.reverse, _Emitter)
+    tape_slot, count_slot = _Slot(), _Slot()
+    tape, count = factory.bind(tape_slot, "tape"), factory.bind(count_slot, "tape_n")
+    emitter = functools.partial(_Emitter, tape=tape, count=count)
+    factory.add(ad.forward, emitter)
+    factory.add(ad.reverse, emitter)
     compiled = factory.compile()
     positions = {id(v): i for i, v in enumerate(compiled.values)}
     slots = tuple(
-        (positions[id(p)], p.kind, p.what) for p in ad.placeholders if id(p) in positions
-    )
+        (positions[id(p)], p.kind, p.what)
+        for p in ad.placeholders
+        if id(p) in positions and p.kind == "rule"
+    ) + ((positions[id(tape_slot)], "tape", None), (positions[id(count_slot)], "count", count))
 
     def make_functions(replace: t.Mapping[int, object]) -> tuple[t.Callable[..., object], ...]:
         return compiled.instantiate(replace)
@@ -54,7 +64,6 @@ def compile_program(
     return Program(
         fn,
         tuple(arg_types),
-        ad.n_stacks,
         slots,
         make_functions,
         ad.seed,
@@ -62,41 +71,114 @@ def compile_program(
     )
 
 
-class _Emitter(FunctionEmitter):
-    """Writes ``y, pb = rule(...)`` for a rule call whose two results are taken apart right
-    after it, instead of three lines."""
+@attrs.frozen
+class _Push(Form):
+    """A push onto the tape: store at the count, append past the end of the list."""
 
-    def __init__(self, f: Function, pool: ClosurePool, scope: Scope, name: str) -> None:
+    tape: str
+    count: str
+    arity: int = 1
+    statement: bool = True
+    result_is_none: bool = True
+
+    def order(self) -> tuple[int, ...]:
+        return ()  # the value gets a name of its own: the except arm uses it again
+
+    def write(self, value: str, out: SourceWriter, loc: str | None) -> None:
+        T, n = self.tape, self.count
+        out.line("try:", loc)
+        with out.indented():
+            out.line(f"{T}[{n}] = {value}")
+        out.line("except IndexError:")
+        with out.indented():
+            out.line(f"{T}.append({value})")
+        out.line(f"{n} += 1")
+
+
+@attrs.frozen
+class _Pop(Form):
+    """A pop from the tape: the count moves back, the reference goes."""
+
+    tape: str
+    count: str
+    statement: bool = True
+
+    def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
+        T, n = self.tape, self.count
+        return [f"{n} -= 1", f"{target} = {T}[{n}]", f"{T}[{n}] = None"]
+
+    def write(self, targets: str, out: SourceWriter) -> None:
+        for line in self.statements((), t.cast(Operands, None), targets):
+            out.line(line)
+
+
+class _Emitter(FunctionEmitter):
+    """Writes the tape's pushes and pops in place, and ``y, pb = rule(...)`` for a rule call
+    whose two results are taken apart right after it, instead of three lines."""
+
+    def __init__(
+        self, f: Function, pool: ClosurePool, scope: Scope, name: str, *, tape: str, count: str
+    ) -> None:
+        self.push, self.pop = _Push(tape, count), _Pop(tape, count)
+        self.count = count
         super().__init__(f, pool, scope, name)
-        self.unpacked: dict[Call, tuple[Value, Value]] = {}
+        self.unpacked: dict[Call, tuple[Value, ...]] = {}
         self.skipped: set[Call] = set()
         for b in self.layout.blocks:
             ops = b.ops
-            for i, op in enumerate(ops[:-2]):
-                if isinstance(op, Call) and _splits(op, ops[i + 1], ops[i + 2]):
-                    first, second = t.cast(Call, ops[i + 1]), t.cast(Call, ops[i + 2])
-                    if first.result in self.folded or second.result in self.folded:
-                        continue
-                    self.unpacked[op] = (first.result, second.result)
-                    self.skipped.update((first, second))
+            for i, op in enumerate(ops):
+                if not isinstance(op, Call):
+                    continue
+                parts = _parts(op, ops[i + 1 :])
+                if parts and not any(p.result in self.folded for p in parts):
+                    self.unpacked[op] = tuple(p.result for p in parts)
+                    self.skipped.update(parts)
+
+    def form(self, op: Call) -> Form | None:
+        callee = op.callee
+        if isinstance(callee, Constant) and isinstance(callee.value, Placeholder):
+            kind = callee.value.kind
+            if kind == "push":
+                return self.push
+            if kind == "pop":
+                return self.pop
+        return super().form(op)
+
+    def prologue(self, out: SourceWriter) -> None:
+        if any(self.form(op) in (self.push, self.pop) for op in self.f.calls()):
+            out.line(f"nonlocal {self.count}")
 
     def emit_call(self, op: Call, out: SourceWriter) -> None:
+        if self.form(op) is self.push:
+            self.push.write(self.expr(op.args[0]), out, None if op.loc is None else str(op.loc))
+            return
         if op in self.skipped:
             return
-        pair = self.unpacked.get(op)
-        if pair is None:
+        parts = self.unpacked.get(op)
+        if parts is None:
             super().emit_call(op, out)
             return
-        targets = ", ".join(self.name(v) if v.has_uses() else "_" for v in pair)
-        out.line(f"{targets} = {self.call_expression(op)}", op.loc)
+        targets = ", ".join(self.name(v) if v.has_uses() else "_" for v in parts)
+        if self.form(op) is self.pop:
+            self.pop.write(targets, out)
+        else:
+            out.line(f"{targets} = {self.call_expression(op)}", op.loc)
 
 
-def _splits(op: Call, first: object, second: object) -> bool:
-    """``op``'s result is used exactly by ``first = r[0]`` and ``second = r[1]``."""
+def _parts(op: Call, after: t.Sequence[object]) -> list[Call] | None:
+    """The calls right after ``op`` that take its result apart, ``r[0]``, ``r[1]``, ... in
+    order, if they are all its uses (then ``a, b, ... = op``)."""
     uses = op.result.uses
-    if len(uses) != 2:
-        return False
-    for index, user in enumerate((first, second)):
+    if len(uses) < 2 or len(after) < len(uses):
+        return None
+    ty, callee = op.result.type, op.callee
+    rule = isinstance(callee, Constant) and getattr(callee.value, "kind", None) == "rule"
+    if not (rule and len(uses) == 2) and not (
+        isinstance(ty, T.Tuple) and len(ty.items) == len(uses)
+    ):
+        return None  # the parts must be the whole tuple
+    parts = list(after[: len(uses)])
+    for index, user in enumerate(parts):
         if not (
             isinstance(user, Call)
             and isinstance(user.callee, Constant)
@@ -104,8 +186,8 @@ def _splits(op: Call, first: object, second: object) -> bool:
             and len(user.operands) == 3
             and user.operands[1] is op.result
             and isinstance(user.operands[2], Constant)
-            and user.operands[2].value == index
             and type(user.operands[2].value) is int
+            and user.operands[2].value == index
         ):
-            return False
-    return True
+            return None
+    return t.cast(list[Call], parts)

@@ -29,7 +29,15 @@ import unicodedata
 import attrs
 
 from gibbous.backends.numpy.layout import Layout, plan
-from gibbous.backends.numpy.operators import ATOM, COMPARE, PRIMARY, TOP, Cast, inline_form
+from gibbous.backends.numpy.operators import (
+    ATOM,
+    COMPARE,
+    PRIMARY,
+    TOP,
+    Cast,
+    Form,
+    inline_form,
+)
 from gibbous.backends.numpy.source import (
     ClosurePool,
     Scope,
@@ -75,6 +83,9 @@ def compile_function(f: Function) -> t.Callable[..., object]:
     return fn
 
 
+EmitterFactory = t.Callable[[Function, ClosurePool, Scope, str], "FunctionEmitter"]
+
+
 class Factory:
     """Generated functions that share one factory, hence one set of closure variables."""
 
@@ -84,7 +95,7 @@ class Factory:
         self.pool = ClosurePool(self.scope)
         self._defs: list[tuple[str, Function, SourceWriter]] = []
 
-    def add(self, f: Function, emitter: type[FunctionEmitter] | None = None) -> str:
+    def add(self, f: Function, emitter: EmitterFactory | None = None) -> str:
         """Write ``f`` (verified first) into the factory; returns its Python name."""
         verify(f)
         name = self.scope.fresh(f.name)
@@ -207,11 +218,11 @@ class FunctionEmitter:
             stack: list[tuple[Operation, list[int]]] = [(term, _terminator_order(term))]
             for op in reversed(b.ops[:-1]):
                 assert isinstance(op, Call)
-                if _fold_into(op, stack):
+                form = self.form(op)
+                if _fold_into(op, form, stack):
                     folded[op.result] = op
                 else:
                     stack.clear()  # a statement: what comes before it stays before it
-                form = inline_form(op)
                 order = form.order() if form is not None else tuple(range(len(op.operands)))
                 stack.append((op, list(order)))
         return folded
@@ -226,7 +237,7 @@ class FunctionEmitter:
                 variables.update(a for a in b.args if a.has_uses())
             for op in b.calls:
                 r = op.result
-                form = inline_form(op)
+                form = self.form(op)
                 if r in self.folded:
                     continue
                 if form is not None and form.result_is_none:
@@ -303,15 +314,22 @@ class FunctionEmitter:
 
     def _expression(self, op: Call) -> tuple[str, int]:
         """``op`` as an expression, and its precedence."""
-        form = inline_form(op)
+        form = self.form(op)
         if form is not None:
             return form.expression(op.args, self), form.precedence
         args = [self.expr(a) for a in op.args]
         args += [_keyword(k, self.expr(v)) for k, v in op.kwargs.items()]
         return f"{self.receiver(op.callee)}({', '.join(args)})", PRIMARY
 
+    def form(self, op: Call) -> Form | None:
+        """The syntax ``op`` is written in (None: a plain call)."""
+        return inline_form(op)
+
+    def prologue(self, out: SourceWriter) -> None:
+        """Lines at the top of the function's body (none here)."""
+
     def emit_call(self, op: Call, out: SourceWriter) -> None:
-        form = inline_form(op)
+        form = self.form(op)
         if form is not None and form.statement:
             target = "None" if op.result in self.none_results else self.name(op.result)
             loc = self._span(op, op.operands, op.loc)
@@ -360,6 +378,7 @@ class FunctionEmitter:
         signature = ", ".join(params) + (", /" if params else "")
         out.line(f"def {self.function_name}({signature}):", self.f.loc)
         with out.indented():
+            self.prologue(out)
             self._root(self.f.entry, out, _Context(self.layout.followers[self.f.entry]))
             if self.layout.needs_loop:
                 out.line("while True:")
@@ -539,10 +558,10 @@ def _terminator_order(term: Terminator) -> list[int]:
     return list(range(len(term.operands)))
 
 
-def _fold_into(op: Call, stack: list[tuple[Operation, list[int]]]) -> bool:
-    """Can ``op`` be written inside the expression being built (innermost call last)?  If
-    so, close the calls above its user and the user's operands evaluated after it."""
-    form = inline_form(op)
+def _fold_into(op: Call, form: Form | None, stack: list[tuple[Operation, list[int]]]) -> bool:
+    """Can ``op`` (written in ``form``) be written inside the expression being built
+    (innermost call last)?  If so, close the calls above its user and the user's operands
+    evaluated after it."""
     uses = op.result.uses
     if (form is not None and form.statement) or len(uses) != 1:
         return False

@@ -14,6 +14,7 @@ an array in place) or falls back to ``+`` and rebinds ``r`` only, exactly as ``o
 from __future__ import annotations
 
 import builtins
+import functools
 import keyword
 import operator
 import typing
@@ -22,6 +23,7 @@ import unicodedata
 
 import attrs
 
+from gibbous.frontend import runtime
 from gibbous.ir.core import Call, Constant, Value
 
 # Python's operator precedence, lowest first (the language reference's table).  An operand
@@ -184,6 +186,22 @@ class Subscript(Form):
 
 
 @attrs.frozen
+class TupleDisplay(Form):
+    """``make_tuple(a, b)`` is ``(a, b)``: a display builds the tuple without a call."""
+
+    arity: int = 0
+
+    def expression(self, args: t.Sequence[Value], r: Operands) -> str:
+        items = ", ".join(r.expr(a) for a in args)
+        return f"({items},)" if len(args) == 1 else f"({items})"
+
+
+@functools.cache
+def _tuple_display(arity: int) -> TupleDisplay:
+    return TupleDisplay(arity)
+
+
+@attrs.frozen
 class StoreSubscript(Form):
     arity: int = 3
     statement: bool = True
@@ -333,6 +351,8 @@ def inline_form(op: Call) -> Form | None:
     callee = op.callee
     if not isinstance(callee, Constant):
         return None
+    if callee.value is runtime.make_tuple and not op.kwnames:
+        return _tuple_display(len(op.args))
     hit = _BY_ID.get(id(callee.value))
     if hit is None or hit[0] is not callee.value or not hit[1].applies(op):
         return None

@@ -1,0 +1,184 @@
+"""Inline forms of scalar rules: what the AD pass writes in place of a rule call.
+
+A rule call costs a ``CoDual`` for the result, a pullback closure, a tuple, a stack push and,
+on the way back, a call of the pullback and a tuple of rdata: a dozen Python objects for one
+``a * b`` on floats.  For the primitives that dominate scalar loops (operators, ``math``
+functions and ``x[i]`` on float arrays), the AD pass instead writes the primal call itself
+into the forward program, saves the few values the derivative needs, and writes the
+derivative's arithmetic into the reverse program.  The numbers are those of the registered
+rule: the derivatives come from the same tables (``elementwise.FLOAT_UNARY`` and
+``FLOAT_BINARY``), written out as expressions for the commonest ones.
+
+An inline form applies only where the registered rule the call resolves to is the library's
+own (a rule a user registers for ``math.sin`` is called as a rule), on ``float64`` scalars, ints
+and bools, so every adjoint is a plain float.
+
+``InlineRule.saves`` names what the reverse needs, by operand: ``("primal", i)`` (argument
+``i``), ``("fdata", i)`` or ``("result", -1)``; ``adjoint(b, saved, dy)`` writes the reverse
+arithmetic with the builder ``b`` and returns one adjoint per argument (``None``: none).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import typing as t
+
+import attrs
+import numpy as np
+
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims import scalars as S
+
+F64 = T.Float("float64")
+Save = tuple[str, int]  # ("primal", i), ("fdata", i) or ("result", -1)
+Adjoint = t.Callable[[Builder, t.Sequence[Value], Value], t.Sequence[Value | None]]
+
+
+@attrs.frozen
+class InlineRule:
+    name: str
+    saves: tuple[Save, ...]
+    adjoint: Adjoint
+
+
+def _call(b: Builder, fn: object, *args: object) -> Value:
+    return b.call(fn, *args, type=F64)
+
+
+# --------------------------------------------------------------------------------------------
+# Derivatives written out.  Each takes the builder, dy and the saved values it asked for.
+
+X, Y, Z = ("primal", 0), ("primal", 1), ("result", -1)
+
+_UNARY_EXPR: dict[E.UnaryGrad, tuple[tuple[Save, ...], t.Callable[..., Value]]] = {
+    E.g_same: ((), lambda b, dy: dy),
+    E.g_negate: ((), lambda b, dy: _call(b, operator.neg, dy)),
+    E.g_sin: ((X,), lambda b, dy, x: _call(b, operator.mul, dy, _call(b, math.cos, x))),
+    E.g_cos: ((X,), lambda b, dy, x: _call(b, operator.neg, _call(b, operator.mul, dy, _call(b, math.sin, x)))),
+    E.g_exp: ((Z,), lambda b, dy, z: _call(b, operator.mul, dy, z)),
+    E.g_log: ((X,), lambda b, dy, x: _call(b, operator.truediv, dy, x)),
+    E.g_tanh: (
+        (Z,),
+        lambda b, dy, z: _call(
+            b, operator.mul, dy, _call(b, operator.sub, 1.0, _call(b, operator.mul, z, z))
+        ),
+    ),
+    E.g_sqrt: (
+        (Z,),
+        lambda b, dy, z: _call(b, operator.truediv, dy, _call(b, operator.mul, 2.0, z)),
+    ),
+}
+
+_BINARY_EXPR: dict[
+    tuple[E.BinaryGrad, E.BinaryGrad], tuple[tuple[Save, ...], t.Callable[..., tuple[Value, Value]]]
+] = {
+    (E.g_first, E.g_first): ((), lambda b, dy: (dy, dy)),
+    (E.g_first, E.g_negate2): ((), lambda b, dy: (dy, _call(b, operator.neg, dy))),
+    (E.g_times_y, E.g_times_x): (
+        (X, Y),
+        lambda b, dy, x, y: (_call(b, operator.mul, dy, y), _call(b, operator.mul, dy, x)),
+    ),
+    (E.g_over_y, E.g_quotient_y): (
+        (Y, Z),
+        lambda b, dy, y, z: (
+            _call(b, operator.truediv, dy, y),
+            _call(b, operator.neg, _call(b, operator.mul, dy, _call(b, operator.truediv, z, y))),
+        ),
+    ),
+}
+
+
+def _unary(name: str, g: E.UnaryGrad) -> InlineRule:
+    hit = _UNARY_EXPR.get(g)
+    if hit is not None:
+        saves, expr = hit
+        return InlineRule(name, saves, lambda b, saved, dy: (expr(b, dy, *saved),))
+    table = E.FLOAT_UNARY[g]  # the registered rule's own derivative, called
+    return InlineRule(name, (X, Z), lambda b, saved, dy: (_call(b, table, dy, *saved),))
+
+
+def _binary(name: str, gx: E.BinaryGrad, gy: E.BinaryGrad) -> InlineRule:
+    hit = _BINARY_EXPR.get((gx, gy))
+    if hit is not None:
+        saves, expr = hit
+        return InlineRule(name, saves, lambda b, saved, dy: expr(b, dy, *saved))
+    fx, fy = E.FLOAT_BINARY[gx], E.FLOAT_BINARY[gy]
+    return InlineRule(
+        name,
+        (X, Y, Z),
+        lambda b, saved, dy: (_call(b, fx, dy, *saved), _call(b, fy, dy, *saved)),
+    )
+
+
+def _table() -> dict[object, InlineRule]:
+    rules: dict[object, InlineRule] = {}
+    for fn, g in [*S.OPERATOR_UNARY.items(), *S.MATH_UNARY.items()]:
+        if g is not E.g_abs and g in E.FLOAT_UNARY:  # abs: the rule's own tie convention
+            rules[fn] = _unary(getattr(fn, "__name__", "?"), g)
+    binary = dict(S.OPERATOR_BINARY)
+    binary.update({i: S.OPERATOR_BINARY[op] for i, op in S.IN_PLACE.items()})
+    binary.update(S.MATH_BINARY)
+    for fn, (gx, gy) in binary.items():
+        if gx in E.FLOAT_BINARY and gy in E.FLOAT_BINARY:
+            rules[fn] = _binary(getattr(fn, "__name__", "?"), gx, gy)
+    return rules
+
+
+_SCALAR_RULES = _table()
+
+
+def _add_at(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
+    """``dx[i] += dy``: an element's adjoint goes into its array's fdata."""
+    fdata, index = saved
+    old = _call(b, operator.getitem, fdata, index)
+    b.call(operator.setitem, fdata, index, _call(b, operator.add, old, dy), type=T.NONE)
+    return (None, None)
+
+
+_GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at)
+
+# --------------------------------------------------------------------------------------------
+# Lookup
+
+
+def _scalar(ty: T.Type) -> bool:
+    if isinstance(ty, T.Const):
+        return type(ty.value) in (float, int, bool)
+    return ty == F64 or isinstance(ty, (T.Int, T.Bool))
+
+
+def _index(ty: T.Type, ndim: int) -> bool:
+    if isinstance(ty, T.Tuple):
+        return len(ty.items) == ndim and all(_integer(item) for item in ty.items)
+    return ndim == 1 and _integer(ty)
+
+
+def _integer(ty: T.Type) -> bool:
+    if isinstance(ty, T.Const):
+        return type(ty.value) in (int, np.int64)
+    return isinstance(ty, T.Int) and not isinstance(ty, T.Bool)
+
+
+def find_inline(
+    fn: object, arg_types: t.Sequence[T.Type], kwnames: t.Sequence[str], result: T.Type
+) -> InlineRule | None:
+    """The inline form of the library's rule for this call, if it has one."""
+    if kwnames or result != F64:
+        return None
+    if fn is operator.getitem and len(arg_types) == 2:
+        array, index = arg_types
+        if isinstance(array, T.Array) and array.dtype == "float64" and array.ndim is not None:
+            return _GETITEM if _index(index, array.ndim) else None
+        return None
+    try:
+        rule = _SCALAR_RULES.get(fn)
+    except TypeError:  # unhashable callee
+        return None
+    if rule is None or not all(map(_scalar, arg_types)):
+        return None
+    arity = 1 if fn in S.OPERATOR_UNARY or fn in S.MATH_UNARY else 2
+    return rule if len(arg_types) == arity else None
