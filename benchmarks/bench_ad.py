@@ -98,6 +98,74 @@ def expected(name: str, args: tuple[t.Any, ...]) -> tuple[np.ndarray, ...]:
     return ones @ (B @ C).T, A.T @ ones @ C.T, (A @ B).T @ ones
 
 
+# --- hand-written gradients: the floor a tool could reach ----------------------------------
+#
+# Plain NumPy (and Python) written for each case by hand, with the same semantics as the
+# rules where it matters: (a) restores C and its fdata as the rule must (an argument is left
+# as it was) and reuses its buffers; (b) records what the reverse loop needs on a list, as a
+# tape would.  Each returns the value and the gradients of the arguments.
+
+
+def hand_written(name: str, args: tuple[t.Any, ...]) -> t.Callable[[], object]:
+    if name == "a":
+        C, A, B = args
+        saved, dC = np.empty_like(C), np.zeros_like(C)
+        dA, dB = np.zeros_like(A), np.zeros_like(B)
+        ga, gb = np.empty_like(A), np.empty_like(B)
+
+        def seed() -> object:
+            np.copyto(saved, C)
+            np.matmul(A, B, out=C)
+            value = float(C.sum())
+            dC.fill(1.0)
+            np.matmul(dC, B.T, out=ga)
+            np.matmul(A.T, dC, out=gb)
+            np.copyto(C, saved)
+            np.add(dA, ga, out=dA)
+            np.add(dB, gb, out=dB)
+            return value, dA, dB
+
+        return seed
+    if name == "b":
+        (x,) = args
+
+        def loop() -> object:
+            s, tape = 0.0, []
+            for i in range(len(x)):
+                xi = x[i]
+                si = math.sin(xi)
+                tape.append((i, xi, si))
+                s += si * xi
+            dx = np.zeros_like(x)
+            for i, xi, si in reversed(tape):
+                dx[i] += math.cos(xi) * xi + si
+            return s, dx
+
+        return loop
+    if name == "c":
+        W1, b1, W2, b2 = args
+
+        def mlp() -> object:
+            h = np.tanh(MLP_X @ W1 + b1)
+            r = h @ W2 + b2 - MLP_Y
+            value = float(np.sum(r * r))
+            dout = 2.0 * r
+            dh = (dout @ W2.T) * (1 - h * h)
+            return value, MLP_X.T @ dh, dh.sum(0), h.T @ dout, dout.sum(0)
+
+        return mlp
+    A, B, C = args
+
+    def chain() -> object:
+        T1 = A @ B
+        value = np.sum(T1 @ C)
+        dZ = np.ones((A.shape[0], C.shape[1]))
+        dT1 = dZ @ C.T
+        return value, dT1 @ B.T, A.T @ dT1, T1.T @ dZ
+
+    return chain
+
+
 # --- the cases -----------------------------------------------------------------------------
 
 
@@ -273,7 +341,11 @@ def measure_case(case: Case, quick: bool) -> list[Row]:
         else:
             builds.append((" [plain rule]", lambda: gibbous.build_rrule(fn, *args, ctx=ctx)))
 
-    variants = [Variant("primal", lambda: fn(*args), lambda mark: fn(*args), False)]
+    hand = hand_written(case.name, tuple(a.copy() for a in args))
+    variants = [
+        Variant("primal", lambda: fn(*args), lambda mark: fn(*args), False),
+        Variant("hand-written NumPy (floor)", hand, lambda mark: hand(), True),
+    ]
     build_times: dict[str, list[float]] = {}
     notes: dict[str, str] = {}
     for tag, build in builds:

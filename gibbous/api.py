@@ -31,6 +31,10 @@ from gibbous.passes.activity import Activity, analyse, carries_rdata, is_precise
 from gibbous.passes.ad import differentiate, prune_attribute_reads, slot_type_is_precise
 from gibbous.passes.typeinfer import InferenceError, infer_types
 from gibbous.rules.derived import (
+    ConstructRule,
+    class_methods,
+    FrozenConstructRule,
+    constructible,
     BoundRule,
     CallExRule,
     CheckedRule,
@@ -58,11 +62,14 @@ from gibbous.rules.registry import (
     lookup_rule,
 )
 from gibbous.rules.inline import InlineRule, find_inline
+from gibbous.rules.prims.classes import TWINS, by_code, twin
+from gibbous.rules.typerules import instance_type
 from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
     fdata_of,
+    frozen_fields,
     increment,
     rdata_of,
     tangent_from,
@@ -89,7 +96,34 @@ def build_rrule(
     ``passes`` replaces the standard pipeline (names or pass objects).
     """
     session = Session(ctx or DefaultContext, debug, passes)
+    args = complete_arguments(f, args)
     return session.program(f, tuple(T.typeof(a) for a in args)).instantiate()
+
+
+def complete_arguments(f: object, args: tuple[object, ...]) -> tuple[object, ...]:
+    """``args`` followed by the values of the parameters left out: their defaults, and an
+    empty tuple / dict for ``*args`` / ``**kwargs`` (a rule takes one value per parameter)."""
+    if not isinstance(f, pytypes.FunctionType):
+        return args
+    names = ir_parameters(f)
+    if len(args) >= len(names):
+        return args
+    parameters = inspect.signature(f).parameters
+    rest: list[object] = []
+    for name in names[len(args) :]:
+        p = parameters[name]
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:
+            rest.append(())
+        elif p.kind is inspect.Parameter.VAR_KEYWORD:
+            rest.append({})
+        elif p.default is not inspect.Parameter.empty:
+            rest.append(p.default)
+        else:
+            raise TypeError(
+                f"{callable_name(f)}: no value for parameter {name!r}, which has no default "
+                f"({len(args)} argument(s) given)"
+            )
+    return (*args, *rest)
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,6 +139,8 @@ def value_and_gradient(
     tuples, lists, dicts of gradients, ``NoTangent()`` for what has none); ``df`` is the
     gradient with respect to the callable itself (arrays captured by a closure).
     """
+    given = len(args)
+    args = complete_arguments(f, args)
     y, pullback, fdatas = _forward(rule, f, args)
     value = y.primal
     if isinstance(value, (bool, int, np.integer)):
@@ -116,20 +152,22 @@ def value_and_gradient(
             f"value_and_gradient needs a function returning a real scalar, but "
             f"{callable_name(f)} returned {type(value).__name__}; use value_and_pullback"
         )
-    return value, _gradients(pullback(seed), f, args, fdatas)
+    return value, _gradients(pullback(seed), f, args, fdatas)[: 1 + given]
 
 
 def value_and_pullback(
     rule: DerivedRule, ybar: object, f: t.Callable[..., object], *args: object
 ) -> tuple[t.Any, tuple[t.Any, ...]]:
     """``f(*args)`` and the pullback of the cotangent ``ybar`` (shaped like the result)."""
+    given = len(args)
+    args = complete_arguments(f, args)
     y, pullback, fdatas = _forward(rule, f, args)
     # The reverse pass undoes the forward pass's mutations, of the result too (a list it
     # appended to, an array it wrote): the value returned is the result as the forward pass
     # left it.
     value = _snapshot(y.primal)
     increment(y.fdata, fdata_of(ybar))  # an array's cotangent goes into its fdata
-    return value, _gradients(pullback(rdata_of(ybar)), f, args, fdatas)
+    return value, _gradients(pullback(rdata_of(ybar)), f, args, fdatas)[: 1 + given]
 
 
 def _snapshot(value: object) -> t.Any:
@@ -260,6 +298,8 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
     if not isinstance(fn, pytypes.FunctionType):
         return False
     module = fn.__module__ or ""
+    if module == "gibbous.rules.prims.classes" and fn in TWINS.values():
+        return True  # plain-Python twins of library functions, there to be derived
     return module != "numpy" and not module.startswith(("numpy.", *_INTERNAL))
 
 
@@ -388,6 +428,11 @@ class Session:
         if isinstance(callee, Constant) and callee.value is runtime.call_ex:
             ctx, loc = self.ctx, op.loc
             return lambda: CallExRule(self, ctx, loc)
+        if isinstance(callee, Constant) and twin(callee.value) is not None:
+            double = t.cast(pytypes.FunctionType, twin(callee.value))
+            return self._derived(double, len(op.args), op.kwnames, types, op.loc)
+        if isinstance(callee, Constant) and constructible(callee.value):
+            return self._construct(callee.value, len(op.args), op.kwnames, types, op.loc)
         if isinstance(callee, Constant):
             fn = callee.value
             precise = all(map(is_precise, types))
@@ -402,7 +447,8 @@ class Session:
         self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...], loc: Location | None
     ) -> Maker | None:
         if not is_primitive(self.ctx, fn, types, kwnames):
-            return None
+            made = by_code(fn)
+            return None if made is None else (lambda: made)
         registration = lookup_rule(self.ctx, fn, types, kwnames, loc=loc)
         rule = registration.rule
         if registration.kind == "stateful":
@@ -420,7 +466,7 @@ class Session:
         loc: Location | None,
     ) -> Maker:
         inner = fn.fn if isinstance(fn, runtime.GenexprFunction) else fn
-        order, defaults, param_types = _bind(inner, n_args, kwnames, types, loc)
+        order, defaults, param_types, slots = _bind(inner, n_args, kwnames, types, loc)
         if self.key(fn, param_types) not in self._building:
             self.program(fn, param_types)  # now, so that its missing rules are errors now
 
@@ -434,7 +480,41 @@ class Session:
         if order == tuple(range(len(types))) and not kwnames:
             return lazy
         n = len(types)
-        return lambda: BoundRule(lazy(), order, defaults, n)
+        return lambda: BoundRule(lazy(), order, defaults, n, slots)
+
+    def _construct(
+        self,
+        cls: type,
+        n_args: int,
+        kwnames: tuple[str, ...],
+        types: tuple[T.Type, ...],
+        loc: Location | None,
+    ) -> Maker:
+        """``cls(*args)``: the rules of its ``__new__`` and ``__init__`` (``ConstructRule``),
+        or field by field for a frozen class (``FrozenConstructRule``)."""
+        fields = frozen_fields(cls)
+        if fields is not None:
+            return lambda: FrozenConstructRule(cls, fields)
+        new, init = class_methods(cls)
+        new_maker: Maker | None = None
+        instance = instance_type(cls)
+        if new is not None:
+            new_types = (T.typeof(cls, const=True), *types)
+            new_fn = t.cast(pytypes.FunctionType, new)
+            new_maker = self._derived(new_fn, 1 + n_args, kwnames, new_types, loc)
+            instance = T.ANY
+        init_maker: Maker | None = None
+        if init is not None:
+            init_fn = t.cast(pytypes.FunctionType, init)
+            init_maker = self._derived(init_fn, 1 + n_args, kwnames, (instance, *types), loc)
+
+        def make() -> ConstructRule:
+            return ConstructRule(
+                None if new_maker is None else new_maker(),
+                None if init_maker is None else init_maker(),
+            )
+
+        return make
 
     def resolve(
         self,
@@ -445,6 +525,11 @@ class Session:
     ) -> RRule | None:
         """The rule of a dynamic call site for these runtime types (``Resolver``)."""
         maker = self._primitive(callee, arg_types, kwnames, loc)
+        double = twin(callee)
+        if maker is None and double is not None:
+            maker = self._derived(double, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
+        if maker is None and constructible(callee):
+            maker = self._construct(callee, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
         if maker is None and derivable(callee):
             n = len(arg_types) - len(kwnames)
             maker = self._derived(callee, n, kwnames, arg_types, loc)
@@ -474,9 +559,15 @@ def _bind(
     kwnames: tuple[str, ...],
     types: tuple[T.Type, ...],
     loc: Location | None,
-) -> tuple[tuple[Source, ...], tuple[CoDual[t.Any, t.Any] | None, ...], tuple[T.Type, ...]]:
+) -> tuple[
+    tuple[Source, ...],
+    tuple[CoDual[t.Any, t.Any] | None, ...],
+    tuple[T.Type, ...],
+    tuple[tuple[str, t.Any] | None, ...],
+]:
     """Where each parameter of ``fn``'s IR comes from in a call with ``n_args`` positional
-    arguments and keywords ``kwnames``: an operand index, or a default (with its CoDual)."""
+    arguments and keywords ``kwnames``: an operand index, or a default (with its CoDual, and
+    where the function keeps it: ``("pos", k)`` or ``("kw", name)``)."""
     signature = inspect.signature(fn)
     try:
         bound = signature.bind(*range(n_args), **{k: n_args + i for i, k in enumerate(kwnames)})
@@ -488,6 +579,13 @@ def _bind(
     order: list[Source] = []
     defaults: list[CoDual[t.Any, t.Any] | None] = []
     param_types: list[T.Type] = []
+    slots: list[tuple[str, t.Any] | None] = []
+    positional = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    n_defaults = len(fn.__defaults__ or ())
     for code_name in ir_parameters(fn):
         # A generator expression's argument is ``.0`` in its code, ``implicit0`` to inspect.
         name = code_name if code_name[:1] != "." else f"implicit{code_name[1:]}"
@@ -513,7 +611,13 @@ def _bind(
             order.append(None)
             defaults.append(CoDual(value, zero_fdata(value)))
             param_types.append(T.typeof(value))
-    return tuple(order), tuple(defaults), tuple(param_types)
+        if order[-1] is not None or kind is inspect.Parameter.VAR_KEYWORD:
+            slots.append(None)
+        elif kind is inspect.Parameter.KEYWORD_ONLY:
+            slots.append(("kw", name))
+        else:
+            slots.append(("pos", positional.index(name) - (len(positional) - n_defaults)))
+    return tuple(order), tuple(defaults), tuple(param_types), tuple(slots)
 
 
 __all__ = [

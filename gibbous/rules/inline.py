@@ -7,7 +7,9 @@ functions and ``x[i]`` on float arrays), the AD pass instead writes the primal c
 into the forward program, saves the few values the derivative needs, and writes the
 derivative's arithmetic into the reverse program.  The numbers are those of the registered
 rule: the derivatives come from the same tables (``elementwise.FLOAT_UNARY`` and
-``FLOAT_BINARY``), written out as expressions for the commonest ones.
+``FLOAT_BINARY``), written out as expressions for the commonest ones.  ``float(x)`` and whole
+float64 arrays summed or averaged to a float (``np.sum(x)``, ``x.mean()``) are written out too:
+the array's fdata takes the adjoint in place (``dx += dy``).
 
 An inline form applies only where the registered rule the call resolves to is the library's
 own (a rule a user registers for ``math.sin`` is called as a rule), on ``float64`` scalars, ints
@@ -115,7 +117,7 @@ def _binary(name: str, gx: E.BinaryGrad, gy: E.BinaryGrad) -> InlineRule:
 
 
 def _table() -> dict[object, InlineRule]:
-    rules: dict[object, InlineRule] = {}
+    rules: dict[object, InlineRule] = {float: InlineRule("float", (), lambda b, saved, dy: (dy,))}
     for fn, g in [*S.OPERATOR_UNARY.items(), *S.MATH_UNARY.items()]:
         if g is not E.g_abs and g in E.FLOAT_UNARY:  # abs: the rule's own tie convention
             rules[fn] = _unary(getattr(fn, "__name__", "?"), g)
@@ -141,8 +143,38 @@ def _add_at(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value
 
 _GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at)
 
+
+def _add_all(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
+    """``dx += dy``: every element of a summed array gets the sum's adjoint, in place."""
+    (fdata,) = saved
+    b.call(operator.iadd, fdata, dy, type=fdata.type)
+    return (None,)
+
+
+def _add_mean(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
+    fdata, x = saved
+    size = b.call(getattr, x, "size", type=T.INT)
+    b.call(operator.iadd, fdata, _call(b, operator.truediv, dy, size), type=fdata.type)
+    return (None,)
+
+
+# Whole float64 arrays reduced to a float: the adjoint goes into the array's fdata in place.
+_REDUCTIONS: dict[object, InlineRule] = {
+    np.sum: InlineRule("sum", (("fdata", 0),), _add_all),
+    np.ndarray.sum: InlineRule("sum", (("fdata", 0),), _add_all),
+    np.mean: InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean),
+    np.ndarray.mean: InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean),
+}
+
 # --------------------------------------------------------------------------------------------
 # Lookup
+
+
+def _is_key(fn: object, table: dict[object, InlineRule]) -> bool:
+    try:
+        return fn in table
+    except TypeError:  # unhashable callee
+        return False
 
 
 def _scalar(ty: T.Type) -> bool:
@@ -169,6 +201,11 @@ def find_inline(
     """The inline form of the library's rule for this call, if it has one."""
     if kwnames or result != F64:
         return None
+    if len(arg_types) == 1 and _is_key(fn, _REDUCTIONS):
+        (array,) = arg_types
+        if isinstance(array, T.Array) and array.dtype == "float64":
+            return _REDUCTIONS[fn]
+        return None
     if fn is operator.getitem and len(arg_types) == 2:
         array, index = arg_types
         if isinstance(array, T.Array) and array.dtype == "float64" and array.ndim is not None:
@@ -180,5 +217,5 @@ def find_inline(
         return None
     if rule is None or not all(map(_scalar, arg_types)):
         return None
-    arity = 1 if fn in S.OPERATOR_UNARY or fn in S.MATH_UNARY else 2
+    arity = 1 if fn in S.OPERATOR_UNARY or fn in S.MATH_UNARY or fn is float else 2
     return rule if len(arg_types) == arity else None

@@ -115,13 +115,14 @@ class StatefulRRule(t.Generic[S]):
             )
 
 
-@attrs.frozen(eq=False)
 class StatefulPullback:
-    """The pullback of one forward call of a ``StatefulRRule``: gives its depth back."""
+    """The pullback of one forward call of a ``StatefulRRule``: gives its depth back.  (A
+    plain class: one is made per forward call, and attrs' frozen ``__init__`` costs more.)"""
 
-    owner: StatefulRRule[t.Any]
-    pullback: Pullback
-    depth: int
+    __slots__ = ("owner", "pullback", "depth")
+
+    def __init__(self, owner: StatefulRRule[t.Any], pullback: Pullback, depth: int) -> None:
+        self.owner, self.pullback, self.depth = owner, pullback, depth
 
     def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
         owner = self.owner

@@ -42,6 +42,7 @@ import builtins
 import dataclasses
 import enum
 import functools
+import gc
 import importlib
 import types as pytypes
 import typing as t
@@ -342,6 +343,25 @@ class _BoundMethod(_Frozen):
         return ("__self__", "__func__") if isinstance(x, pytypes.MethodType) else ("__self__",)
 
 
+def _viewed_dict(view: object) -> object:
+    # ``view.mapping`` is a read-only proxy; the dict itself is the view's only referent.
+    return gc.get_referents(view)[0]
+
+
+class _DictView(_Kind):
+    """``d.values()``, ``d.items()``: a live window on ``d``.  Its tangent is ``d``'s, as a
+    bound method's is its receiver's: ``Tangent({"mapping": tangent of d})`` (the same dict
+    tangent object, through the memo).  A view of the keys has none: keys have no tangents."""
+
+    __slots__ = ()
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return Tangent({"mapping": _zero(_viewed_dict(x), memo)})
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        return Tangent({"mapping": _randn(_viewed_dict(x), rng, memo)})
+
+
 class _List(_Kind):
     __slots__ = ()
 
@@ -396,18 +416,31 @@ class _Mutable(_Kind):
 
 
 class _Closure(_Mutable):
-    """A function with closure cells: one field per free variable (``nonlocal`` can re-bind)."""
+    """A function with closure cells or differentiable default values: one field per free
+    variable (``nonlocal`` can re-bind), and ``__defaults__`` / ``__kwdefaults__`` for its
+    defaults when some are differentiable (a call that uses one differentiates through it)."""
 
     __slots__ = ()
 
     def fields(self, x: t.Any) -> dict[str, t.Any]:
         fields: dict[str, t.Any] = {}
-        for name, cell in zip(x.__code__.co_freevars, x.__closure__):
+        for name, cell in zip(x.__code__.co_freevars, x.__closure__ or ()):
             try:
                 fields[name] = cell.cell_contents
             except ValueError:  # an empty cell: a variable not assigned yet
                 pass
+        for name in ("__defaults__", "__kwdefaults__"):
+            value = getattr(x, name)
+            if _differentiable_defaults(value):
+                fields[name] = value
         return fields
+
+
+def _differentiable_defaults(values: tuple[t.Any, ...] | dict[str, t.Any] | None) -> bool:
+    if not values:
+        return False
+    items = values.values() if isinstance(values, dict) else values
+    return any(_kind(v).has_tangent(v) for v in items)
 
 
 NON_DIFFERENTIABLE = _NonDifferentiable()
@@ -416,6 +449,7 @@ FLOAT_ARRAY = _FloatArray()
 TUPLE = _Tuple()
 FROZEN = _Frozen()
 BOUND_METHOD = _BoundMethod()
+DICT_VIEW = _DictView()
 LIST = _List()
 DICT = _Dict()
 MUTABLE = _Mutable()
@@ -527,7 +561,9 @@ def _array_kind(x: np.ndarray[t.Any, t.Any]) -> _Kind:
 
 
 def _function_kind(x: pytypes.FunctionType) -> _Kind:
-    return CLOSURE if x.__closure__ else NON_DIFFERENTIABLE
+    if x.__closure__ or _differentiable_defaults(x.__defaults__):
+        return CLOSURE
+    return CLOSURE if _differentiable_defaults(x.__kwdefaults__) else NON_DIFFERENTIABLE
 
 
 def _builtin_kind(x: pytypes.BuiltinFunctionType) -> _Kind:
@@ -562,6 +598,9 @@ _BY_CLASS: dict[type, _Kind] = {
     builtins.tuple: TUPLE,
     builtins.list: LIST,
     builtins.dict: DICT,
+    type({}.values()): DICT_VIEW,
+    type({}.items()): DICT_VIEW,
+    type({}.keys()): NON_DIFFERENTIABLE,
 }
 
 
@@ -940,3 +979,19 @@ def fdata_type(ty: T.Type) -> T.Type:
 def rdata_type(ty: T.Type) -> T.Type:
     """The type of the rdata of values of type ``ty`` (``Object(NoTangent)``: none)."""
     return _split_type(ty)[2]
+
+
+def frozen_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of a frozen class's tangent (``Tangent(fields)``), or None if instances of
+    ``cls`` are not frozen objects in the tangent model's sense."""
+    return _field_names(cls) if _classify(cls) is FROZEN else None
+
+
+def default_fields(fn: pytypes.FunctionType) -> tuple[str, ...]:
+    """Which of ``__defaults__`` and ``__kwdefaults__`` a function's tangent has a field for
+    (those holding something differentiable)."""
+    return tuple(
+        name
+        for name in ("__defaults__", "__kwdefaults__")
+        if _differentiable_defaults(getattr(fn, name))
+    )

@@ -39,46 +39,6 @@ IDS = [f"{fn.__name__}-{n}" for n, (fn, _, _) in enumerate(CASES)]
 
 # function name -> (the exception it fails with, why): gibbous's known limitations.
 LIMITATIONS: dict[str, tuple[type[BaseException], str]] = {
-    "lambdas": (
-        NotImplementedError,
-        "making a nested function with default values (`lambda a, b=2.0: a * b`): the rule of "
-        "make_function refuses defaults (a call binds them without a rule)",
-    ),
-    "nested_defaults": (
-        NotImplementedError,
-        "a nested function with defaults computed from an argument (`def g(a, b=x, *, c=x * 2)`)"
-        ": the rule of make_function refuses defaults (a call binds them without a rule)",
-    ),
-    "jacobi_solve": (
-        NotImplementedError,
-        "np.linalg.norm(x, ord=np.inf): the rule of np.linalg.norm has only ord=None, 2 "
-        "(vectors) and 'fro' (matrices)",
-    ),
-    "damped_spring": (
-        MissingRuleError,
-        "NamedTuple._replace is derived from collections' source, which calls "
-        "builtins.map(dict.pop, field names, the tuple): no rule for builtins.map",
-    ),
-    "dataclass_use": (
-        MissingRuleError,
-        "calling a user class (`Point(f64, f64)`, a dataclass): no rule for constructing an "
-        "instance of a Python class (type.__call__ -> __init__ is not derived)",
-    ),
-    "namedtuple_use": (
-        MissingRuleError,
-        "calling a NamedTuple class (`Pair(f64, f64)`): no rule for constructing an instance of "
-        "a Python class",
-    ),
-    "null_across_blocks": (
-        MissingRuleError,
-        "calling a user class (`Obj(f64)`): no rule for constructing an instance of a Python "
-        "class",
-    ),
-    "attrs_use": (
-        Exception,  # UnsupportedConstructError
-        "attrs.evolve is derived from its source, which has a 'try' statement (unsupported "
-        "construct)",
-    ),
 }
 
 

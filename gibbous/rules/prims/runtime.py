@@ -18,8 +18,10 @@ contents.  The fdata of a cell is therefore a ``CellTangent``: a reference to th
 ``MutableTangent`` whose fields are the cells' tangents at that moment (the same objects for
 arrays, lists and objects) and remembers the ``CellTangent`` objects it was made from, so that
 ``closure_cell`` on it reaches the very cells, even when two closures share one.  Defaults
-that carry a tangent are refused: a call binds them without going through any rule, so their
-gradient would be lost.
+that carry a tangent (``def g(a, b=x)``) become the fields ``__defaults__`` (the tuple's
+tangent) and ``__kwdefaults__`` (the dict's tangent, the very object the dict operand has): a
+call that uses a default takes its tangent from there and adds its gradient back there
+(``BoundRule``), and ``make_function``'s pullback returns the defaults tuple's rdata.
 """
 
 from __future__ import annotations
@@ -31,14 +33,14 @@ import attrs
 
 from gibbous.frontend import runtime
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing
-from gibbous.rules.prims.items import full_tangent, rdata_tangent
-from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules.prims.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
+from gibbous.rules.registry import Pullback, primitive, stateful_primitive, zero_derivative
 from gibbous.rules.tangents import (
     CoDual,
     MutableTangent,
+    default_fields,
     fdata_of,
     increment,
-    is_differentiable,
     rdata_of,
     zero_fdata,
 )
@@ -78,38 +80,46 @@ def make_cell_rrule(f: CD, *value: CD) -> RuleResult:
     return CoDual(cell, ct), pullback
 
 
-@primitive(runtime.closure_cell, ANY, ANY)
-def closure_cell_rrule(f: CD, fn: CD, index: CD) -> RuleResult:
+@stateful_primitive(runtime.closure_cell, ANY, ANY, state_type=Throwaway)
+def closure_cell_rrule(
+    state: Throwaway | None, f: CD, fn: CD, index: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    """Stateful only for a function without a tangent (a constant), whose captured values are
+    constants too: their throwaway fdata is kept in the state."""
+    state = throwaway_state(state)
     cell = f.primal(fn.primal, index.primal)
     i, fd = index.primal, fn.fdata
     if isinstance(fd, MutableTangent):
         made = _CLOSURE_CELLS.get(fd)
         name = fn.primal.__code__.co_freevars[i]
         ct = made[i] if made is not None else CellTangent(fd.fields, name)
-    else:  # a function without a tangent (a constant): its captured values are constants too
+    else:
         ct = CellTangent({}, "cell_contents")
-        try:
+        if _has_contents(cell):
             contents = cell.cell_contents
-            ct.fields["cell_contents"] = full_tangent(contents, zero_fdata(contents))
-        except ValueError:  # an empty cell
-            pass
-    return CoDual(cell, ct), lambda dy: (NT, NT, NT)
+            ct.fields["cell_contents"] = full_tangent(contents, state.fdata("value", contents))
+    return CoDual(cell, ct), lambda dy: (NT, NT, NT), state
 
 
-@primitive(runtime.cell_get, ANY, ...)
-def cell_get_rrule(f: CD, cell: CD, *args: CD) -> RuleResult:
+@stateful_primitive(runtime.cell_get, ANY, ..., state_type=Throwaway)
+def cell_get_rrule(
+    state: Throwaway | None, f: CD, cell: CD, *args: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    """Stateful only for an inactive cell (no ``CellTangent``): what it holds is a constant,
+    whose throwaway fdata is kept in the state."""
+    state = throwaway_state(state)
     y = f.primal(cell.primal, *(a.primal for a in args))
     ct = cell.fdata
     rest = nothing(len(args))
-    if not isinstance(ct, CellTangent):  # an inactive cell
-        return CoDual(y, NT), lambda dy: (NT, NT, *rest)
+    if not isinstance(ct, CellTangent):
+        return CoDual(y, state.fdata("value", y)), lambda dy: (NT, NT, *rest), state
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         if dy is not NT:
             ct.fields[ct.name] = increment(ct.fields[ct.name], rdata_tangent(y, dy))
         return (NT, NT, *rest)
 
-    return CoDual(y, fdata_of(ct.get())), pullback
+    return CoDual(y, fdata_of(ct.get())), pullback, state
 
 
 @primitive(runtime.cell_set, ANY, ANY)
@@ -165,25 +175,68 @@ def _has_contents(cell: t.Any) -> bool:
     return True
 
 
-@primitive(runtime.make_function, ...)
-def make_function_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+@stateful_primitive(runtime.make_function, ..., state_type=Throwaway)
+def make_function_rrule(
+    state: Throwaway | None, f: CD, *args: CD, **kwargs: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    """Stateful only for a closure over inactive cells: its throwaway tangent's arrays are
+    kept in the state."""
+    state = throwaway_state(state)
+    return (*_make_function(state, f, *args, **kwargs), state)
+
+
+_NAMES = ("code", "owner", "defaults", "kwdefaults", "closure", "annotations")
+
+
+def _make_function(state: Throwaway, f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    made, pullback = _function_cells(state, f, *args, **kwargs)
+    bound = dict(zip(_NAMES, args)) | kwargs
+    fields = _default_fields(made.primal, bound)
+    if not fields:
+        return made, pullback
+    fdata = made.fdata if isinstance(made.fdata, MutableTangent) else MutableTangent({})
+    fdata.fields.update(fields)
+    positions = list(_NAMES[: len(args)]) + list(kwargs)
+    at = positions.index("defaults") + 1 if "__defaults__" in fields else None
+
+    def with_defaults(dy: t.Any) -> tuple[t.Any, ...]:
+        r = list(pullback(dy))
+        if at is not None:
+            r[at] = rdata_of(fdata.fields["__defaults__"])
+        return tuple(r)
+
+    return CoDual(made.primal, fdata), with_defaults
+
+
+def _default_fields(fn: t.Any, bound: dict[str, CD]) -> dict[str, t.Any]:
+    """The tangents of ``fn``'s differentiable defaults, sharing the operands' fdata."""
+    fields: dict[str, t.Any] = {}
+    for name in default_fields(fn):
+        d = bound["defaults" if name == "__defaults__" else "kwdefaults"]
+        if name == "__kwdefaults__" and isinstance(d.fdata, dict):
+            fields[name] = d.fdata  # a dict's fdata is its whole tangent: the same object
+        else:
+            fields[name] = full_tangent(d.primal, d.fdata)
+    return fields
+
+
+def _function_cells(state: Throwaway, f: CD, *args: CD, **kwargs: CD) -> RuleResult:
     operands = (*args, *kwargs.values())
-    names = ("code", "owner", "defaults", "kwdefaults", "closure", "annotations")
-    bound = dict(zip(names, args)) | kwargs
-    for key in ("defaults", "kwdefaults"):
-        d = bound.get(key)
-        if d is not None and is_differentiable(d.primal):
-            raise NotImplementedError(
-                "gibbous cannot differentiate through default values of a nested function "
-                "(a call binds them without a rule, so their gradient would be lost); pass the "
-                "value as an argument or let the function read it from the enclosing scope"
-            )
+    bound = dict(zip(_NAMES, args)) | kwargs
     fn = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
     closure = bound.get("closure")
     if not fn.__closure__ or closure is None:
         return CoDual(fn, zero_fdata(fn)), lambda dy: (NT, *nothing(len(operands)))
-    if closure.fdata is NT:  # inactive cells
-        return CoDual(fn, NT), lambda dy: (NT, *nothing(len(operands)))
+    if closure.fdata is NT:  # inactive cells: a throwaway tangent, of the model's kind
+        contents = zip(fn.__code__.co_freevars, fn.__closure__)
+        throwaway = MutableTangent(
+            {
+                name: full_tangent(c.cell_contents, state.fdata(name, c.cell_contents))
+                for name, c in contents
+                if _has_contents(c)
+            }
+        )
+        return CoDual(fn, throwaway), lambda dy: (NT, *nothing(len(operands)))
     # An inactive cell among active ones gets a throwaway tangent.
     cells = tuple(
         c if isinstance(c, CellTangent) else CellTangent({}, "cell_contents")
