@@ -3,8 +3,9 @@
     python -m gibbous demo
     python -m gibbous passes
     python -m gibbous ir MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)" [--stage S]
-                         [--format text|dot|svg|png] [-o FILE] [--passes p1,p2]
+                         [--format text|dot|svg|png] [-o FILE] [--passes p1,mod:Pass]
     python -m gibbous rules MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)"
+    python -m gibbous audit [--write FILE | --check FILE] [--origin MODULE] [-k TEXT] [--uncovered]
 
 A bad module, function or expression, an unsupported construct or a missing rule prints one
 line and exits with status 2 (``--traceback`` shows the whole story).
@@ -78,6 +79,36 @@ def evaluate_args(text: str) -> tuple[object, ...]:
     return t.cast(tuple[object, ...], value)
 
 
+def resolve_passes(text: str | None) -> list[t.Any] | None:
+    """``--passes fold,dce,mypkg.passes:MyPass``: registered names as they are, and
+    ``MODULE:NAME`` for a pass class or factory, called with no arguments (None: no option)."""
+    if not text:
+        return None
+    from gibbous.passes import parse_pipeline
+
+    pipeline: list[t.Any] = []
+    for item in parse_pipeline(text):
+        if ":" not in item:
+            pipeline.append(item)  # the pass manager looks the name up
+            continue
+        try:
+            make = load_function(item)
+        except CLIError as e:
+            raise CLIError(f"--passes {item}: {e}") from e
+        try:
+            made = make()
+        except Exception as e:
+            raise CLIError(f"--passes {item}: calling it raised {type(e).__name__}: {e}") from e
+        name, run = getattr(made, "name", None), getattr(made, "run", None)
+        if not (isinstance(name, str) and callable(run)):
+            raise CLIError(
+                f"--passes {item}: calling it gave a {type(made).__name__}, not a pass "
+                "(a pass has a name and a run(f) method)"
+            )
+        pipeline.append(made)
+    return pipeline
+
+
 # --------------------------------------------------------------------------------------------
 # ir and rules
 
@@ -87,7 +118,7 @@ def _ir(args: argparse.Namespace) -> int:
 
     f = load_function(args.target)
     values = evaluate_args(args.args)
-    passes = [p.strip() for p in args.passes.split(",") if p.strip()] if args.passes else None
+    passes = resolve_passes(args.passes)
     if args.stage in ("forward", "reverse"):
         from gibbous.api import build_rrule
 
@@ -115,7 +146,7 @@ def _rules(args: argparse.Namespace) -> int:
 
     f = load_function(args.target)
     values = evaluate_args(args.args)
-    passes = [p.strip() for p in args.passes.split(",") if p.strip()] if args.passes else None
+    passes = resolve_passes(args.passes)
     rows = rule_table(f, *values, passes=passes)
     sys.stdout.write(format_rule_table(rows, inactive=not args.active_only))
     return 0
@@ -164,7 +195,11 @@ def _inspection_parser(sub: t.Any, name: str, help: str) -> argparse.ArgumentPar
         metavar='"EXPR, ..."',
         help="example arguments: Python expressions, numpy as np in scope",
     )
-    p.add_argument("--passes", metavar="p1,p2", help="replace the standard passes")
+    p.add_argument(
+        "--passes",
+        metavar="p1,p2",
+        help="replace the standard passes: registered names, or MODULE:CLASS for your own",
+    )
     p.add_argument("--traceback", action="store_true", help="show the traceback of an error")
     return p
 
@@ -188,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
     ir.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
     rules = _inspection_parser(sub, "rules", "show the rule each call site resolves to")
     rules.add_argument("--active-only", action="store_true", help="leave out inactive calls")
+    sub.add_parser("audit", help="run the rule audit (python -m gibbous audit --help)")
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["audit"]:  # its options are gibbous.audit's own
+        from gibbous.audit.__main__ import main as audit
+
+        return audit(argv[1:], prog="python -m gibbous audit")
     args = parser.parse_args(argv)
     if args.command == "demo":
         from gibbous.demo import main as demo

@@ -65,6 +65,7 @@ from gibbous.ir.types import (
     Type,
     is_immutable_value,
 )
+from gibbous.rules import optional
 
 #: ``when(arg_types, kwarg_types)``: is a call with arguments of these types pure?
 PurityCondition = t.Callable[[tuple[Type, ...], t.Mapping[str, Type]], bool]
@@ -142,6 +143,7 @@ def is_pure(
         if not isinstance(callee, Constant):
             return False
         callee = callee.value
+    optional.load()
     entry = _TABLE.get(_key(callee))
     if entry is None:
         return False
@@ -334,6 +336,15 @@ def _numpy_condition(fn: object) -> PurityCondition | None:
     return condition
 
 
+def register_pure_array_function(fn: object) -> None:
+    """Declare a NumPy-style callable pure (a ufunc, or a function with a signature, such as
+    SciPy's) on plain arguments without ``out`` or ``overwrite_*``; one without a signature is
+    left out, since where its ``out`` goes cannot be told."""
+    condition = _numpy_condition(fn)
+    if condition is not None:
+        register_pure(fn, condition)
+
+
 # --------------------------------------------------------------------------------------------
 # The built-in entries
 
@@ -378,11 +389,19 @@ _NUMPY_FUNCTIONS = (
     "clip", "diff", "sort", "argsort", "real", "imag", "shape", "ndim", "size", "copy",
     "asarray", "array", "zeros", "ones", "full", "zeros_like", "ones_like", "full_like",
     "eye", "identity", "arange", "linspace", "isclose", "allclose", "array_equal", "round",
-    "around", "sinc", "interp", "float64", "float32", "int64", "int32", "complex128",
+    "around", "sinc", "angle", "interp", "float64", "float32", "int64", "int32", "complex128",
     "complex64", "bool_",
+    # reductions and diagonals with rules in gibbous.rules.prims.numpy_reductions and linalg
+    "average", "ptp", "nansum", "nanmean", "diagflat",
+    # rearrangements and index queries with rules in gibbous.rules.prims.shapes
+    "split", "array_split", "pad", "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d",
+    "atleast_3d", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "searchsorted",
+    "count_nonzero", "fix", "unravel_index", "ravel_multi_index",
 )  # fmt: skip
 
-_NUMPY_LINALG = ("norm", "det", "inv", "solve")
+_NUMPY_LINALG = (
+    "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr",
+)  # fmt: skip
 
 
 def _register_builtins() -> None:
@@ -425,5 +444,6 @@ __all__ = [
     "is_registered_pure",
     "pure",
     "register_pure",
+    "register_pure_array_function",
     "unregister_pure",
 ]

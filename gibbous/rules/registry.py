@@ -18,7 +18,8 @@ entry is ``NoTangent()`` where there is no rdata (arrays, ints, ...).
 
 * ``@primitive(fn, *arg_types, kwargs=None, ctx=DefaultContext)`` on a plain rule;
 * ``zero_derivative(fn, *arg_types, ...)``: a generated rule that runs ``fn`` and returns no
-  gradient for anything (its result gets zero fdata, so that it can be mutated later);
+  gradient for anything (zero rdata of each operand's kind; its result gets zero fdata, so
+  that it can be mutated later);
 * ``@stateful_primitive(fn, *arg_types, state_type=..., ...)`` on a stateful rule
   (``gibbous.rules.stateful``): ``build_primitive_rrule`` gives each call site its own
   ``StatefulRRule``.
@@ -52,8 +53,9 @@ from gibbous.ir.core import Location
 from gibbous.ir.names import import_path
 from gibbous.ir.parser import parse_type
 from gibbous.ir.printer import format_type
+from gibbous.rules import optional
 from gibbous.rules.stateful import StatefulRRule, StatefulRRuleFunction
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata
+from gibbous.rules.tangents import CoDual, zero_fdata, zero_rdata
 
 Pullback = t.Callable[[t.Any], tuple[t.Any, ...]]
 RRule = t.Callable[..., tuple[CoDual[t.Any, t.Any], Pullback]]
@@ -344,11 +346,16 @@ class ZeroDerivativeRule:
     def __call__(
         self, f: CoDual[t.Any, t.Any], *args: CoDual[t.Any, t.Any], **kwargs: CoDual[t.Any, t.Any]
     ) -> tuple[CoDual[t.Any, t.Any], Pullback]:
+        operands = (f, *args, *kwargs.values())
         y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-        nothing = (NO_TANGENT,) * (1 + len(args) + len(kwargs))
         # A result that is an argument keeps that argument's fdata: they are one object.
-        fdata = next((a.fdata for a in (*args, *kwargs.values()) if a.primal is y), None)
-        return CoDual(y, zero_fdata(y) if fdata is None else fdata), lambda dy: nothing
+        fdata = next((a.fdata for a in operands[1:] if a.primal is y), None)
+
+        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            # Zero rdata of each operand's kind (0.0 for a float): nothing flows back.
+            return tuple(zero_rdata(x.primal) for x in operands)
+
+        return CoDual(y, zero_fdata(y) if fdata is None else fdata), pullback
 
 
 def zero_derivative(
@@ -374,6 +381,7 @@ def zero_derivative(
 def _matching(
     ctx: Context, fn: object, arg_types: t.Sequence[T.Type], kwnames: t.Sequence[str]
 ) -> list[Registration]:
+    optional.load()
     args, kwargs = _split_call(arg_types, kwnames)
     return [
         r

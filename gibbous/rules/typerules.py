@@ -32,6 +32,7 @@ import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.rules import (
+    optional,
     typerules_containers,
     typerules_frontend,
     typerules_numbers,
@@ -119,6 +120,7 @@ def register_type_rule(
 
 
 def lookup_type_rule(fn: object) -> RuleSpec | None:
+    optional.load()
     return _TABLE.get(_key(fn))
 
 

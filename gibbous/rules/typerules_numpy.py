@@ -164,8 +164,8 @@ _REDUCTIONS = """
 _SAMPLED: dict[str, DataArgs] = {
     **dict.fromkeys(
         """transpose swapaxes moveaxis expand_dims ravel copy concatenate stack vstack hstack
-        dstack column_stack flip fliplr flipud roll rot90 diag diagonal tril triu diff sort
-        argsort unique nonzero argwhere flatnonzero round around real imag angle isreal
+        dstack column_stack flip fliplr flipud roll rot90 diag diagflat diagonal tril triu diff sort
+        argsort unique nonzero argwhere flatnonzero round around real imag angle sinc isreal
         iscomplex isscalar zeros_like ones_like empty_like array asarray ascontiguousarray
         asfortranarray tile repeat histogram nan_to_num ndim size shape trace""".split(),
         DataArgs(1),

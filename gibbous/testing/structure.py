@@ -13,7 +13,6 @@ visited at every position, because their rdata is returned per position.
 
 from __future__ import annotations
 
-import enum
 import types as pytypes
 import typing as t
 
@@ -24,7 +23,6 @@ from gibbous.rules.tangents import (
     NEVER_DIFFERENTIABLE,
     NO_TANGENT,
     MutableTangent,
-    NoTangent,
     Tangent,
     instance_fields,
 )
@@ -34,9 +32,10 @@ Array = np.ndarray[t.Any, t.Any]
 
 # Values without parts that may be shared as they are: immutable, and nothing in them can carry
 # a tangent.  (Floats and complex numbers are immutable too but are perturbed, not shared.)
-_ATOMS: tuple[type, ...] = tuple(
-    cls for cls in NEVER_DIFFERENTIABLE if cls not in (bytearray, set)  # those two are mutable
-)
+# Values without tangent that can be shared between calls as they are.  Mutable ones are not:
+# each call gets its own copy (a random generator's state advances as it draws).
+_MUTABLE = (bytearray, set, np.random.Generator, np.random.BitGenerator, np.random.RandomState)
+_ATOMS: tuple[type, ...] = tuple(cls for cls in NEVER_DIFFERENTIABLE if cls not in _MUTABLE)
 
 INEXACT = (float, complex, np.floating, np.complexfloating)
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from gibbous.ir import types as T
-from gibbous.rules.inplace import ElementwiseState, MatmulState, matmul_out
+from gibbous.rules.inplace import KEYWORD_OUT_ONLY, ElementwiseState, MatmulState, matmul_out
 from gibbous.rules.registry import DefaultContext, Pullback, RRule, build_primitive_rrule
 from gibbous.rules.stateful import PullbackOrderError, StatefulRRule, plain_rrule
 from gibbous.rules.tangents import CoDual, NoTangent, zero_coduals
@@ -142,7 +142,7 @@ def matmul_cases(rng: np.random.Generator) -> list[Case]:
     ]
 
 
-UFUNCS = [np.add, np.subtract, np.multiply, np.divide]
+UFUNCS: list[np.ufunc] = [np.add, np.subtract, np.multiply, np.divide]
 
 
 def ufunc_cases(rng: np.random.Generator, ufunc: np.ufunc) -> list[Case]:
@@ -180,6 +180,55 @@ def in_place_cases(rng: np.random.Generator, op: t.Callable[..., t.Any]) -> list
     ]
 
 
+# Unary ufuncs with out= (a few of gibbous.rules.inplace.UNARY_PARTIALS; the audit's cases
+# cover them all), on positive values, where each is smooth.
+UNARY_OUT: list[np.ufunc] = [
+    np.exp, np.sin, np.sqrt, np.log1p, np.tanh, np.absolute, np.reciprocal,
+]  # fmt: skip
+
+
+def unary_out_cases(rng: np.random.Generator, ufunc: np.ufunc) -> list[Case]:
+    x, z = np.abs(arr(rng, 3, 4)), arr(rng, 3, 4)
+    out = ("out",)
+    return [
+        Case(ufunc, (x, z), out),
+        Case(ufunc, (x, x), out),  # np.exp(x, out=x)
+        Case(ufunc, (np.abs(arr(rng, 4)), arr(rng, 3, 4)), out),  # x broadcast to out
+        Case(ufunc, (x, z)),  # out passed by position
+    ]
+
+
+# Binary ufuncs beyond the four arithmetic ones.  Positive operands: the power's base, and
+# the remainder's (whose divisor is near 0.7, so that no quotient is near an integer).
+BINARY_OUT: list[np.ufunc] = [
+    np.power, np.maximum, np.minimum, np.arctan2, np.hypot, np.logaddexp, np.remainder,
+]  # fmt: skip
+
+
+def binary_out_cases(rng: np.random.Generator, ufunc: np.ufunc) -> list[Case]:
+    def first(*shape: int) -> np.ndarray:
+        if ufunc is np.remainder:
+            return 0.7 * (rng.integers(0, 3, shape) + rng.uniform(0.25, 0.75, shape))
+        return np.abs(arr(rng, *shape)) if ufunc is np.power else arr(rng, *shape)
+
+    def second(*shape: int) -> np.ndarray:
+        if ufunc is np.remainder:
+            return 0.7 + rng.uniform(-0.01, 0.01, shape)
+        return arr(rng, *shape)
+
+    x, y = first(3, 4), second(3, 4)
+    out = ("out",)
+    return [
+        Case(ufunc, (x, y, arr(rng, 3, 4)), out),
+        Case(ufunc, (first(3, 1), second(1, 4), arr(rng, 3, 4)), out),
+        Case(ufunc, (x, float(second()), arr(rng, 3, 4)), out),  # a float: rdata
+        Case(ufunc, (float(first()), y, arr(rng, 3, 4)), out),
+        Case(ufunc, (x, 2, arr(rng, 3, 4)), out),  # an int: no gradient
+        Case(ufunc, (x, y, x), out),  # the output is an input
+        Case(ufunc, (x, y, y), out),
+    ] + ([] if ufunc in KEYWORD_OUT_ONLY else [Case(ufunc, (x, y, arr(rng, 3, 4)))])  # by position
+
+
 def all_cases() -> list[Case]:
     rng = np.random.default_rng(2024)
     cases = matmul_cases(rng)
@@ -187,6 +236,24 @@ def all_cases() -> list[Case]:
         cases += ufunc_cases(rng, ufunc)
     for op in IN_PLACE:
         cases += in_place_cases(rng, op)
+    for ufunc in UNARY_OUT:
+        cases += unary_out_cases(rng, ufunc)
+    for ufunc in BINARY_OUT:
+        cases += binary_out_cases(rng, ufunc)
+    a = np.abs(arr(rng, 3, 4))
+    cases += [  # a **= b on positive bases; a **= 2, a **= 3 on bases of either sign
+        Case(operator.ipow, (a, arr(rng, 3, 4))),
+        Case(operator.ipow, (np.abs(arr(rng, 3, 4)), arr(rng, 4))),
+        Case(operator.ipow, (np.abs(arr(rng, 3, 4)), 0.5)),
+        Case(operator.ipow, (arr(rng, 3, 4), 2)),
+        Case(operator.ipow, (arr(rng, 2, 3, 4), 3)),
+        Case(operator.ipow, (a, a)),
+        Case(operator.imod, (0.7 * (2 + rng.uniform(0.25, 0.75, (3, 4))), 0.7)),
+        # No derivative, but the output is overwritten and must be restored.
+        Case(operator.ifloordiv, (0.7 * (2 + rng.uniform(0.25, 0.75, (3, 4))), 0.7)),
+        Case(np.floor, (a + 0.1, arr(rng, 3, 4)), ("out",)),
+        Case(np.rint, (a + 0.1, a + 0.1), ("out",)),
+    ]
     return cases
 
 
@@ -587,12 +654,32 @@ def _iadd_case() -> Case:
     return Case(operator.iadd, (arr(rng, 100, 50), arr(rng, 100, 50)))
 
 
-@pytest.mark.parametrize("make", [_matmul_case, _iadd_case], ids=["matmul_out", "iadd"])
+def _sin_out_case() -> Case:  # np.sin(x, out=x): the seed's point, a unary ufunc in place
+    rng = np.random.default_rng(11)
+    x = arr(rng, 100, 50)
+    return Case(np.sin, (x, x), ("out",))
+
+
+def _ipow_case() -> Case:  # a **= b, whose partials need the state's work buffers
+    rng = np.random.default_rng(12)
+    return Case(operator.ipow, (np.abs(arr(rng, 100, 50)), arr(rng, 100, 50)))
+
+
+def _maximum_out_case() -> Case:
+    rng = np.random.default_rng(13)
+    return Case(np.maximum, (arr(rng, 100, 50), arr(rng, 100, 50), arr(rng, 100, 50)), ("out",))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [_matmul_case, _iadd_case, _sin_out_case, _ipow_case, _maximum_out_case],
+    ids=["matmul_out", "iadd", "sin_out", "ipow", "maximum_out"],
+)
 def test_warm_calls_allocate_no_numpy_memory(make: t.Callable[[], Case]) -> None:
     case = make()
     table = allocation_table(case)
     primal, stateful, plain = table["primal"], table["stateful"], table["plain"]
-    out_bytes = case.args[0].nbytes if case.fn is operator.iadd else case.args[2].nbytes
+    out_bytes = case.args[-1].nbytes if case.kwnames else case.args[0].nbytes
     assert primal.peak < PYTHON_OBJECTS and primal.held_after_forward == 0
     assert stateful.held_after_forward == 0 and stateful.held_after_reverse == 0
     assert stateful.peak < PYTHON_OBJECTS, table
@@ -608,3 +695,75 @@ def test_broadcasting_allocates_no_more_than_the_primal() -> None:
     table = allocation_table(case)
     assert table["stateful"].held_after_forward == 0
     assert table["stateful"].peak < table["primal"].peak + PYTHON_OBJECTS, table
+
+
+# --------------------------------------------------------------------------------------------
+# Operands without a derivative, singular points
+
+
+def test_an_inactive_array_operand_is_a_constant() -> None:
+    """The AD pass gives an array no derivative flows through ``NoTangent()`` fdata."""
+    rng = np.random.default_rng(14)
+    x, c, z = np.abs(arr(rng, 3, 4)), arr(rng, 4), arr(rng, 3, 4)
+    calls: list[tuple[t.Callable[..., t.Any], tuple[str, ...]]] = [
+        (np.power, ("out",)),
+        (operator.imul, ()),
+    ]
+    for fn, kwnames in calls:
+        types = [T.typeof(v) for v in ((x, c, z) if kwnames else (x, c))]
+        rule = build_primitive_rrule(DefaultContext, fn, types, kwnames)
+        cx, cz = zero_coduals(x, z)
+        cc = CoDual(c, NT)
+        target = cz if kwnames else cx
+        start = target.primal.copy()
+        y, pullback = Case(fn, (x, c, z)[: len(types)], kwnames).forward(
+            rule, [cx, cc, cz][: len(types)]
+        )
+        assert y is target
+        target.fdata[...] = 1.0
+        rdata = pullback(NT)
+        assert all(r is NT for r in rdata)
+        np.testing.assert_array_equal(target.primal, start)
+        expected = c * x ** (c - 1) if kwnames else np.broadcast_to(c, x.shape)
+        np.testing.assert_allclose(cx.fdata, expected)  # d(x ** c)/dx, d(x * c)/dx
+
+
+def test_power_at_zero_gives_finite_gradients_without_warnings() -> None:
+    x, y = np.array([0.0, 0.0, 2.0, -1.5]), np.array([0.0, 2.0, 0.0, 3.0])
+    z = np.empty(4)
+    rule = build_primitive_rrule(DefaultContext, np.power, [T.typeof(x)] * 3, ["out"])
+    cx, cy, cz = zero_coduals(x, y, z)
+    with np.errstate(all="raise"):
+        _, pullback = rule(CoDual(np.power, NT), cx, cy, out=cz)
+        cz.fdata[...] = 1.0
+        pullback(NT)
+    # d/dx: y x**(y-1), 0 where y == 0; d/dy: x**y log|x|, 0 where x == 0
+    np.testing.assert_allclose(cx.fdata, [0.0, 0.0, 0.0, 3 * 1.5**2])
+    np.testing.assert_allclose(cy.fdata, [0.0, 0.0, np.log(2.0), -(1.5**3) * np.log(1.5)])
+
+
+def test_complex_in_place_products_conjugate() -> None:
+    """z *= w on complex arrays: with cotangent g of the new z, z's gradient is g conj(w) and
+    w's is g conj(z) (docs/tangents.md); a real scalar factor gets the real part."""
+    rng = np.random.default_rng(15)
+    z = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    w = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    g = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    start = z.copy()
+    rule = build_primitive_rrule(DefaultContext, operator.imul, [T.typeof(z)] * 2)
+    cz, cw = zero_coduals(z, w)
+    y, pullback = rule(CoDual(operator.imul, NT), cz, cw)
+    assert y is cz
+    np.testing.assert_allclose(z, start * w)
+    cz.fdata[...] = g
+    pullback(NT)
+    np.testing.assert_array_equal(z, start)
+    np.testing.assert_allclose(cz.fdata, g * np.conj(w))
+    np.testing.assert_allclose(cw.fdata, g * np.conj(start))
+
+    rule = build_primitive_rrule(DefaultContext, operator.imul, [T.typeof(z), T.typeof(1.5)])
+    (cz,) = zero_coduals(z)
+    _, pullback = rule(CoDual(operator.imul, NT), cz, CoDual(1.5, NT))
+    cz.fdata[...] = g
+    _, _, ds = pullback(NT)
+    assert type(ds) is float and np.isclose(ds, np.vdot(start, g).real)

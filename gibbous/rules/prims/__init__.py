@@ -5,22 +5,33 @@ Importing this package registers every rule in ``DefaultContext``:
 
 * ``scalars``: operators, ``math`` and numeric builtins on scalars;
 * ``numpy_ufuncs``: ufuncs and operators on arrays, ``clip``, ``where``, ``real``/``imag``/``conj``;
-* ``numpy_reductions``: ``sum``, ``mean``, ``prod``, ``max``/``min``, ``cumsum``;
-* ``linalg``: ``matmul``, ``dot``, ``inner``, ``outer``, ``np.linalg.norm``;
+* ``numpy_reductions``: ``sum``, ``mean``, ``prod``, ``max``/``min``, ``var``, ``std``,
+  ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum``, ``cumprod``;
+* ``linalg``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
+  ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``, ``trace``;
+* ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky eigh svd qr``;
 * ``numpy_arrays``: views, copies, joins, constructors and attributes of arrays;
 * ``indexing``: ``x[i]`` and the stateful ``x[i] = v`` on arrays;
+* ``shapes``: flips, splits, ``broadcast_to``, ``tile``, ``repeat``, ``roll``, ``pad``, ``sort``,
+  ``take``, index queries and rounding (no derivative), and random numbers;
 * ``containers``, ``container_methods``, ``iteration``, ``pybuiltins``: tuples, lists, dicts,
   their methods, iterators, ``sum``, ``min``, ``max``;
 * ``queries``: comparisons, bitwise operators and other calls without derivative;
 * ``objects``: ``getattr``/``setattr``/``delattr`` on objects;
-* ``runtime``: the frontend's cells and nested functions, ``typing.cast``.
+* ``classes``: ``tuple.__new__`` for NamedTuples (constructing classes is derived);
+* ``runtime``: the frontend's cells and nested functions, ``typing.cast``;
+* ``scipy_rules``: a few SciPy functions (``special``, ``linalg``, ``stats``), registered by
+  ``gibbous.rules.optional`` once SciPy is imported (the optional extra ``gibbous[scipy]``).
 
 Shared pieces: ``common`` (cotangents, ``unbroadcast``, rdata of scalars), ``elementwise`` (the
 tables of gradient functions), ``items`` (containers taken apart with their tangents).
 """
 
+
+from gibbous.rules.prims import classes as classes
 from gibbous.rules.prims import container_methods as container_methods
 from gibbous.rules.prims import containers as containers
+from gibbous.rules.prims import decompositions as decompositions
 from gibbous.rules.prims import indexing as indexing
 from gibbous.rules.prims import iteration as iteration
 from gibbous.rules.prims import linalg as linalg
@@ -32,3 +43,5 @@ from gibbous.rules.prims import pybuiltins as pybuiltins
 from gibbous.rules.prims import queries as queries
 from gibbous.rules.prims import runtime as runtime
 from gibbous.rules.prims import scalars as scalars
+from gibbous.rules.prims import shapes as shapes
+

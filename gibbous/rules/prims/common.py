@@ -22,6 +22,7 @@ from __future__ import annotations
 import numbers
 import typing as t
 
+import attrs
 import numpy as np
 
 from gibbous.ir import types as T
@@ -147,6 +148,13 @@ def add_into(fdata: Array, g: t.Any) -> None:
         if g.dtype.kind != "c" or fdata.dtype.kind == "c":
             np.add(fdata, g, out=fdata)
             return
+    if not isinstance(g, np.ndarray):
+        # A scalar broadcasts to any shape; ``unbroadcast`` and ``np.iscomplexobj`` would make
+        # an array of it (``float(x)`` of a 0-d array must allocate nothing).
+        if fdata.dtype.kind != "c" and isinstance(g, _COMPLEX_SCALARS):
+            g = g.real
+        np.add(fdata, g, out=fdata)
+        return
     g = unbroadcast(g, fdata.shape)
     if fdata.dtype.kind != "c" and np.iscomplexobj(g):
         g = np.real(g)
@@ -195,6 +203,18 @@ def shares_memory(y: object, x: object) -> bool:
     )
 
 
+def no_derivative_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """The rule of a call whose result has no derivative (indices, counts, rounding): it runs
+    the call, gives the result zero fdata, and every float operand a zero rdata of its class.
+    (``zero_derivative``'s generated rule gives ``NoTangent()`` to float operands too.)"""
+    y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    operands = (*args, *kwargs.values())
+    rdata = (NT, *(zero_for(a) for a in operands))
+    # A result that is an argument (``np.fix`` of an int array may be) keeps its fdata.
+    fdata = next((a.fdata for a in operands if a.primal is y), None)
+    return CoDual(y, new_fdata(y) if fdata is None else fdata), lambda dy: rdata
+
+
 def bind(
     names: t.Sequence[str],
     args: t.Sequence[CD],
@@ -215,3 +235,33 @@ def bind(
         bound[name] = a.primal
     return bound
 
+
+
+@attrs.frozen
+class Scratch:
+    """The state of a stateful rule that only needs scratch arrays: kept between calls of one
+    call site so that a warm call reuses them (docs/rules.md, "A stateful rule").  ``fit``
+    gives the same state while the wanted shapes and dtypes stay, a new one when they change."""
+
+    arrays: tuple[Array, ...] = ()
+
+    @classmethod
+    def fit(
+        cls, state: Scratch | None, *specs: tuple[tuple[int, ...], np.dtype[t.Any]]
+    ) -> Scratch:
+        """A state with one empty array per ``(shape, dtype)`` of ``specs``."""
+        if state is not None and len(state.arrays) == len(specs):
+            if all(a.shape == s and a.dtype == d for a, (s, d) in zip(state.arrays, specs)):
+                return state
+        return cls(tuple(np.empty(s, d) for s, d in specs))
+
+
+NO_SCRATCH = Scratch()
+
+
+def writable(view: Array) -> Array:
+    """``view`` (of an fdata) made writable: NumPy gives some views read-only (``np.diagonal``),
+    but a view of an fdata is where later rules add cotangents, so it must take writes.  Its
+    base must be writable (an fdata is)."""
+    view.flags.writeable = True
+    return view

@@ -1,5 +1,8 @@
 """Methods of lists and dicts, and the constructors ``list``, ``tuple``, ``dict``, ``sorted``.
 
+``l.clear()``, ``l.remove(v)``, ``l *= n``, ``d.copy()``, ``d.clear()``, ``d.setdefault(...)``,
+``d.popitem()``, ``d | e`` and ``d |= e`` too.
+
 The conventions are those of ``containers``: stored items put their tangent into the
 container's tangent, mutations keep what they remove or reorder (by reference) and their
 pullbacks put it back, with the tangents the items hold *now* (they may have collected
@@ -12,12 +15,13 @@ import builtins
 import operator
 import typing as t
 
-from gibbous.rules.prims.common import ANY, CD, DICT, LIST, NT, RuleResult, nothing
+from gibbous.rules.prims.common import ANY, CD, DICT, LIST, NT, RuleResult, nothing, zero_for
 from gibbous.rules.prims.items import (
-    DictViewTangent,
     Items,
+    ListItems,
     collapse,
     dict_tangent,
+    dict_view_fdata,
     full_tangent,
     list_tangent,
     rdata_tangent,
@@ -181,6 +185,65 @@ def reverse_rrule(f: CD, x: CD) -> RuleResult:
     return CoDual(None, NT), pullback
 
 
+@primitive(list.clear, LIST)
+def list_clear_rrule(f: CD, x: CD) -> RuleResult:
+    lst, tangent = x.primal, list_tangent(x)
+    saved, saved_tangent = lst[:], tangent[:]
+    lst.clear()
+    tangent.clear()
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        lst[:], tangent[:] = saved, saved_tangent
+        return NT, NT
+
+    return CoDual(None, NT), pullback
+
+
+@primitive(list.remove, LIST, ANY)
+def remove_rrule(f: CD, x: CD, v: CD) -> RuleResult:
+    """``l.remove(v)``: the first item equal to ``v`` goes (and comes back in the pullback);
+    ``v`` only compares, so it gets a zero gradient."""
+    lst, tangent = x.primal, list_tangent(x)
+    p = lst.index(v.primal)  # the position remove finds (a ValueError as remove raises it)
+    item = lst[p]
+    f.primal(lst, v.primal)
+    item_tangent = tangent.pop(p)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        lst.insert(p, item)
+        tangent.insert(p, item_tangent)
+        return NT, NT, zero_for(v)
+
+    return CoDual(None, NT), pullback
+
+
+@primitive(operator.imul, LIST, ANY)
+def list_imul_rrule(f: CD, x: CD, n: CD) -> RuleResult:
+    """``l *= n``: ``l`` repeated in place (emptied for ``n <= 0``) and returned; each copy of
+    an item carries the item's fdata, and its rdata goes back to the item."""
+    lst, tangent = x.primal, list_tangent(x)
+    k = len(lst)
+    saved, saved_tangent = lst[:], tangent[:]
+    f.primal(lst, n.primal)
+    emptied = len(lst) < k
+    items = ListItems(lst, tangent)
+    if emptied:
+        tangent.clear()
+    else:
+        tangent.extend(full_tangent(lst[j], items.fdata(j % k)) for j in range(k, len(lst)))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if emptied:
+            lst[:], tangent[:] = saved, saved_tangent
+            return NT, NT, NT
+        for j in range(k, len(lst)):
+            items.send_rdata(j % k, rdata_of(tangent[j]))
+        del lst[k:], tangent[k:]
+        return NT, NT, NT
+
+    return x, pullback
+
+
 @primitive(builtins.sorted, ANY, ...)
 def sorted_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
     items = consume(x)
@@ -237,7 +300,7 @@ def tuple_rrule(f: CD, x: CD) -> RuleResult:
 @primitive(dict.get, DICT, ANY, ...)
 def dict_get_rrule(f: CD, d: CD, key: CD, *default: CD) -> RuleResult:
     k = key.primal
-    rest = (NT,) * len(default)
+    rest = tuple(zero_for(c) for c in default)  # an unused default gets a zero gradient
     if k in d.primal:
         y, pullback = dict_getitem_rrule(CoDual(operator.getitem, NT), d, key)
         return y, lambda dy: (*pullback(dy), *rest)
@@ -256,7 +319,7 @@ def dict_pop_rrule(f: CD, d: CD, key: CD, *default: CD) -> RuleResult:
     order = list(mapping)
     y = f.primal(mapping, k)
     yt = tangent.pop(k)
-    rest = nothing(len(default))
+    rest = tuple(zero_for(c) for c in default)
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         mapping[k], tangent[k] = y, increment(yt, rdata_tangent(y, dy))
@@ -272,17 +335,21 @@ def dict_pop_rrule(f: CD, d: CD, key: CD, *default: CD) -> RuleResult:
 # --------------------------------------------------------------------------------------------
 # Dict views and the dict constructor
 
-_VIEWS = {dict.keys: "keys", dict.values: "values", dict.items: "items"}
 
 
-def _view_rrule(f: CD, d: CD) -> RuleResult:
-    """``d.keys()``, ``d.values()``, ``d.items()``: a view whose fdata is the dict's tangent."""
+@primitive(dict.values, DICT)
+@primitive(dict.items, DICT)
+def view_rrule(f: CD, d: CD) -> RuleResult:
+    """``d.values()``, ``d.items()``: a live view of ``d``, whose fdata is the dict's tangent
+    (what the tangent model gives a view, so that items stored later are seen too)."""
     view = f.primal(d.primal)
-    return CoDual(view, DictViewTangent(dict_tangent(d), _VIEWS[f.primal])), lambda dy: (NT, NT)
+    return CoDual(view, dict_view_fdata(dict_tangent(d))), lambda dy: (NT, NT)
 
 
-for _view in _VIEWS:
-    primitive(_view, DICT)(_view_rrule)
+@primitive(dict.keys, DICT)
+def keys_rrule(f: CD, d: CD) -> RuleResult:
+    """``d.keys()``: keys carry no tangent (a dict's tangent is keyed by them)."""
+    return CoDual(f.primal(d.primal), NT), lambda dy: (NT, NT)
 
 
 @primitive(builtins.dict, ...)
@@ -360,3 +427,92 @@ def dict_update_rrule(f: CD, d: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
     return CoDual(None, NT), pullback
 
+
+
+def _restore_order(order: list[t.Any], *tables: dict[t.Any, t.Any]) -> None:
+    """Put the keys of each dict back in ``order`` (they hold the same keys again)."""
+    for table in tables:
+        current = [(k, table[k]) for k in order]
+        table.clear()
+        table.update(current)
+
+
+@primitive(operator.ior, DICT, ANY)
+def dict_ior_rrule(f: CD, d: CD, other: CD) -> RuleResult:
+    """``d |= other``: ``d.update(other)``, returning ``d``."""
+    _, pullback = dict_update_rrule(CoDual(dict.update, NT), d, other)
+    return d, pullback
+
+
+@primitive(operator.or_, DICT, DICT)
+def dict_or_rrule(f: CD, a: CD, b: CD) -> RuleResult:
+    """``a | b``: a new dict, ``a``'s items updated by ``b``'s."""
+    made, pullback_made = dict_rrule(CoDual(dict, NT), a)
+    _, pullback_update = dict_update_rrule(CoDual(dict.update, NT), made, b)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        rb = pullback_update(NT)[2]  # b's values' rdata; a's shadowed ones come back as zeros
+        return NT, pullback_made(NT)[1], rb
+
+    return made, pullback
+
+
+@primitive(dict.copy, DICT)
+def dict_copy_rrule(f: CD, d: CD) -> RuleResult:
+    """``d.copy()``: ``dict(d)``."""
+    return dict_rrule(CoDual(dict, NT), d)
+
+
+@primitive(dict.clear, DICT)
+def dict_clear_rrule(f: CD, d: CD) -> RuleResult:
+    mapping, tangent = d.primal, dict_tangent(d)
+    saved, saved_tangent = dict(mapping), dict(tangent)
+    mapping.clear()
+    tangent.clear()
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        mapping.update(saved)  # empty again here: the order comes back as it was
+        tangent.update(saved_tangent)
+        return NT, NT
+
+    return CoDual(None, NT), pullback
+
+
+@primitive(dict.setdefault, DICT, ANY, ...)
+def setdefault_rrule(f: CD, d: CD, key: CD, *default: CD) -> RuleResult:
+    """``d.setdefault(k[, default])``: ``d[k]`` if present (then the default gets a zero
+    gradient); else stores the default (None without one) and returns it, the stored object
+    itself: its gradient is the result's cotangent plus what reached the stored item."""
+    mapping, tangent, k = d.primal, dict_tangent(d), key.primal
+    if k in mapping:
+        y, pullback_get = dict_getitem_rrule(CoDual(operator.getitem, NT), d, key)
+        unused = tuple(zero_for(c) for c in default)
+        return y, lambda dy: (*pullback_get(dy), *unused)
+    value = default[0] if default else CoDual(None, NT)
+    y = f.primal(mapping, k, *(c.primal for c in default))
+    tangent[k] = full_tangent(y, value.fdata)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        stored = tangent.pop(k)
+        del mapping[k]  # the last key: the order is as it was
+        if not default:
+            return NT, NT, NT
+        return NT, NT, NT, rdata_of(increment(stored, rdata_tangent(y, dy)))
+
+    return CoDual(y, value.fdata), pullback
+
+
+@primitive(dict.popitem, DICT)
+def popitem_rrule(f: CD, d: CD) -> RuleResult:
+    """``d.popitem()``: the last ``(key, value)``; the pullback puts it back at the end."""
+    mapping, tangent = d.primal, dict_tangent(d)
+    y = f.primal(mapping)  # KeyError on an empty dict
+    k, value = y
+    value_tangent = tangent.pop(k)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        r = NT if dy is NT else dy[1]
+        mapping[k], tangent[k] = value, increment(value_tangent, rdata_tangent(value, r))
+        return NT, NT
+
+    return CoDual(y, collapse((NT, fdata_of(value_tangent)))), pullback

@@ -393,3 +393,7 @@ def _repeat_rrule(f: CD, a: CD, b: CD) -> RuleResult:
 for _seq in (LIST, TUPLE):
     primitive(operator.mul, _seq, ANY)(_repeat_rrule)
     primitive(operator.mul, T.INT, _seq)(_repeat_rrule)
+# ``t += u`` and ``t *= n`` make new tuples, as ``t + u`` and ``t * n`` (``l *= n`` is in place:
+# container_methods).
+primitive(operator.iadd, TUPLE, TUPLE)(tuple_add_rrule)
+primitive(operator.imul, TUPLE, ANY)(_repeat_rrule)

@@ -200,6 +200,14 @@ LN2 = float(np.log(2.0))
 LN10 = float(np.log(10.0))
 
 
+def _is_complex(x: t.Any) -> bool:
+    """Whether ``x`` is a complex scalar or array: ``np.iscomplexobj`` without the array it
+    makes of a Python scalar (a rule on scalars must allocate no NumPy memory)."""
+    if isinstance(x, np.ndarray):
+        return bool(x.dtype.kind == "c")
+    return isinstance(x, (complex, np.complexfloating))
+
+
 def _where_zero(cond: t.Any, value: t.Any) -> t.Any:
     """``value`` with zeros where ``cond`` holds (for scalars and arrays)."""
     if isinstance(value, np.ndarray) or isinstance(cond, np.ndarray):
@@ -326,11 +334,44 @@ def g_erfc(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
     return -g * (2 / np.sqrt(np.pi)) * np.exp(-x * x)
 
 
+_B12 = 691 / 32760  # the x**-12 coefficient of digamma's asymptotic series
+
+
+def digamma(x: float) -> float:
+    """The digamma function psi = Gamma'/Gamma of a real ``x`` (ValueError at its poles, the
+    integers <= 0): for the gradients of ``math.gamma`` and ``math.lgamma`` without SciPy.
+
+    Reflection below 1/2, the recurrence psi(x) = psi(x + 1) - 1/x up to 10, then the
+    asymptotic series through x**-12, whose first omitted term is below 1e-15 there.
+    """
+    if x <= 0 and x == math.floor(x):
+        raise ValueError("digamma has a pole at a non-positive integer")
+    if x < 0.5:
+        return digamma(1 - x) - math.pi / math.tan(math.pi * x)
+    shift = 0.0
+    while x < 10:
+        shift -= 1 / x
+        x += 1
+    r = 1 / (x * x)
+    series = r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (1 / 132 - r * _B12)))))
+    return shift + math.log(x) - 0.5 / x - series
+
+
+def g_gamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
+    return g * z * digamma(float(x))
+
+
+def g_lgamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
+    return g * digamma(float(x))
+
+
 def g_abs(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
     """|x| is not holomorphic: for complex x its gradient is x / |x| (0 at 0); for real x the
     sign (0 at 0, a subgradient)."""
-    if np.iscomplexobj(x):
-        return g * np.divide(x, z, out=np.zeros_like(x), where=z != 0)
+    if _is_complex(x):
+        if isinstance(x, np.ndarray):
+            return g * np.divide(x, z, out=np.zeros_like(x), where=z != 0)
+        return g * (x / z if z != 0 else x * 0)
     return g * np.sign(x)
 
 
@@ -377,7 +418,22 @@ def g_fmod_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
 
 def _as_complex_if(x: t.Any, z: t.Any) -> t.Any:
     # A real negative base with a fractional exponent is complex in Python: differentiate there.
-    return x + 0j if np.iscomplexobj(z) and not np.iscomplexobj(x) else x
+    return x + 0j if _is_complex(z) and not _is_complex(x) else x
+
+
+def g_remainder_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
+    # IEEE remainder: x - n * y with n the integer nearest x / y, locally constant
+    return -g * np.rint((x - z) / y)
+
+
+def g_copysign_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
+    # copysign(x, y) = |x| * sign(y): sign(x) * sign(y), 0 at x == 0 (a subgradient); the sign
+    # of y by copysign, which sees the sign of -0.0
+    return g * np.sign(x) * np.copysign(1.0, y)
+
+
+def g_ldexp_x(g: t.Any, x: t.Any, i: t.Any, z: t.Any) -> t.Any:
+    return g * np.ldexp(1.0, i)
 
 
 def g_pow_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
@@ -397,8 +453,10 @@ def g_pow_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
     negative number gets a finite gradient rather than nan.
     """
     x = _as_complex_if(x, z)
+    if not isinstance(x, np.ndarray) and not isinstance(z, np.ndarray):  # scalars
+        return g * conj(z * np.log(x if _is_complex(x) else abs(x))) if x != 0 else g * 0
     at_zero = np.equal(x, 0)
-    safe = np.where(at_zero, 1, x if np.iscomplexobj(x) else np.abs(x))
+    safe = np.where(at_zero, 1, x if _is_complex(x) else np.abs(x))
     return g * conj(_where_zero(at_zero, z * np.log(safe)))
 
 
@@ -436,6 +494,8 @@ def g_atan2_x(g: t.Any, y: t.Any, x: t.Any, z: t.Any) -> t.Any:
 
 def _ratio(a: t.Any, z: t.Any) -> t.Any:
     """a / z, 0 where z == 0 (the gradient of a norm at the origin: a subgradient)."""
+    if not isinstance(z, np.ndarray):  # scalars: no 0-d arrays
+        return a / z if z != 0 else a * 0
     return _where_zero(np.equal(z, 0), a / np.where(np.equal(z, 0), 1, z))
 
 
@@ -514,6 +574,8 @@ FLOAT_UNARY: dict[UnaryGrad, FloatUnary] = {
     g_erf: lambda dz, x, z: dz * _SQRT_PI_2 * math.exp(-x * x),
     g_erfc: lambda dz, x, z: -dz * _SQRT_PI_2 * math.exp(-x * x),
     g_abs: _f_abs,
+    g_gamma: lambda dz, x, z: dz * z * digamma(x),
+    g_lgamma: lambda dz, x, z: dz * digamma(x),
     g_conj: lambda dz, x, z: dz,
 }
 
@@ -528,6 +590,11 @@ FLOAT_BINARY: dict[BinaryGrad, FloatBinary] = {
     g_fmod_y: lambda dz, x, y, z: -dz * math.trunc(x / y),
     g_pow_x: lambda dz, x, y, z: dz * (0.0 if y == 0 else y * x ** (y - 1)),
     g_pow_y: lambda dz, x, y, z: dz * (0.0 if x == 0 else z * math.log(abs(x))),
+    g_remainder_y: lambda dz, x, y, z: -dz * round((x - z) / y),
+    g_copysign_x: lambda dz, x, y, z: (
+        dz * math.copysign(1.0, x) * math.copysign(1.0, y) if x != 0 else dz * 0.0
+    ),
+    g_ldexp_x: lambda dz, x, i, z: dz * math.ldexp(1.0, i),
     g_atan2_y: lambda dz, y, x, z: dz * x / (x * x + y * y),
     g_atan2_x: lambda dz, y, x, z: -dz * y / (x * x + y * y),
 }

@@ -15,9 +15,16 @@ starts fresh).  The pullback restores the region's primal, reads the region's fd
 cotangent of the written values) into the value's gradient, summed over broadcast axes,
 restores the region's fdata, and only then adds the gradient into the value's fdata, so a
 value that aliases the array (``a[1:] = a[:-1]``) ends with its saved fdata plus its gradient.
-With repeated integer indices only the last write of an element counts, and only the value
-elements that made it get its cotangent.  A warm call with basic indexing holds no NumPy memory
-from forward to reverse (tests/rules/prims/test_indexing.py measures it).
+
+With advanced indexing the primal allocates nothing either (NumPy scatters in place), but
+gathering the region would; so the state saves the whole array, and finds the written positions
+by writing the region's element numbers through the same index into a buffer of x's shape.
+With repeated indices that records the last write of each element, the one that counts, and
+only the value elements that made it get its cotangent.  A warm call allocates no NumPy memory
+for any index (tests/rules/prims/test_indexing.py measures it; the audit checks it).
+
+``x.fill(v)`` and ``np.copyto(x, v)`` write all of x: they are ``x[...] = v``, through the
+same rule and state.
 """
 
 from __future__ import annotations
@@ -35,13 +42,14 @@ from gibbous.rules.prims.common import (
     NT,
     Array,
     RuleResult,
+    bind,
     cotangent,
     is_inexact_scalar,
     new_fdata,
     no_pullback,
+    nothing,
     scalar_rdata,
     shares_memory,
-    unbroadcast,
     view_fdata,
     zero_for,
 )
@@ -68,15 +76,6 @@ def view_index(index: object) -> tuple[t.Any, ...]:
     trailing ``...`` (unless it has one)."""
     parts = index if type(index) is tuple else (index,)
     return parts if any(p is Ellipsis for p in parts) else (*parts, Ellipsis)
-
-
-def _may_repeat(index: object) -> bool:
-    """Whether an advanced index may name one element twice (integer arrays or lists)."""
-    parts = index if type(index) is tuple else (index,)
-    for p in parts:
-        if isinstance(p, list) or (isinstance(p, np.ndarray) and p.dtype.kind != "b"):
-            return True
-    return False
 
 
 @primitive(operator.getitem, ARRAY, ANY)
@@ -125,27 +124,74 @@ def getitem_rrule(f: CD, x: CD, index: CD) -> RuleResult:
 
 @attrs.frozen
 class SetitemState:
+    """Buffers of one pending ``x[index] = value``, reused by warm calls with the same ``key``.
+
+    Basic indexing saves the region itself (``saved``, ``saved_fdata``).  Advanced indexing
+    saves the whole array, and records in ``owner`` which element of the region was written
+    last to each position of x (``none`` for positions not written); ``written`` marks the
+    written positions, and ``cotangent`` (a view of ``gathered``, one longer: its last slot
+    collects the positions not written) receives the cotangent of each region element.
+    """
+
     key: tuple[object, ...]
-    saved: Array  # the region's primal before the write
+    region: tuple[int, ...]  # the shape of ``x[index]``
+    saved: Array  # the region's primal before the write (advanced: all of x)
     saved_fdata: Array | None  # its fdata (None: the array has no fdata)
-    grad: Array | None  # the value's gradient, shaped like the value (an array with fdata)
+    grad: Array | None  # the value's gradient, shaped like the value (an array with fdata,
+    # or nested lists and tuples of numbers)
     axes: tuple[int, ...]  # axes of the region's cotangent summed for the value
     summed: Array | None  # ``grad`` with the region's rank, to receive the sum
+    owner: Array | None = None  # advanced indexing: intp, x's shape
+    order: Array | None = None  # 0, 1, ... in the region's shape, written through the index
+    written: Array | None = None  # bool, x's shape
+    gathered: Array | None = None  # flat, the region's size + 1
+    cotangent: Array | None = None  # ``gathered[:-1]`` in the region's shape
+    none: int = 0  # the region's size: the number of no element of it
 
 
 def _value_signature(v: object) -> object:
-    return (v.shape, v.dtype) if isinstance(v, np.ndarray) else type(v)
+    if isinstance(v, np.ndarray):
+        return v.shape, v.dtype
+    return (type(v), _nested_shape(v)) if isinstance(v, (list, tuple)) else type(v)
+
+
+def _index_signature(index: object) -> tuple[object, ...] | None:
+    """What the region's shape depends on, for an advanced index (None if that is not cheap
+    to tell: nested lists)."""
+    parts = index if type(index) is tuple else (index,)
+    signature: list[object] = []
+    for p in parts:
+        if p is None or p is Ellipsis or _is_int(p):
+            signature.append(p if p is None or p is Ellipsis else "int")
+        elif isinstance(p, slice):
+            signature.append(("slice", p.start, p.stop, p.step))
+        elif isinstance(p, np.ndarray):
+            if p.dtype.kind == "b":  # a mask's count of True is its part of the shape
+                signature.append(("mask", p.shape, int(np.count_nonzero(p))))
+            else:
+                signature.append(("ints", p.shape))
+        elif isinstance(p, list) and all(map(_is_int, p)):
+            signature.append(("list", len(p)))
+        elif isinstance(p, list) and all(isinstance(b, (bool, np.bool_)) for b in p):
+            signature.append(("mask", (len(p),), sum(p)))
+        else:
+            return None
+    return tuple(signature)
 
 
 def _gradient_buffers(
-    v: CD, region: tuple[int, ...]
+    v: CD, region: tuple[int, ...], dx: Array
 ) -> tuple[Array | None, tuple[int, ...], Array | None]:
-    """Buffers for the gradient of an array value broadcast to ``region``."""
+    """Buffers for the gradient of a value broadcast to ``region``: an array with fdata, or
+    (nested) lists and tuples, whose items get their parts of the gradient in the pullback."""
     vp = v.primal
-    if not (isinstance(vp, np.ndarray) and isinstance(v.fdata, np.ndarray)):
+    if isinstance(vp, np.ndarray) and isinstance(v.fdata, np.ndarray):
+        grad = np.empty(vp.shape, v.fdata.dtype)
+    elif isinstance(vp, (list, tuple)):
+        grad = np.empty(_nested_shape(vp), dx.dtype)
+    else:
         return None, (), None
-    grad = np.empty(vp.shape, v.fdata.dtype)
-    core = vp.shape
+    core: tuple[int, ...] = grad.shape
     while len(core) > len(region) and core[0] == 1:  # NumPy drops leading 1s of a value
         core = core[1:]
     lead = len(region) - len(core)
@@ -155,37 +201,68 @@ def _gradient_buffers(
     return grad, axes, grad.reshape((1,) * lead + core)
 
 
-def _state(
+def _basic_state(
     state: SetitemState | None, a: Array, dx: Array | None, region: tuple[int, ...], v: CD
 ) -> SetitemState:
-    key = (a.shape, a.dtype, region, _value_signature(v.primal), dx is None)
+    key = ("basic", a.shape, a.dtype, region, _value_signature(v.primal), dx is None)
     if state is not None and state.key == key:
         return state
     saved_fdata = None if dx is None else np.empty(region, dx.dtype)
-    grad, axes, summed = (None, (), None) if dx is None else _gradient_buffers(v, region)
-    return SetitemState(key, np.empty(region, a.dtype), saved_fdata, grad, axes, summed)
+    grad, axes, summed = (None, (), None) if dx is None else _gradient_buffers(v, region, dx)
+    return SetitemState(key, region, np.empty(region, a.dtype), saved_fdata, grad, axes, summed)
 
 
-def _winners(shape: tuple[int, ...], index: t.Any, region: tuple[int, ...]) -> Array:
-    """Which elements of a region written through a repeating index were written last."""
-    order = np.arange(int(np.prod(region))).reshape(region)
-    owner = np.full(shape, -1, dtype=np.intp)
-    owner[index] = order
-    return t.cast(Array, owner[index] == order)
+def _advanced_state(
+    state: SetitemState | None, a: Array, dx: Array | None, index: object, v: CD
+) -> SetitemState:
+    signature = _index_signature(index)
+    key = ("advanced", a.shape, a.dtype, signature, _value_signature(v.primal), dx is None)
+    if signature is not None and state is not None and state.key == key:
+        return state
+    region = a[t.cast(t.Any, index)].shape
+    saved_fdata = None if dx is None else np.empty(a.shape, dx.dtype)
+    grad, axes, summed = (None, (), None) if dx is None else _gradient_buffers(v, region, dx)
+    size = int(np.prod(region))
+    gathered = None if dx is None else np.empty(size + 1, dx.dtype)
+    return SetitemState(
+        key, region, np.empty(a.shape, a.dtype), saved_fdata, grad, axes, summed,
+        owner=np.empty(a.shape, np.intp),
+        order=np.arange(size, dtype=np.intp).reshape(region),
+        written=np.empty(a.shape, np.bool_),
+        gathered=gathered,
+        cotangent=None if gathered is None else gathered[:-1].reshape(region),
+        none=size,
+    )  # fmt: skip
 
 
-def _value_rdata(v: CD, g: Array) -> t.Any:
-    """The rdata of a scalar, list or tuple value for the cotangent ``g`` of its region."""
+def _nested_shape(v: object) -> tuple[int, ...]:
+    """The shape of nested lists and tuples (of their first items, arrays included), as NumPy
+    sees it, without making an array."""
+    shape: list[int] = []
+    while isinstance(v, (list, tuple)):
+        shape.append(len(v))
+        v = v[0] if v else None
+    return (*shape, *v.shape) if isinstance(v, np.ndarray) else tuple(shape)
+
+
+def _value_gradient(s: SetitemState, v: CD, g: Array) -> t.Any:
+    """The value's gradient from its region's cotangent ``g``: summed into ``s.grad`` for an
+    array value (``NoTangent()``: the pullback adds it into the value's fdata later), sent
+    into the items of a list or tuple value (returning its rdata), or a scalar's rdata."""
     vp = v.primal
-    if is_inexact_scalar(vp):
-        return scalar_rdata(vp, g)
-    if isinstance(vp, (list, tuple)):
-        items = items_of(vp, v.fdata)
-        g = unbroadcast(g, np.shape(vp))
-        for j in range(len(items)):
-            items.send(j, g[j])
-        return items.rdata()
-    return zero_for(v)
+    if s.grad is None or s.summed is None:
+        return scalar_rdata(vp, g) if is_inexact_scalar(vp) else zero_for(v)
+    part = g.real if s.grad.dtype.kind != "c" else g
+    if s.axes:
+        np.add.reduce(part, axis=s.axes, out=s.summed, keepdims=True)
+    else:
+        np.copyto(s.summed, part)
+    if not isinstance(vp, (list, tuple)):
+        return NT
+    items = items_of(vp, v.fdata)
+    for j in range(len(items)):
+        items.send(j, s.grad[j])
+    return items.rdata()
 
 
 @stateful_primitive(operator.setitem, ARRAY, ANY, ANY, state_type=SetitemState)
@@ -194,54 +271,113 @@ def setitem_rrule(
 ) -> tuple[CD, Pullback, SetitemState]:
     a, idx = x.primal, index.primal
     dx = x.fdata if isinstance(x.fdata, np.ndarray) else None
-    basic = is_basic(idx)
-    if basic:
-        vidx = view_index(idx)
-        region = a[vidx]
-        state = _state(state, a, dx, region.shape, v)
-        np.copyto(state.saved, region)
-    else:
-        gathered = a[idx]
-        state = _state(state, a, dx, gathered.shape, v)
-        np.copyto(state.saved, gathered)
-        del gathered
+    if not is_basic(idx):
+        return _advanced_setitem(state, f, x, index, v, dx)
+    vidx = view_index(idx)
+    region = a[vidx]
+    s = _basic_state(state, a, dx, region.shape, v)
+    np.copyto(s.saved, region)
     f.primal(a, idx, v.primal)
-    s = state
+    dregion = None
     if dx is not None and s.saved_fdata is not None:
-        if basic:
-            dregion = dx[vidx]
-            np.copyto(s.saved_fdata, dregion)
-            dregion.fill(0)
-        else:
-            np.copyto(s.saved_fdata, dx[idx])
-            dx[idx] = 0
+        dregion = dx[vidx]
+        np.copyto(s.saved_fdata, dregion)
+        dregion.fill(0)
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-        if basic:
-            np.copyto(region, s.saved)
-        else:
-            a[idx] = s.saved
-        if dx is None or s.saved_fdata is None:
+        np.copyto(region, s.saved)
+        if dregion is None or s.saved_fdata is None:
             return NT, NT, NT, zero_for(v)
-        g = dregion if basic else dx[idx]
-        if not basic and _may_repeat(idx):
-            g = g * _winners(a.shape, idx, g.shape)
-        rdata = NT
-        if s.grad is not None and s.summed is not None:
-            part = g.real if s.grad.dtype.kind != "c" else g
-            if s.axes:
-                np.add.reduce(part, axis=s.axes, out=s.summed, keepdims=True)
-            else:
-                np.copyto(s.summed, part)
-        else:
-            rdata = _value_rdata(v, g)
-        if basic:
-            np.copyto(dregion, s.saved_fdata)
-        else:
-            dx[idx] = s.saved_fdata
-        if s.grad is not None:
+        rdata = _value_gradient(s, v, dregion)
+        np.copyto(dregion, s.saved_fdata)
+        if s.grad is not None and isinstance(v.primal, np.ndarray):
             np.add(v.fdata, s.grad, out=v.fdata)
         return NT, NT, NT, rdata
 
-    return CoDual(None, NT), pullback, state
+    return CoDual(None, NT), pullback, s
 
+
+def _advanced_setitem(
+    state: SetitemState | None, f: CD, x: CD, index: CD, v: CD, dx: Array | None
+) -> tuple[CD, Pullback, SetitemState]:
+    """``x[index] = v`` with integer or boolean arrays in the index.  NumPy's gather would
+    allocate, so nothing is gathered: the written positions are found by writing the region's
+    element numbers through the same index (``owner``), the primal and fdata are saved and
+    restored whole or where written, and the cotangent of each region element is collected
+    from the position it owns (so with repeated indices, only the last write counts)."""
+    a, idx = x.primal, index.primal
+    s = _advanced_state(state, a, dx, idx, v)
+    owner, written = t.cast(Array, s.owner), t.cast(Array, s.written)
+    np.copyto(s.saved, a)
+    owner.fill(s.none)
+    owner[idx] = s.order
+    np.not_equal(owner, s.none, out=written)
+    f.primal(a, idx, v.primal)
+    if dx is not None and s.saved_fdata is not None:
+        np.copyto(s.saved_fdata, dx)
+        np.copyto(dx, 0, where=written)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        np.copyto(a, s.saved, where=written)
+        if dx is None or s.saved_fdata is None or s.gathered is None or s.cotangent is None:
+            return NT, NT, NT, zero_for(v)
+        s.gathered.fill(0)
+        np.add.at(s.gathered, owner, dx)
+        rdata = _value_gradient(s, v, s.cotangent)
+        np.copyto(dx, s.saved_fdata, where=written)
+        if s.grad is not None and isinstance(v.primal, np.ndarray):
+            np.add(v.fdata, s.grad, out=v.fdata)
+        return NT, NT, NT, rdata
+
+    return CoDual(None, NT), pullback, s
+
+
+# --------------------------------------------------------------------------------------------
+# x.fill(v) and np.copyto(x, v): writes of all of x, as ``x[...] = v`` (the same state)
+
+_WHOLE = CoDual(Ellipsis, NT)
+
+
+def _fill(a: Array, index: object, v: object) -> None:
+    a.fill(v)
+
+
+_FILL = CoDual(_fill, NT)
+
+
+@stateful_primitive(np.ndarray.fill, ARRAY, ANY, state_type=SetitemState)
+def fill_rrule(
+    state: SetitemState | None, f: CD, x: CD, v: CD
+) -> tuple[CD, Pullback, SetitemState]:
+    """``x.fill(v)``: x's elements all get the scalar v, which gets the sum of their
+    cotangents."""
+    y, pullback, state = setitem_rrule(state, _FILL, x, _WHOLE, v)
+
+    def fill_pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        return NT, NT, pullback(dy)[3]
+
+    return y, fill_pullback, state
+
+
+@stateful_primitive(np.copyto, ARRAY, ANY, ..., state_type=SetitemState)
+def copyto_rrule(
+    state: SetitemState | None, f: CD, dst: CD, src: CD, *args: CD, **kwargs: CD
+) -> tuple[CD, Pullback, SetitemState]:
+    """``np.copyto(dst, src, casting=...)``: dst's elements get src's, broadcast; without
+    ``where=``, which would keep some of dst's elements and needs a rule of its own."""
+    options = bind(("casting", "where"), args, kwargs, {"where": True}, "copyto")
+    if options["where"] is not True:
+        raise NotImplementedError("np.copyto with where=: no rule")
+    pa = tuple(a.primal for a in args)
+    pk = {k: v.primal for k, v in kwargs.items()}
+
+    def write(a: Array, index: object, v: object) -> None:
+        f.primal(a, v, *pa, **pk)  # np.copyto itself, for its casting rules
+
+    y, pullback, state = setitem_rrule(state, CoDual(write, NT), dst, _WHOLE, src)
+    rest = nothing(len(args) + len(kwargs))
+
+    def copyto_pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        return (NT, NT, pullback(dy)[3], *rest)
+
+    return y, copyto_pullback, state

@@ -26,10 +26,12 @@ from gibbous.rules.prims.common import NT, Array, add_into, is_inexact_scalar, s
 from gibbous.rules.tangents import (
     CoDual,
     NoTangent,
+    Tangent,
     fdata_of,
     increment,
     is_differentiable,
     tangent_from,
+    zero_fdata,
     zero_rdata,
 )
 
@@ -67,6 +69,35 @@ def full_tangent(x: object, fdata: t.Any) -> t.Any:
     """The tangent of ``x`` a container holds for it: its fdata and zero rdata (a float stored
     in a list starts with a zero tangent of its own there)."""
     return tangent_from(x, fdata, zero_rdata(x))
+
+
+@attrs.frozen
+class Throwaway:
+    """The state of a rule that gives a constant (a class attribute, what an inactive object or
+    cell holds) a throwaway fdata of the tangent model's kind: a float array's zero buffer is
+    kept here per slot and zeroed again on each call, so a warm call allocates no array
+    (docs/rules.md: a rule whose primal allocates none allocates none).  Other values get
+    ``zero_fdata`` (arrays inside containers are not kept)."""
+
+    buffers: dict[t.Hashable, Array] = attrs.field(factory=dict)
+
+    def fdata(self, slot: t.Hashable, value: object) -> t.Any:
+        if not (isinstance(value, np.ndarray) and value.dtype.kind in "fc"):
+            return zero_fdata(value)
+        buffer = self.buffers.get(slot)
+        if buffer is not None and (buffer.shape, buffer.dtype, buffer.strides) == (
+            value.shape,
+            value.dtype,
+            value.strides,
+        ):
+            buffer.fill(0)  # a pullback of the last call may have added into it
+            return buffer
+        buffer = self.buffers[slot] = zero_fdata(value)  # laid out as the value
+        return buffer
+
+
+def throwaway_state(state: Throwaway | None) -> Throwaway:
+    return Throwaway() if state is None else state
 
 
 class Items:
@@ -178,21 +209,20 @@ class ArrayItems(Items):
             self.fd[i] += np.sum(g) if self.fd.dtype.kind == "c" else np.sum(np.real(g))
 
 
-@attrs.frozen(eq=False)
-class DictViewTangent:
-    """The fdata of ``d.keys()``, ``d.values()`` or ``d.items()``: the dict's tangent."""
-
-    tangent: dict[t.Any, t.Any]
-    kind: str  # "keys", "values" or "items"
+def dict_view_fdata(tangent: dict[t.Any, t.Any]) -> Tangent:
+    """The fdata of ``d.values()`` or ``d.items()``, for ``d`` of tangent ``tangent``: the
+    dict's tangent itself, as the tangent model has it (``d.keys()`` has none)."""
+    return Tangent({"mapping": tangent})
 
 
 @attrs.define(eq=False)
 class DictViewItems(Items):
-    """The items of a dict view in the order iteration gives them (keys taken when made)."""
+    """The items of ``d.values()`` or ``d.items()`` in the order iteration gives them (keys
+    taken when made)."""
 
     mapping: dict[t.Any, t.Any]
     tangent: dict[t.Any, t.Any]
-    kind: str
+    pairs: bool  # items (key, value), else values
     keys: list[t.Any] = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -203,21 +233,17 @@ class DictViewItems(Items):
 
     def item(self, i: int) -> t.Any:
         k = self.keys[i]
-        if self.kind == "keys":
-            return k
-        return self.mapping[k] if self.kind == "values" else (k, self.mapping[k])
+        return (k, self.mapping[k]) if self.pairs else self.mapping[k]
 
     def fdata(self, i: int) -> t.Any:
-        if self.kind == "keys":
-            return NT
         f = fdata_of(self.tangent[self.keys[i]])
-        return f if self.kind == "values" else collapse((NT, f))
+        return collapse((NT, f)) if self.pairs else f
 
     def send_rdata(self, i: int, r: t.Any) -> None:
-        if r is NT or self.kind == "keys":
+        if r is NT:
             return
         k = self.keys[i]
-        r = r if self.kind == "values" else r[1]
+        r = r[1] if self.pairs else r
         self.tangent[k] = increment(self.tangent[k], rdata_tangent(self.mapping[k], r))
 
 
@@ -253,12 +279,12 @@ def items_of(primal: object, fdata: t.Any) -> Items:
         if primal.ndim == 0:
             raise TypeError("iteration over a 0-d array")
         return ArrayItems(primal, fdata)
-    if isinstance(fdata, DictViewTangent):
-        mapping = _view_mapping(primal)
-        return DictViewItems(mapping, fdata.tangent, fdata.kind)
     if isinstance(primal, (collections.abc.ValuesView, collections.abc.ItemsView)):
-        # A view of a dict without a tangent (inactive): its values carry none either.
-        return PlainItems(primal)
+        if not isinstance(fdata, Tangent):  # a view of an inactive dict: no tangents inside
+            return PlainItems(primal)
+        mapping = _view_mapping(primal)
+        pairs = isinstance(primal, collections.abc.ItemsView)
+        return DictViewItems(mapping, fdata.fields["mapping"], pairs)
     if isinstance(primal, _PLAIN) or isinstance(fdata, NoTangent) and not _any_differentiable(
         primal
     ):

@@ -11,9 +11,11 @@ fdata, an item of a tuple into an accumulator the ``iter`` call's pullback retur
 tuple's rdata (a tuple is a value: its rdata must flow back through the call that received it).
 ``zip`` and ``enumerate`` combine the ``IterTangent`` of their arguments.
 
-An iterator made outside the differentiated code has no ``IterTangent`` (its fdata is
-``NoTangent()``); taking an item with a tangent from it is an error rather than a silently
-lost gradient.  Iterators cannot be rewound: the pullbacks restore tangents, not positions.
+An iterator over values that can never carry a tangent (a range, a string, a tuple of ints)
+gets no ``IterTangent``: its fdata is ``NoTangent()``, as the tangent model has it.  An iterator
+made outside the differentiated code has none either; taking an item with a tangent from it is
+an error rather than a silently lost gradient.  Iterators cannot be rewound: the pullbacks
+restore tangents, not positions.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ import typing as t
 import attrs
 
 from gibbous.frontend import runtime
-from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing
-from gibbous.rules.prims.items import Items, PlainItems, collapse, items_of
+from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing, zero_for
+from gibbous.rules.prims.items import Items, PlainItems, TupleItems, collapse, items_of
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.rules.tangents import CoDual, is_differentiable, zero_fdata
 
@@ -120,11 +122,23 @@ def is_iterator(x: object) -> bool:
 
 
 def iter_tangent(x: CD, reverse: bool = False) -> IterTangent:
-    """The ``IterTangent`` for iterating over ``x`` (an iterator keeps its own)."""
+    """The ``IterTangent`` for iterating over ``x`` (an iterator keeps its own).  ``OPAQUE``
+    when no item can carry a tangent (a range, a string, a tuple of ints, an iterator without
+    an ``IterTangent``)."""
     if is_iterator(x.primal) and not reverse:
         return x.fdata if isinstance(x.fdata, IterTangent) else OPAQUE
     items = items_of(x.primal, x.fdata)
+    if isinstance(items, PlainItems) or (
+        isinstance(items, TupleItems) and not is_differentiable(x.primal)
+    ):
+        return OPAQUE
     return SeqIterTangent(items, reverse, 0, len(items) if reverse else 0)
+
+
+def iterator_fdata(it: IterTangent) -> t.Any:
+    """The fdata of an iterator: ``NoTangent()`` (the tangent model's) when its items carry
+    none, so an iterator over plain values is the plain value the model says it is."""
+    return NT if it is OPAQUE else it
 
 
 def _rdata_of(it: IterTangent) -> t.Any:
@@ -137,14 +151,14 @@ def iter_rrule(f: CD, x: CD) -> RuleResult:
     if it is x.primal:  # an iterator is its own iterator
         return x, lambda dy: (NT, NT)
     fd = iter_tangent(x)
-    return CoDual(it, fd), lambda dy: (NT, fd.rdata())
+    return CoDual(it, iterator_fdata(fd)), lambda dy: (NT, fd.rdata())
 
 
 @primitive(builtins.reversed, ANY)
 def reversed_rrule(f: CD, x: CD) -> RuleResult:
     it = f.primal(x.primal)
     fd = iter_tangent(x, reverse=True)
-    return CoDual(it, fd), lambda dy: (NT, fd.rdata())
+    return CoDual(it, iterator_fdata(fd)), lambda dy: (NT, fd.rdata())
 
 
 @primitive(builtins.zip, ...)
@@ -152,7 +166,8 @@ def zip_rrule(f: CD, *xs: CD, **kwargs: CD) -> RuleResult:
     parts = [iter_tangent(x) for x in xs]
     it = f.primal(*(x.primal for x in xs), **{k: v.primal for k, v in kwargs.items()})
     rest = nothing(len(kwargs))
-    return CoDual(it, ZipIterTangent(parts)), lambda dy: (NT, *map(_rdata_of, parts), *rest)
+    fd = OPAQUE if all(p is OPAQUE for p in parts) else ZipIterTangent(parts)
+    return CoDual(it, iterator_fdata(fd)), lambda dy: (NT, *map(_rdata_of, parts), *rest)
 
 
 @primitive(builtins.enumerate, ANY, ...)
@@ -160,7 +175,8 @@ def enumerate_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
     part = iter_tangent(x)
     it = f.primal(x.primal, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
     rest = nothing(len(args) + len(kwargs))
-    return CoDual(it, EnumerateIterTangent(part)), lambda dy: (NT, part.rdata(), *rest)
+    fd = OPAQUE if part is OPAQUE else EnumerateIterTangent(part)
+    return CoDual(it, iterator_fdata(fd)), lambda dy: (NT, part.rdata(), *rest)
 
 
 def _take(it: CD, item: t.Any) -> RuleResult:
@@ -192,7 +208,8 @@ def next_rrule(f: CD, it: CD, *default: CD) -> RuleResult:
     item = runtime.next_or_stop(it.primal)
     if item is not runtime.STOP:
         y, pullback = _take(it, item)
-        return y, (lambda dy: (*pullback(dy), *nothing(len(default))))
+        unused = tuple(zero_for(d) for d in default)
+        return y, (lambda dy: (*pullback(dy), *unused))
     if not default:
         raise StopIteration
     return default[0], lambda dy: (NT, NT, dy)

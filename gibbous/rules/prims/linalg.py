@@ -1,28 +1,46 @@
-"""Products: ``matmul`` (``@``), ``dot``, ``inner``, ``outer``, and ``np.linalg.norm``.
+"""Products, norms and diagonals: ``matmul`` (``@``), ``dot``, ``vdot``, ``inner``, ``outer``,
+``tensordot``, ``einsum``, ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``,
+``trace``.  Factorizations are in ``decompositions``; ``tril``/``triu`` in ``shapes``.
 
 Every combination of 1-D, 2-D and batched operands: a 1-D operand of ``matmul`` is a row
 (left) or a column (right) for the product and loses that axis again in its gradient;
 gradients of broadcast batch axes are summed back (``unbroadcast``).  Complex products are
-holomorphic in each operand: ``z = a @ b`` gives ``a`` the gradient ``g @ conj(b).T``.
-``np.matmul(A, B, out=C)`` is the stateful rule of ``gibbous.rules.inplace``.
+holomorphic in each operand: ``z = a @ b`` gives ``a`` the gradient ``g @ conj(b).T``
+(``vdot`` conjugates its first operand, so that one gets ``b conj(g)``).
+``np.matmul(A, B, out=C)`` is the stateful rule of ``gibbous.rules.inplace``, and so is
+``np.dot(A, B, out=C)`` of float matrices.
+
+Products of two vectors, norms and traces give a scalar without allocating an array, so their
+rules must not allocate either (the audit's policy): the products and norms are stateful rules
+whose scratch buffer (``Scratch``) takes the gradient before it is added into the fdata, and a
+trace adds its cotangent into a view of the fdata's diagonal.  ``np.diagonal`` (and ``np.diag``
+of a matrix) returns a read-only view: its fdata is the same view of the argument's fdata, made
+writable, so that later rules add into the argument's fdata through it.
 """
 
 from __future__ import annotations
 
+import numbers
 import operator
+import string
 import typing as t
 
 import numpy as np
 
+from gibbous.ir import types as T
+from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
+    NO_SCRATCH,
     NT,
     NUMBER,
     NUMERIC,
+    STR,
     Array,
     RuleResult,
+    Scratch,
     bind,
     conj,
     cotangent,
@@ -30,15 +48,108 @@ from gibbous.rules.prims.common import (
     new_fdata,
     nothing,
     send,
+    shares_memory,
+    unbroadcast,
+    view_fdata,
+    writable,
     zero_for,
 )
-from gibbous.rules.prims.numpy_reductions import expand, normalize_axes
-from gibbous.rules.registry import primitive
+from gibbous.rules.prims.numpy_reductions import expand, normalize_axes, operand_index
+from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
+
+StatefulResult = tuple[CD, Pullback, Scratch]
 
 
 def _swap(x: Array) -> Array:
     return np.swapaxes(x, -1, -2)
+
+
+def _keep(state: Scratch | None) -> Scratch:
+    """The state to return from a call that used no buffer."""
+    return NO_SCRATCH if state is None else state
+
+
+# --------------------------------------------------------------------------------------------
+# The sum of products of two vectors: a scalar, and buffers instead of temporaries
+
+
+def _is_sum_of_products(z: object, ap: object, bp: object) -> bool:
+    return (
+        isinstance(z, np.generic)
+        and type(ap) is np.ndarray
+        and type(bp) is np.ndarray
+        and ap.size == bp.size > 0
+        and ap.dtype.kind in "fc"
+        and bp.dtype.kind in "fc"
+    )
+
+
+def sum_of_products(
+    state: Scratch | None, z: t.Any, a: CD, b: CD, conj_a: bool
+) -> tuple[Pullback, Scratch]:
+    """The pullback of ``z = sum(a * b)`` (``sum(conj(a) * b)`` for ``conj_a``, as ``vdot``)
+    over equally many elements of ``a`` and ``b``, whatever their shapes; ``a`` gets ``g
+    conj(b)`` (``b conj(g)``), ``b`` gets ``g conj(a)`` (``g a``), computed in the state's
+    buffer (the real part goes to a real operand)."""
+    ap, bp = a.primal, b.primal
+    state = Scratch.fit(state, (ap.shape, z.dtype), (bp.shape, z.dtype))
+    buf_a, buf_b = state.arrays
+    complex_ = z.dtype.kind == "c"
+    da, db = a.fdata, b.fdata
+    want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
+    b_in_a, a_in_b = bp.reshape(ap.shape), ap.reshape(bp.shape)  # views, equal sizes
+
+    def add(fdata: Array, buf: Array) -> None:
+        np.add(fdata, buf if fdata.dtype.kind == "c" else buf.real, out=fdata)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT:
+            return _NOTHING_3
+        if want_a:
+            if conj_a:  # b conj(g)
+                np.multiply(b_in_a, np.conj(dz) if complex_ else dz, out=buf_a)
+            elif complex_:  # g conj(b)
+                np.conjugate(b_in_a, out=buf_a)
+                np.multiply(buf_a, dz, out=buf_a)
+            else:
+                np.multiply(b_in_a, dz, out=buf_a)
+            add(da, buf_a)
+        if want_b:
+            if complex_ and not conj_a:
+                np.conjugate(a_in_b, out=buf_b)
+                np.multiply(buf_b, dz, out=buf_b)
+            else:
+                np.multiply(a_in_b, dz, out=buf_b)
+            add(db, buf_b)
+        return _NOTHING_3
+
+    return pullback, state
+
+
+_NOTHING_3 = (NT, NT, NT)
+
+
+def _scalar_product_pullback(a: CD, b: CD, conj_a: bool) -> Pullback:
+    """Two scalars: no arrays at all."""
+    ap, bp = a.primal, b.primal
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT:
+            return NT, zero_for(a), zero_for(b)
+        ga = bp * np.conj(dz) if conj_a else dz * np.conj(bp)
+        gb = dz * ap if conj_a else dz * np.conj(ap)
+        return NT, send(a, ga), send(b, gb)
+
+    return pullback
+
+
+def _is_scalar(x: object) -> bool:
+    return not isinstance(x, np.ndarray)
+
+
+# --------------------------------------------------------------------------------------------
+# matmul, dot, vdot, inner, outer
 
 
 def matmul_grads(a: Array, b: Array, g: t.Any, want_a: bool, want_b: bool) -> tuple[t.Any, t.Any]:
@@ -62,9 +173,12 @@ def matmul_grads(a: Array, b: Array, g: t.Any, want_a: bool, want_b: bool) -> tu
     return ga, gb
 
 
-def matmul_rrule(f: CD, a: CD, b: CD) -> RuleResult:
+def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
+    if _is_sum_of_products(z, ap, bp):
+        pullback, state = sum_of_products(state, z, a, b, False)
+        return CoDual(z, NT), pullback, state
     zf = new_fdata(z)
     if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim <= 2:
         da, db = a.fdata, b.fdata
@@ -85,19 +199,16 @@ def matmul_rrule(f: CD, a: CD, b: CD) -> RuleResult:
                     np.add(db, g @ ap, out=db)
             return _NOTHING_3
 
-        return CoDual(z, zf), matrix_pullback
+        return CoDual(z, zf), matrix_pullback, _keep(state)
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+    def general(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
         if g is None:
             return NT, zero_for(a), zero_for(b)
         ga, gb = matmul_grads(ap, bp, g, needs(a), needs(b))
         return NT, send(a, ga), send(b, gb)
 
-    return CoDual(z, zf), pullback
-
-
-_NOTHING_3 = (NT, NT, NT)
+    return CoDual(z, zf), general, _keep(state)
 
 
 def _plain_float64(x: object) -> t.TypeGuard[Array]:
@@ -105,7 +216,7 @@ def _plain_float64(x: object) -> t.TypeGuard[Array]:
 
 
 for _fn in (np.matmul, operator.matmul):
-    primitive(_fn, ARRAY, ARRAY)(matmul_rrule)
+    stateful_primitive(_fn, ARRAY, ARRAY, state_type=Scratch)(matmul_rrule)
 
 
 def _tensordot_grads(
@@ -124,49 +235,80 @@ def _tensordot_grads(
     return ga, gb
 
 
-def dot_rrule(f: CD, a: CD, b: CD) -> RuleResult:
+def _scalar_times(g: t.Any, a: CD, b: CD) -> tuple[t.Any, t.Any]:
+    """The gradients of a product by a scalar (one operand 0-d)."""
+    ap, bp = a.primal, b.primal
+    ga = E.g_times_y(g, ap, bp, None) if needs(a) else None
+    gb = E.g_times_x(g, ap, bp, None) if needs(b) else None
+    return ga, gb
+
+
+def dot_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """``np.dot(a, b)`` and ``a.dot(b)``: a product by a scalar, a matrix product for ``b`` of
     at most two axes, else a sum over a's last and b's second-to-last axis."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
+    if _is_scalar(ap) and _is_scalar(bp):
+        return CoDual(z, NT), _scalar_product_pullback(a, b, False), _keep(state)
+    if _is_sum_of_products(z, ap, bp) and ap.ndim <= 1 and bp.ndim <= 1:
+        pullback, state = sum_of_products(state, z, a, b, False)
+        return CoDual(z, NT), pullback, state
     zf = new_fdata(z)
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+    def general(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
         if g is None:
             return NT, zero_for(a), zero_for(b)
         if np.ndim(ap) == 0 or np.ndim(bp) == 0:
-            ga = E.g_times_y(g, ap, bp, z) if needs(a) else None
-            gb = E.g_times_x(g, ap, bp, z) if needs(b) else None
+            ga, gb = _scalar_times(g, a, b)
         elif bp.ndim <= 2:
             ga, gb = matmul_grads(ap, bp, g, needs(a), needs(b))
         else:
             ga, gb = _tensordot_grads(ap, bp, g, needs(a), needs(b))
         return NT, send(a, ga), send(b, gb)
 
-    return CoDual(z, zf), pullback
+    return CoDual(z, zf), general, _keep(state)
 
 
-for _x in NUMERIC:
-    for _y in NUMERIC:
-        primitive(np.dot, _x, _y)(dot_rrule)
-    primitive(np.ndarray.dot, ARRAY, _x)(dot_rrule)
+def vdot_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
+    """``np.vdot(a, b) = sum(conj(a) * b)`` over the flattened operands (equal sizes)."""
+    ap, bp = a.primal, b.primal
+    z = f.primal(ap, bp)
+    if _is_scalar(ap) and _is_scalar(bp):
+        return CoDual(z, NT), _scalar_product_pullback(a, b, True), _keep(state)
+    if _is_sum_of_products(z, ap, bp):
+        pullback, state = sum_of_products(state, z, a, b, True)
+        return CoDual(z, NT), pullback, state
+    # a scalar and a one-element array, or operands of other dtypes: numbers, not arrays
+    a1 = ap.flat[0] if isinstance(ap, np.ndarray) else ap
+    b1 = bp.flat[0] if isinstance(bp, np.ndarray) else bp
+
+    def small(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT or not (needs(a) or needs(b)):
+            return NT, zero_for(a), zero_for(b)
+        return NT, send(a, b1 * np.conj(dz)), send(b, dz * a1)
+
+    return CoDual(z, new_fdata(z)), small, _keep(state)
 
 
-def inner_rrule(f: CD, a: CD, b: CD) -> RuleResult:
+def inner_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """``np.inner(a, b)``: ``z[I, J] = sum_k a[I, k] b[J, k]`` (a product for a scalar)."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
+    if _is_scalar(ap) and _is_scalar(bp):
+        return CoDual(z, NT), _scalar_product_pullback(a, b, False), _keep(state)
+    if _is_sum_of_products(z, ap, bp) and ap.ndim <= 1 and bp.ndim <= 1:
+        pullback, state = sum_of_products(state, z, a, b, False)
+        return CoDual(z, NT), pullback, state
     zf = new_fdata(z)
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+    def general(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
         if g is None:
             return NT, zero_for(a), zero_for(b)
         ga = gb = None
         if np.ndim(ap) == 0 or np.ndim(bp) == 0:
-            ga = E.g_times_y(g, ap, bp, z) if needs(a) else None
-            gb = E.g_times_x(g, ap, bp, z) if needs(b) else None
+            ga, gb = _scalar_times(g, a, b)
         else:
             i, j = ap.ndim - 1, bp.ndim - 1
             g = np.asarray(g)
@@ -176,7 +318,7 @@ def inner_rrule(f: CD, a: CD, b: CD) -> RuleResult:
                 gb = np.tensordot(g, conj(ap), axes=(list(range(i)), list(range(i))))
         return NT, send(a, ga), send(b, gb)
 
-    return CoDual(z, zf), pullback
+    return CoDual(z, zf), general, _keep(state)
 
 
 def outer_rrule(f: CD, a: CD, b: CD) -> RuleResult:
@@ -199,41 +341,446 @@ def outer_rrule(f: CD, a: CD, b: CD) -> RuleResult:
 
 for _x in NUMERIC:
     for _y in NUMERIC:
-        primitive(np.inner, _x, _y)(inner_rrule)
+        stateful_primitive(np.dot, _x, _y, state_type=Scratch)(dot_rrule)
+        stateful_primitive(np.vdot, _x, _y, state_type=Scratch)(vdot_rrule)
+        stateful_primitive(np.inner, _x, _y, state_type=Scratch)(inner_rrule)
         primitive(np.outer, _x, _y)(outer_rrule)
+    stateful_primitive(np.ndarray.dot, ARRAY, _x, state_type=Scratch)(dot_rrule)
+
 
 # --------------------------------------------------------------------------------------------
-# np.linalg.norm: the 2-norm of vectors, the Frobenius norm of matrices
-
-NORM_PARAMETERS = ("ord", "axis", "keepdims")
+# tensordot, einsum, kron
 
 
-def norm_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.linalg.norm(x, axis=..., keepdims=...)`` with the default ``ord``: the square root
-    of the sum of squared magnitudes over the axes; the gradient is ``g * x / norm`` (0 where
-    the norm is 0, a subgradient)."""
-    bound = bind(NORM_PARAMETERS, args, kwargs, {"ord": None, "axis": None}, "norm")
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+def _tensordot_axes(axes: object, a_ndim: int, b_ndim: int) -> tuple[list[int], list[int]]:
+    """``tensordot``'s ``axes`` as two lists of paired, non-negative axes."""
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        return list(range(a_ndim - n, a_ndim)), list(range(n))
+    left, right = t.cast(tuple[t.Any, t.Any], axes)
+    la = [int(left)] if isinstance(left, (int, np.integer)) else [int(i) for i in left]
+    lb = [int(right)] if isinstance(right, (int, np.integer)) else [int(i) for i in right]
+    return [i % a_ndim for i in la], [i % b_ndim for i in lb]
+
+
+def tensordot_rrule(f: CD, a: CD, b: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.tensordot(a, b, axes)``: ``z[I, J] = sum_K a[I, K] b[K, J]`` with ``K`` the paired
+    axes; each gradient is a tensordot of the cotangent with the other operand, transposed back
+    into the operand's axis order."""
+    bound = bind(("axes",), args, kwargs, {"axes": 2}, "tensordot")
+    ap, bp = a.primal, b.primal
+    z = f.primal(ap, bp, *(x.primal for x in args), **{k: v.primal for k, v in kwargs.items()})
     zf = new_fdata(z)
-    keepdims = bool(bound.get("keepdims", False))
-    axes = normalize_axes(bound["axis"], np.ndim(xp))
-    order = bound["ord"]
-    vector = len(axes) == 1
-    if not (order is None or (order == "fro" and not vector) or (order == 2 and vector)):
-        raise NotImplementedError(f"np.linalg.norm with ord={order!r}: no rule")
-    rdata = nothing(len(args) + len(kwargs))
+    sa, sb = _tensordot_axes(bound["axes"], np.ndim(ap), np.ndim(bp))
+    free_a = [i for i in range(np.ndim(ap)) if i not in sa]
+    free_b = [i for i in range(np.ndim(bp)) if i not in sb]
+    rest = nothing(len(args) + len(kwargs))
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
-        if g is None or not needs(x):
-            return (NT, zero_for(x), *rdata)
-        n = expand(z, axes, keepdims)
-        ratio = np.divide(xp, n, out=np.zeros_like(xp, dtype=np.result_type(xp, n)), where=n != 0)
-        return (NT, send(x, expand(g, axes, keepdims) * ratio), *rdata)
+        if g is None:
+            return (NT, zero_for(a), zero_for(b), *rest)
+        g = np.asarray(g)
+        na = len(free_a)
+        ga = gb = None
+        if needs(a):  # g[I, J] conj(b)[K, J] -> (I, K in b's order)
+            ga = np.tensordot(g, conj(bp), axes=(list(range(na, g.ndim)), free_b))
+            order = free_a + [sa[sb.index(j)] for j in sorted(sb)]
+            ga = np.transpose(ga, np.argsort(order))
+        if needs(b):  # conj(a)[I, K] g[I, J] -> (K in a's order, J)
+            gb = np.tensordot(conj(ap), g, axes=(free_a, list(range(na))))
+            order = [sb[sa.index(i)] for i in sorted(sa)] + free_b
+            gb = np.transpose(gb, np.argsort(order))
+        return (NT, send(a, ga), send(b, gb), *rest)
 
     return CoDual(z, zf), pullback
 
 
-primitive(np.linalg.norm, ARRAY, ...)(norm_rrule)
-primitive(np.linalg.norm, NUMBER, ...)(norm_rrule)
+primitive(np.tensordot, ARRAY, ARRAY, ...)(tensordot_rrule)
+
+
+def _einsum_subscripts(spec: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """The operands' and the output's subscripts, with ``...`` written out as letters and the
+    implicit output (letters that occur once, sorted) made explicit."""
+    spec = spec.replace(" ", "")
+    inputs, arrow, output = spec.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: {len(terms)} subscripts for {len(shapes)} operands")
+    used = set(spec)
+    spare = [c for c in string.ascii_letters if c not in used]
+    broadcast = max(
+        (len(s) - len(term.replace("...", "")) for term, s in zip(terms, shapes) if "..." in term),
+        default=0,
+    )
+    dots = "".join(spare[:broadcast])
+    full = []
+    for term, shape in zip(terms, shapes):
+        if "..." in term:
+            k = len(shape) - len(term.replace("...", ""))
+            term = term.replace("...", dots[broadcast - k :] if k else "")
+        full.append(term)
+    if arrow:
+        out = output.replace("...", dots)
+    else:
+        letters = "".join(full)
+        once = sorted(c for c in set(letters) if letters.count(c) == 1 and c not in dots)
+        out = dots + "".join(once)
+    return full, out
+
+
+def einsum_rrule(state: Scratch | None, f: CD, spec: CD, *ops: CD, **kwargs: CD) -> StatefulResult:
+    """``np.einsum(subscripts, *operands)``: the gradient of each operand is itself an einsum
+    of the cotangent with the other operands (conjugated), onto the operand's subscripts.  A
+    letter only that operand has (summed over inside it) comes back as a broadcast axis; a
+    repeated letter (a diagonal, ``"ii"``) is added into the diagonal of the fdata, a writable
+    view made by einsum itself.  The gradients go through buffers of the state (``out=``), so
+    a scalar result allocates nothing."""
+    if "out" in kwargs:
+        raise NotImplementedError("np.einsum with out=: no rule")
+    if not isinstance(spec.primal, str):
+        raise NotImplementedError("np.einsum with subscripts as lists: no rule")
+    for o in ops:
+        if not isinstance(o.primal, (np.ndarray, numbers.Number)):
+            raise NotImplementedError(
+                f"np.einsum of a {type(o.primal).__name__}: no rule; pass arrays (np.asarray)"
+            )
+    primals = [o.primal for o in ops]
+    z = f.primal(spec.primal, *primals, **{k: v.primal for k, v in kwargs.items()})
+    terms, out = _einsum_subscripts(spec.primal, [np.shape(p) for p in primals])
+    if len(ops) == 1 and shares_memory(z, primals[0]):
+        # a transpose or a diagonal, which einsum returns as a view: the same view of the fdata
+        view = np.einsum(spec.primal, ops[0].fdata) if needs(ops[0]) else None
+        zf = NT if view is None else view_fdata(z, writable(view))
+        rdata = nothing(3 + len(kwargs))
+        return CoDual(z, zf), lambda dz: rdata, _keep(state)
+    zf = new_fdata(z) if isinstance(z, np.ndarray) else NT
+    dtype = np.result_type(z)
+    # the size of each letter: the largest, as size-1 axes of ``...`` broadcast
+    full: dict[str, int] = {}
+    for term, p in zip(terms, primals):
+        for c, n in zip(term, np.shape(p)):
+            full[c] = max(full.get(c, 1), n)
+    plans = []
+    for i, term in enumerate(terms):
+        unique = "".join(dict.fromkeys(term))
+        elsewhere = set(out).union(*(terms[j] for j in range(len(terms)) if j != i))
+        want = "".join(c for c in unique if c in elsewhere)
+        shape = tuple(full[c] if c in want else 1 for c in unique)  # want's, with ones
+        plans.append((term, unique, want, tuple(full[c] for c in want), shape))
+    state = Scratch.fit(state, *((p[3], dtype) for p in plans))
+    rest = nothing(len(kwargs))
+    complex_ = dtype.kind == "c"
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        rdata: list[t.Any] = [NT, NT]
+        for i, (op, (term, unique, want, _, shape)) in enumerate(zip(ops, plans)):
+            if g is None or not needs(op):
+                rdata.append(zero_for(op))
+                continue
+            # conj(einsum(conj(g), others)) = einsum(g, conj(others)), without copies
+            others = [p for j, p in enumerate(primals) if j != i]
+            subs = ",".join([out] + [terms[j] for j in range(len(terms)) if j != i])
+            buf = state.arrays[i]
+            np.einsum(f"{subs}->{want}", np.conj(g) if complex_ else g, *others, out=buf)
+            if complex_:
+                np.conjugate(buf, out=buf)
+            grad = buf.reshape(shape)
+            if isinstance(op.primal, np.ndarray) and grad.shape != op.primal.shape:
+                grad = unbroadcast(grad, _diagonal_shape(op.primal, term, unique))
+            if isinstance(op.primal, np.ndarray) and len(unique) < len(term):
+                dx = op.fdata  # add onto the diagonal: einsum's own view of the fdata
+                diagonal = np.einsum(f"{term}->{unique}", dx)
+                np.add(diagonal, grad if dx.dtype.kind == "c" else grad.real, out=diagonal)
+                rdata.append(NT)
+            elif isinstance(op.primal, np.ndarray):
+                dx = op.fdata
+                np.add(dx, grad if dx.dtype.kind == "c" else grad.real, out=dx)
+                rdata.append(NT)
+            else:
+                rdata.append(send(op, grad))
+        return (*rdata, *rest)
+
+    return CoDual(z, zf), pullback, state
+
+
+def _diagonal_shape(x: Array, term: str, unique: str) -> tuple[int, ...]:
+    """The shape of einsum's ``term -> unique`` view of ``x``."""
+    sizes = dict(zip(term, x.shape))
+    return tuple(sizes[c] for c in unique)
+
+
+stateful_primitive(np.einsum, STR, ..., state_type=Scratch)(einsum_rrule)
+
+
+def kron_rrule(f: CD, a: CD, b: CD) -> RuleResult:
+    """``np.kron(a, b)``: ``z`` indexed by interleaved (a, b) index pairs, the operand of fewer
+    axes padded with leading ones; each gradient sums the cotangent against the other."""
+    ap, bp = a.primal, b.primal
+    z = f.primal(ap, bp)
+    zf = new_fdata(z)
+    nd = max(np.ndim(ap), np.ndim(bp))
+    sa = (1,) * (nd - np.ndim(ap)) + np.shape(ap)
+    sb = (1,) * (nd - np.ndim(bp)) + np.shape(bp)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None:
+            return NT, zero_for(a), zero_for(b)
+        pairs = np.reshape(g, [n for pair in zip(sa, sb) for n in pair])
+        evens, odds = list(range(0, 2 * nd, 2)), list(range(1, 2 * nd, 2))
+        ga = gb = None
+        if needs(a):
+            ga = np.tensordot(pairs, conj(np.reshape(bp, sb)), axes=(odds, list(range(nd))))
+            ga = ga.reshape(np.shape(ap))
+        if needs(b):
+            gb = np.tensordot(conj(np.reshape(ap, sa)), pairs, axes=(list(range(nd)), evens))
+            gb = gb.reshape(np.shape(bp))
+        return NT, send(a, ga), send(b, gb)
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.kron, ARRAY, ARRAY)(kron_rrule)
+primitive(np.kron, ARRAY, NUMBER)(kron_rrule)
+primitive(np.kron, NUMBER, ARRAY)(kron_rrule)
+
+
+# --------------------------------------------------------------------------------------------
+# np.linalg.norm: vector norms of every order, matrix norms ("fro", "nuc", 1, -1, 2, -2, inf,
+# -inf), along axes
+
+NORM_PARAMETERS = ("ord", "axis", "keepdims")
+
+
+def _unit(x: Array) -> Array:
+    """``x / |x|`` elementwise (0 at 0): the gradient of ``|x|``."""
+    mag = np.abs(x)
+    return np.divide(x, mag, out=np.zeros_like(x), where=mag != 0)
+
+
+def _vector_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any, axes: tuple[int, ...]) -> t.Any:
+    """The gradient of the ``order``-norm over ``axes`` (``n`` and ``g`` with those axes kept)."""
+    if order == 0:  # a count of non-zeros
+        return None
+    if order in (np.inf, -np.inf):  # the largest (smallest) magnitudes share the cotangent
+        chosen = np.abs(x) == n
+        count = np.maximum(np.sum(chosen, axis=axes, keepdims=True), 1)
+        return g * _unit(x) * chosen / count
+    p = 2.0 if order is None else float(order)
+    shape = np.broadcast_shapes(x.shape, np.shape(n))
+    if p == 2:
+        return g * np.divide(x, n, out=np.zeros(shape, np.result_type(x, n)), where=n != 0)
+    ratio = np.divide(np.abs(x), n, out=np.zeros(shape), where=n != 0)
+    return g * _unit(x) * ratio ** (p - 1)
+
+
+def _order_rdata(
+    x: Array,
+    z: t.Any,
+    g: t.Any,
+    order: t.Any,
+    axes: tuple[int, ...],
+    args: t.Sequence[CD],
+    kwargs: t.Mapping[str, CD],
+) -> tuple[t.Any, ...]:
+    """The rdata of the options; a float ``ord`` p (finite, non-zero) of a vector norm gets
+    its derivative: ``d/dp S^(1/p) = n (sum |x|^p log|x| / (p S) - log(S) / p^2)`` with
+    ``S = sum |x|^p``."""
+    options = (*args, *kwargs.values())
+    rdata = [zero_for(a) for a in options]
+    i = operand_index(NORM_PARAMETERS, args, kwargs, "ord")
+    if i is None or not isinstance(order, float) or order == 0 or not np.isfinite(order):
+        return tuple(rdata)
+    mag = np.abs(x)
+    powered = mag**order
+    logs = np.log(mag, out=np.zeros_like(mag), where=mag != 0)
+    total = np.sum(powered, axis=axes)
+    d = z * (np.sum(powered * logs, axis=axes) / (order * total) - np.log(total) / order**2)
+    rdata[i - 2] = send(options[i - 2], np.sum(np.real(np.multiply(g, d))))
+    return tuple(rdata)
+
+
+def _matrix_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any) -> t.Any:
+    """The gradient of a matrix norm over the last two axes (``n`` and ``g`` with them kept)."""
+    if order in ("fro", "f"):
+        return _vector_norm_grad(x, n, g, 2, (-2, -1))
+    if order in ("nuc", 2, -2):  # through the SVD: sum of, largest or smallest singular value
+        u, _, vh = np.linalg.svd(x, full_matrices=False)
+        if order != "nuc":
+            k = 0 if order == 2 else u.shape[-1] - 1  # singular values come largest first
+            u, vh = u[..., :, k : k + 1], vh[..., k : k + 1, :]
+        return g * (u @ vh)
+    if order in (1, -1, np.inf, -np.inf):  # the largest (smallest) column or row sum of |x|
+        along = -2 if order in (1, -1) else -1  # summed along rows for columns, and back
+        sums = np.sum(np.abs(x), axis=along, keepdims=True)
+        chosen = sums == n
+        count = np.maximum(np.sum(chosen, axis=(-2, -1), keepdims=True), 1)
+        return g * _unit(x) * chosen / count
+    raise NotImplementedError(f"np.linalg.norm of matrices with ord={order!r}: no rule")
+
+
+def norm_rrule(state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD) -> StatefulResult:
+    """``np.linalg.norm(x, ord, axis, keepdims)``.  The 2-norm of a whole array (the default,
+    and ``ord=2`` of vectors, ``"fro"`` of matrices) is a scalar NumPy computes without an
+    array: its gradient ``g x / norm`` goes through the state's buffer.  Subgradients: 0 where
+    a norm is 0, ties split evenly."""
+    bound = bind(NORM_PARAMETERS, args, kwargs, {"ord": None, "axis": None}, "norm")
+    xp = x.primal
+    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    keepdims = bool(bound.get("keepdims", False))
+    ndim, order, axis = np.ndim(xp), bound["ord"], bound["axis"]
+    matrix = (axis is None and ndim == 2 and order is not None) or (
+        isinstance(axis, tuple) and len(axis) == 2
+    )
+    axes = normalize_axes(axis, ndim)
+    rest = tuple(zero_for(a) for a in (*args, *kwargs.values()))  # ord may be a float
+    two = order is None or (order == 2 and ndim == 1) or (order in ("fro", "f") and ndim == 2)
+    if axis is None and two and isinstance(z, np.generic) and needs(x) and xp.size:
+        state = Scratch.fit(state, (xp.shape, xp.dtype))
+        (buf,) = state.arrays
+        dx, rdata = x.fdata, (NT, NT, *rest)
+
+        def two_norm(dz: t.Any) -> tuple[t.Any, ...]:
+            if dz is not NT and z != 0:
+                np.multiply(xp, dz / z, out=buf)
+                np.add(dx, buf, out=dx)
+            return rdata
+
+        return CoDual(z, NT), two_norm, state
+    zf = new_fdata(z)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None or not needs(x):
+            return (NT, zero_for(x), *rest)
+        ge, ne = expand(g, axes, keepdims), expand(z, axes, keepdims)
+        if not matrix:
+            grad = _vector_norm_grad(xp, ne, ge, order, axes)
+            return (NT, send(x, grad), *_order_rdata(xp, z, g, order, axes, args, kwargs))
+        # the matrix's rows and columns, in the order given (not sorted: a transpose has
+        # other 1- and inf-norms)
+        pair = tuple(int(a) % ndim for a in t.cast(tuple[int, int], axis or (0, 1)))
+        last = (-2, -1)
+        mx, mn, mg = (np.moveaxis(v, pair, last) for v in (xp, ne, ge))
+        grad = _matrix_norm_grad(mx, mn, mg, order)
+        return (NT, send(x, np.moveaxis(grad, last, pair)), *rest)
+
+    return CoDual(z, zf), pullback, _keep(state)
+
+
+stateful_primitive(np.linalg.norm, ARRAY, ..., state_type=Scratch)(norm_rrule)
+
+
+def scalar_norm_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """The norm of a number is its magnitude (for every ``ord``)."""
+    xp = x.primal
+    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    rest = tuple(zero_for(a) for a in (*args, *kwargs.values()))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT or z == 0:
+            return (NT, zero_for(x), *rest)
+        return (NT, send(x, dz * xp / z), *rest)
+
+    return CoDual(z, new_fdata(z)), pullback
+
+
+primitive(np.linalg.norm, NUMBER, ...)(scalar_norm_rrule)
+
+
+# --------------------------------------------------------------------------------------------
+# Diagonals.
+
+DIAGONAL_PARAMETERS = ("offset", "axis1", "axis2")
+TRACE_PARAMETERS = ("offset", "axis1", "axis2", "dtype", "out")
+
+
+def diagonal_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.diagonal(a, offset, axis1, axis2)``, ``a.diagonal(...)`` and ``np.diag`` of a
+    matrix: a read-only view, whose fdata is the same view of the argument's fdata (writable):
+    the cotangent lands in the argument's fdata, and the pullback adds nothing."""
+    xp = x.primal
+    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    rdata = nothing(2 + len(args) + len(kwargs))
+    if isinstance(x.fdata, np.ndarray):
+        if f.primal is np.diag:
+            k = bind(("k",), args, kwargs, {"k": 0}, "diag")["k"]
+            view = np.diagonal(x.fdata, t.cast(int, k))
+        else:
+            bound = bind(DIAGONAL_PARAMETERS, args, kwargs, {}, "diagonal")
+            view = np.diagonal(x.fdata, **t.cast(dict[str, int], bound))
+        zf: t.Any = view_fdata(z, writable(view))
+    else:
+        zf = new_fdata(z) if f.primal is not np.diag else NT
+    return CoDual(z, zf), lambda dz: rdata
+
+
+def to_diagonal_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.diag(v, k)`` of a vector and ``np.diagflat(v, k)``: a new matrix with ``v`` (flattened)
+    on its k-th diagonal; ``v`` gets that diagonal of the cotangent."""
+    k = t.cast(int, bind(("k",), args, kwargs, {"k": 0}, "diag")["k"])
+    xp = x.primal
+    z = f.primal(xp, *(a.primal for a in args), **{k_: v.primal for k_, v in kwargs.items()})
+    zf = new_fdata(z)
+    rest = nothing(len(args) + len(kwargs))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if not isinstance(zf, np.ndarray) or not needs(x):
+            return (NT, zero_for(x), *rest)
+        return (NT, send(x, np.diagonal(zf, k).reshape(np.shape(xp))), *rest)
+
+    return CoDual(z, zf), pullback
+
+
+def diag_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.diag``: the diagonal of a matrix (a view), or a matrix from a vector."""
+    if np.ndim(x.primal) == 2:
+        return diagonal_rrule(f, x, *args, **kwargs)
+    return to_diagonal_rrule(f, x, *args, **kwargs)
+
+
+def trace_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.trace(a, offset, axis1, axis2, dtype)`` and ``a.trace(...)``: the cotangent is
+    added into the diagonal of the fdata through a writable view of it, so a matrix's trace
+    (a scalar) allocates nothing."""
+    bound = bind(TRACE_PARAMETERS, args, kwargs, {}, "trace")
+    if bound.get("out") is not None:
+        raise NotImplementedError("trace with out=: no rule")
+    where = {k: t.cast(int, v) for k, v in bound.items() if k in DIAGONAL_PARAMETERS}
+    xp = x.primal
+    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    zf = new_fdata(z)
+    rdata = nothing(2 + len(args) + len(kwargs))
+    dx = x.fdata
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is not None and type(dx) is np.ndarray:
+            diagonal = writable(np.diagonal(dx, **where))
+            if isinstance(g, np.ndarray):
+                g = g[..., None]  # the diagonal runs along the view's last axis
+            if dx.dtype.kind != "c" and np.iscomplexobj(g):
+                g = g.real
+            np.add(diagonal, g, out=diagonal)
+        return rdata
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.diagonal, ARRAY, ...)(diagonal_rrule)
+primitive(np.ndarray.diagonal, ARRAY, ...)(diagonal_rrule)
+primitive(np.diag, ARRAY, ...)(diag_rrule)
+primitive(np.diagflat, ARRAY, ...)(to_diagonal_rrule)
+primitive(np.trace, ARRAY, ...)(trace_rrule)
+primitive(np.ndarray.trace, ARRAY, ...)(trace_rrule)
+
+
+# np.dot(A, B, out=C) of matrices is np.matmul(A, B, out=C): the same stateful rule.
+for _dtype in FLOAT_DTYPES:
+    _matrix = T.Array(_dtype, 2)
+    stateful_primitive(
+        np.dot, _matrix, _matrix, kwargs={"out": _matrix}, state_type=MatmulState
+    )(matmul_out)
+    stateful_primitive(np.dot, _matrix, _matrix, _matrix, state_type=MatmulState)(matmul_out)

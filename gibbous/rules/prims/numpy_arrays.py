@@ -1,7 +1,8 @@
 """Making and reshaping arrays: views (``reshape``, ``ravel``, ``transpose``, ``.T``,
 ``squeeze``, ``expand_dims``, ...), copies (``copy``, ``astype``, ``np.array``), joins
-(``concatenate``, ``stack``, ``hstack``, ``vstack``), constructors (``zeros``, ``full``,
-``arange``, ``linspace``, ...) and the attributes of arrays.
+(``concatenate``, ``stack``, ``hstack``, ``vstack``, ``column_stack``, ``dstack``),
+diagonals, constructors (``zeros``, ``full``, ``arange``, ``linspace``, ...) and the
+attributes of arrays.
 
 **Views.**  A result that shares memory with its argument gets as fdata the same call applied
 to the argument's fdata (``np.reshape(dx, shape)`` for ``np.reshape(x, shape)``): fdata has its
@@ -37,6 +38,7 @@ from gibbous.rules.prims.common import (
     is_float_array,
     cotangent,
     needs,
+    no_pullback,
     new_fdata,
     nothing,
     send,
@@ -53,6 +55,8 @@ from gibbous.rules.tangents import CoDual, Tangent, is_differentiable
 # ``back(g, x, args, kwargs)``: the gradient for x (shaped like x) from the cotangent g of a
 # copying call; None for calls that always give views.
 Back = t.Callable[[t.Any, Array, tuple[t.Any, ...], dict[str, t.Any]], t.Any] | None
+
+_NO_RDATA_3 = no_pullback(3)
 
 
 def _order(args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> str:
@@ -132,26 +136,13 @@ def _transpose_attribute(x: CD) -> CD:
 
 
 # --------------------------------------------------------------------------------------------
-# Attributes of arrays and numbers
+# Attributes of arrays and numbers.  One rule per receiver kind dispatches on the name: the
+# frontend passes the name as a constant, but a rule for ``str`` also serves ``getattr(x, name)``
+# with a computed name, and the audit's cases reach it by the types of their arguments.
 
-ZERO_ATTRIBUTES = ("shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags")
-
-
-def getattr_T_rrule(f: CD, x: CD, name: CD) -> RuleResult:
-    return _transpose_attribute(x), lambda dy: (NT, NT, NT)
-
-
-def getattr_real_imag_rrule(f: CD, x: CD, name: CD) -> RuleResult:
-    y, back = real_or_imag(x, name.primal == "imag")
-    return y, lambda dy: (NT, back(dy), NT)
-
-
-primitive(builtins.getattr, ARRAY, T.Const("T"))(getattr_T_rrule)
-for _part in ("real", "imag"):
-    primitive(builtins.getattr, ARRAY, T.Const(_part))(getattr_real_imag_rrule)
-    primitive(builtins.getattr, NUMBER, T.Const(_part))(getattr_real_imag_rrule)
-for _name in ZERO_ATTRIBUTES:
-    zero_derivative(builtins.getattr, ARRAY, T.Const(_name))
+ZERO_ATTRIBUTES = frozenset(
+    ("shape", "ndim", "size", "dtype", "itemsize", "nbytes", "strides", "flags")
+)
 
 
 def bound_method_fdata(y: object, x: CD) -> t.Any:
@@ -161,21 +152,43 @@ def bound_method_fdata(y: object, x: CD) -> t.Any:
 
 @primitive(builtins.getattr, ARRAY, T.STR)
 def array_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
-    """Other attributes of an array: methods (bound to x) and values without derivative."""
-    y = f.primal(x.primal, name.primal)
+    """``x.T``, ``x.real``, ``x.imag`` (views of x's fdata where they are views of x), methods
+    (bound to x, carrying its fdata) and values without derivative (``x.shape``...)."""
+    attribute = name.primal
+    if attribute == "T":
+        return _transpose_attribute(x), _NO_RDATA_3
+    if attribute in ("real", "imag"):
+        part, back = real_or_imag(x, attribute == "imag")
+        return part, lambda dy: (NT, back(dy), NT)
+    y = f.primal(x.primal, attribute)
+    if attribute in ZERO_ATTRIBUTES:
+        return CoDual(y, new_fdata(y)), _NO_RDATA_3
     if getattr(y, "__self__", None) is x.primal:
-        return CoDual(y, bound_method_fdata(y, x)), lambda dy: (NT, NT, NT)
+        return CoDual(y, bound_method_fdata(y, x)), _NO_RDATA_3
     if is_differentiable(y):
         raise NotImplementedError(
-            f"no rule for the attribute {name.primal!r} of an array; use a function instead"
+            f"no rule for the attribute {attribute!r} of an array; use a function instead"
         )
-    return CoDual(y, new_fdata(y)), lambda dy: (NT, NT, NT)
+    return CoDual(y, new_fdata(y)), _NO_RDATA_3
 
 
 @primitive(builtins.getattr, NUMBER, T.STR)
 def number_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
-    """Methods of a number (``z.conjugate``) carry its rdata; other attributes are constant."""
-    y = f.primal(x.primal, name.primal)
+    """``z.real``, ``z.imag``; methods of a number (``z.conjugate``) carry its rdata; other
+    attributes are constant."""
+    attribute = name.primal
+    y = f.primal(x.primal, attribute)
+    if attribute in ("real", "imag"):
+        # A scalar's parts, taken as attributes: NumPy's np.real/np.imag would make 0-d arrays.
+        take_imag = attribute == "imag"
+        if take_imag and not isinstance(x.primal, (complex, np.complexfloating)):
+            return CoDual(y, NT), lambda dy: (NT, zero_for(x), NT)
+
+        def part_pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(NT, dy)
+            return NT, zero_for(x) if g is None else send(x, g * 1j if take_imag else g), NT
+
+        return CoDual(y, NT), part_pullback
     if getattr(y, "__self__", None) is x.primal:
 
         def pullback(dy: t.Any) -> tuple[t.Any, ...]:
@@ -184,7 +197,7 @@ def number_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
 
         return CoDual(y, NT), pullback
     if is_differentiable(y):
-        raise NotImplementedError(f"no rule for the attribute {name.primal!r} of a number")
+        raise NotImplementedError(f"no rule for the attribute {attribute!r} of a number")
     return CoDual(y, new_fdata(y)), lambda dy: (NT, zero_for(x), NT)
 
 
@@ -299,56 +312,19 @@ primitive(np.stack, ANY, ...)(_join_rrule(_stack_pieces, ("axis", "out", "dtype"
 primitive(np.vstack, ANY, ...)(_join_rrule(_vstack_pieces, ("dtype",)))
 primitive(np.hstack, ANY, ...)(_join_rrule(_hstack_pieces, ("dtype",)))
 
-# --------------------------------------------------------------------------------------------
-# Diagonals: np.diagonal and np.diag of a matrix give read-only views (no fdata can be written
-# through them), so they are treated as copies whose gradient is added back on the diagonal.
+
+def _column_stack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
+    # Vectors become columns; matrices keep their columns.
+    return _split(g, values, [1 if np.ndim(v) < 2 else np.shape(v)[1] for v in values], 1)
 
 
-def _diagonal_positions(shape: tuple[int, ...], k: int, n: int) -> tuple[Array, Array]:
-    i = np.arange(n)
-    return i + max(-k, 0), i + max(k, 0)
+def _dstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
+    # Each item as at least 3-D: (n,) -> (1, n, 1), (m, n) -> (m, n, 1).
+    return _split(g, values, [np.shape(np.atleast_3d(v))[2] for v in values], 2)
 
 
-_DIAGONAL_OFFSET = {
-    np.diag: "k", np.diagflat: "k", np.diagonal: "offset", np.ndarray.diagonal: "offset",
-    np.trace: "offset", np.ndarray.trace: "offset",
-}  # fmt: skip
-
-
-def _diag_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.diag(v, k)`` (a vector into a matrix, or a matrix's k-th diagonal),
-    ``np.diagflat(v, k)``, ``np.diagonal(m, k)`` and ``np.trace(m, k)`` of matrices."""
-    name = _DIAGONAL_OFFSET[f.primal]
-    params = ("k",) if name == "k" else ("offset", "axis1", "axis2", "dtype", "out")
-    bound = bind(params, args, kwargs, {name: 0, "axis1": 0, "axis2": 1}, "diagonal")
-    if bound.get("out") is not None or (bound["axis1"], bound["axis2"]) != (0, 1):
-        raise NotImplementedError("diagonals with out= or other axes: no rule")
-    k = int(t.cast(int, bound[name]))
-    xp = x.primal
-    y = f.primal(xp, *(a.primal for a in args), **{k_: v.primal for k_, v in kwargs.items()})
-    yf = new_fdata(y)
-    rest = nothing(len(args) + len(kwargs))
-    to_matrix = f.primal is np.diagflat or (f.primal is np.diag and np.ndim(xp) == 1)
-    if not to_matrix and np.ndim(xp) != 2:
-        raise NotImplementedError("diagonals of arrays of more than two axes: no rule")
-
-    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(yf, dy)
-        if g is None or not needs(x):
-            return (NT, zero_for(x), *rest)
-        if to_matrix:  # the gradient of the vector is the diagonal of the cotangent
-            return (NT, send(x, np.diagonal(g, k).reshape(np.shape(xp))), *rest)
-        n = len(np.diagonal(xp, k))
-        rows, cols = _diagonal_positions(np.shape(xp), k, n)
-        full = np.zeros(np.shape(xp), dtype=np.result_type(g))
-        full[rows, cols] = g
-        return (NT, send(x, full), *rest)
-
-    return CoDual(y, yf), pullback
-
-
-for _fn in (np.diag, np.diagflat, np.diagonal, np.ndarray.diagonal, np.trace, np.ndarray.trace):
-    primitive(_fn, ARRAY, ...)(_diag_rrule)
+primitive(np.column_stack, ANY, ...)(_join_rrule(_column_stack_pieces, ()))
+primitive(np.dstack, ANY, ...)(_join_rrule(_dstack_pieces, ()))
 
 # --------------------------------------------------------------------------------------------
 # Constructors

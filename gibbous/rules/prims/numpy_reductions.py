@@ -1,13 +1,23 @@
-"""Reductions: ``sum``, ``mean``, ``prod``, ``max``/``min`` (``amax``/``amin``) and ``cumsum``,
-as NumPy functions and as ndarray methods (``x.sum(axis=0)`` is ``numpy.ndarray.sum(x,
-axis=0)`` after type inference).
+"""Reductions and scans: ``sum``, ``mean``, ``prod``, ``max``/``min`` (``amax``/``amin``),
+``var``, ``std``, ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum`` and ``cumprod``, as
+NumPy functions and as ndarray methods (``x.sum(axis=0)`` is ``numpy.ndarray.sum(x, axis=0)``
+after type inference).
 
 ``axis`` (an int, a tuple of ints or None) and ``keepdims`` may be passed by position or by
-keyword, ``dtype`` too; ``out=``, ``initial=`` and ``where=`` are not supported (the rule
-raises).  ``prod`` computes the product of the *other* elements with running products, so
-zeros give exact gradients (no division).  ``max``/``min`` split the gradient evenly among
-tied maxima (minima): a subgradient, symmetric in the ties, and the mean of the one-sided
-derivatives for a tie of two (what a central difference measures).
+keyword, ``dtype`` and ``ddof`` too (a float ``ddof`` gets its derivative); ``out=`` by keyword
+for ``sum``, ``mean`` and ``cumsum`` (stateful rules, at the end); other ``out=``, ``initial=``
+and ``where=`` are not supported (the rule raises).  ``prod`` computes the product of the
+*other* elements with running products, so zeros give exact gradients (no division), and so
+does ``cumprod``.  ``max``/``min``/``ptp`` split the gradient evenly among tied maxima
+(minima): a subgradient, symmetric in the ties, and the mean of the one-sided derivatives for
+a tie of two (what a central difference measures).  ``nansum``/``nanmean`` give NaNs no
+gradient.
+
+A reduction of a whole array to a scalar allocates no array, so neither may its rule (the
+audit's policy): ``sum``/``mean`` add the scalar cotangent into the fdata in place, ``max``/
+``min``/``ptp`` add it at the one extremum (found by ``argmax`` from both ends, so a tie, which
+needs a mask, is detected without one), and ``prod`` is a stateful rule whose buffer takes the
+gradient ``g conj(z / x)`` when no element is zero.
 """
 
 from __future__ import annotations
@@ -22,7 +32,9 @@ from gibbous.rules.prims.common import (
     NT,
     NUMBER,
     Array,
+    NO_SCRATCH,
     RuleResult,
+    Scratch,
     add_into,
     bind,
     conj,
@@ -33,8 +45,10 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
-from gibbous.rules.registry import primitive
+from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
+
+StatefulResult = tuple[CD, Pullback, Scratch]
 
 SUM_PARAMETERS = ("axis", "dtype", "out", "keepdims", "initial", "where")
 MEAN_PARAMETERS = ("axis", "dtype", "out", "keepdims", "where")
@@ -62,7 +76,7 @@ def _options(
     bound = bind(names, args, kwargs, {}, what)
     if bound.get("out") is not None:
         raise NotImplementedError(f"{what} with out=: no rule; assign the result instead")
-    for name in ("initial", "where"):
+    for name in ("initial", "where", "mean"):
         if name in bound and not _is_default(name, bound[name]):
             raise NotImplementedError(f"{what} with {name}=: no rule")
     keepdims = bound.get("keepdims", False)
@@ -103,10 +117,14 @@ def _sum_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: boo
 
 
 def _mean_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: bool) -> t.Any:
+    return expand(g, axes, keepdims) / _count(x, axes)
+
+
+def _count(x: Array, axes: tuple[int, ...]) -> int:
     count = 1
     for a in axes:
         count *= x.shape[a]
-    return expand(g, axes, keepdims) / count
+    return count
 
 
 def _prod_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: bool) -> t.Any:
@@ -122,74 +140,180 @@ def _extreme_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims:
 Grad = t.Callable[[Array, t.Any, t.Any, tuple[int, ...], bool], t.Any]
 
 
-def reduction_rule(grad: Grad, names: tuple[str, ...]) -> t.Callable[..., RuleResult]:
-    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        xp = x.primal
-        if not args and not kwargs:  # ``np.sum(x)``: over all axes, nothing to check
-            z = f.primal(xp)
-            dx = x.fdata
-            real = type(dx) is np.ndarray and dx.dtype.kind == "f"
-            if total and real and type(xp) is np.ndarray and xp.size:
-                return CoDual(z, NT), _total_pullback(grad, xp, dx)
-            axis: object = None
-            keepdims = False
-        else:
-            what = getattr(f.primal, "__qualname__", "reduction")
-            axis, keepdims = _options(names, args, kwargs, what)
-            z = f.primal(
-                xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()}
-            )
-        axes = normalize_axes(axis, xp.ndim)
-        zf = new_fdata(z)
-        rdata = nothing(2 + len(args) + len(kwargs))
-
-        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(zf, dz)
-            if g is not None and needs(x):
-                add_into(x.fdata, grad(xp, z, g, axes, keepdims))
-            return rdata
-
-        return CoDual(z, zf), pullback
-
-    total = grad is _sum_grad or grad is _mean_grad
-    rrule.__qualname__ = f"reduction_rule({grad.__name__})"
-    return rrule
+def _call_reduction(
+    f: CD, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD], names: tuple[str, ...]
+) -> tuple[t.Any, tuple[int, ...], bool]:
+    """Run the reduction; its result, the reduced axes and ``keepdims``."""
+    xp = x.primal
+    if not args and not kwargs:  # ``np.sum(x)``: over all axes, nothing to check
+        return f.primal(xp), tuple(range(xp.ndim)), False
+    what = getattr(f.primal, "__qualname__", "reduction")
+    axis, keepdims = _options(names, args, kwargs, what)
+    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    return z, normalize_axes(axis, xp.ndim), keepdims
 
 
-_NOTHING_2 = (NT, NT)
+def _to_scalar(x: CD, z: object) -> bool:
+    """Whether a reduction of array ``x`` with a gradient gave a scalar of x's own dtype: the
+    primal allocated no array, so the rule must allocate none either (the audit's policy)."""
+    xp = x.primal
+    return (
+        isinstance(z, np.generic)
+        and type(xp) is np.ndarray
+        and xp.size > 0
+        and z.dtype == xp.dtype
+        and type(x.fdata) is np.ndarray
+    )
 
 
-def _total_pullback(grad: Grad, x: Array, dx: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
-    """The pullback of the sum or mean of all of a real, non-empty array's elements: the scalar
-    cotangent (or its share) added to every element of x's fdata."""
+def _general_pullback(
+    grad: Grad, x: CD, z: t.Any, zf: t.Any, axes: tuple[int, ...], keepdims: bool, n: int
+) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
+    rdata = nothing(n)
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if type(dz) is float or type(dz) is np.float64:
-            np.add(dx, dz if grad is _sum_grad else dz / x.size, out=dx)
-        elif dz is not NT:
-            add_into(dx, grad(x, None, dz, tuple(range(x.ndim)), False))
-        return _NOTHING_2
+        g = cotangent(zf, dz)
+        if g is not None and needs(x):
+            add_into(x.fdata, grad(x.primal, z, g, axes, keepdims))
+        return rdata
 
     return pullback
 
 
-REDUCTIONS: dict[t.Callable[..., t.Any], tuple[Grad, tuple[str, ...]]] = {
-    np.sum: (_sum_grad, SUM_PARAMETERS),
-    np.ndarray.sum: (_sum_grad, SUM_PARAMETERS),
-    np.mean: (_mean_grad, MEAN_PARAMETERS),
-    np.ndarray.mean: (_mean_grad, MEAN_PARAMETERS),
-    np.prod: (_prod_grad, SUM_PARAMETERS),
-    np.ndarray.prod: (_prod_grad, SUM_PARAMETERS),
-    np.max: (_extreme_grad, MAX_PARAMETERS),
-    np.amax: (_extreme_grad, MAX_PARAMETERS),
-    np.ndarray.max: (_extreme_grad, MAX_PARAMETERS),
-    np.min: (_extreme_grad, MAX_PARAMETERS),
-    np.amin: (_extreme_grad, MAX_PARAMETERS),
-    np.ndarray.min: (_extreme_grad, MAX_PARAMETERS),
-}
+def reduction_rule(grad: Grad, names: tuple[str, ...]) -> t.Callable[..., RuleResult]:
+    """The rule of ``sum``, ``mean`` (``grad``: the gradient of one reduction)."""
 
-for _fn, (_grad, _names) in REDUCTIONS.items():
-    primitive(_fn, ARRAY, ...)(reduction_rule(_grad, _names))
+    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
+        n = 2 + len(args) + len(kwargs)
+        if _to_scalar(x, z):
+            share = 1 if grad is _sum_grad else _count(x.primal, axes)
+            return CoDual(z, NT), _spread_pullback(x.fdata, share, n)
+        zf = new_fdata(z)
+        return CoDual(z, zf), _general_pullback(grad, x, z, zf, axes, keepdims, n)
+
+    rrule.__qualname__ = f"reduction_rule({grad.__name__})"
+    return rrule
+
+
+def _spread_pullback(dx: Array, count: int, n: int) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
+    """The pullback of the sum (``count`` 1) or mean of all of an array's elements: the scalar
+    cotangent's share added to every element of x's fdata, in place."""
+    rdata = nothing(n)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is not NT:
+            np.add(dx, dz if count == 1 else dz / count, out=dx)
+        return rdata
+
+    return pullback
+
+
+def only_extreme(x: Array, is_max: bool) -> int | None:
+    """The flat index of the one maximum (minimum) of ``x``; None if several elements tie.
+    Compares the first extremum with the first of the array reversed along every axis (the
+    last in C order), so nothing is allocated."""
+    arg = np.argmax if is_max else np.argmin
+    first = int(arg(x))
+    last = x.size - 1 - int(arg(x[(slice(None, None, -1),) * x.ndim]))
+    return first if first == last else None
+
+
+def extreme_rule(names: tuple[str, ...], is_max: bool) -> t.Callable[..., RuleResult]:
+    """The rule of ``max`` (``is_max``) or ``min``: the gradient goes to the extremum, split
+    evenly among ties."""
+
+    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
+        n = 2 + len(args) + len(kwargs)
+        if _to_scalar(x, z) and x.primal.dtype.kind == "f":
+            k = only_extreme(x.primal, is_max)
+            if k is not None:  # a single extremum takes the whole cotangent: no array needed
+                return CoDual(z, NT), _pick_pullback(x.fdata, k, n)
+        zf = new_fdata(z)
+        return CoDual(z, zf), _general_pullback(_extreme_grad, x, z, zf, axes, keepdims, n)
+
+    rrule.__qualname__ = f"extreme_rule({'max' if is_max else 'min'})"
+    return rrule
+
+
+def _pick_pullback(dx: Array, k: int, n: int) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
+    rdata = nothing(n)
+    flat = dx.flat
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is not NT:
+            flat[k] += dz
+        return rdata
+
+    return pullback
+
+
+def prod_rrule(state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD) -> StatefulResult:
+    """``np.prod`` (stateful).  For a scalar result (whose primal allocates nothing) the
+    gradient goes through a buffer of the state: ``g conj(z / x)`` when no element is zero;
+    with one zero, only that element gets ``g conj(product of the others)``, and with more,
+    none.  Along axes, the exact running products of ``prod_of_others``."""
+    z, axes, keepdims = _call_reduction(f, x, args, kwargs, SUM_PARAMETERS)
+    n = 2 + len(args) + len(kwargs)
+    if _to_scalar(x, z) and np.isfinite(z):
+        xp, dx = x.primal, x.fdata
+        state = Scratch.fit(state, (xp.shape, xp.dtype))
+        (buf,) = state.arrays
+        pullback = _prod_pullback(xp, dx, z, buf, n) if z != 0 else _prod_zero(xp, dx, buf, n)
+        return CoDual(z, NT), pullback, state
+    zf = new_fdata(z)
+    general = _general_pullback(_prod_grad, x, z, zf, axes, keepdims, n)
+    return CoDual(z, zf), general, NO_SCRATCH if state is None else state
+
+
+def _prod_pullback(xp: Array, dx: Array, z: t.Any, buf: Array, n: int) -> Pullback:
+    rdata = nothing(n)
+    complex_ = xp.dtype.kind == "c"
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is not NT:  # dz * conj(z / x)
+            if complex_:
+                np.conjugate(xp, out=buf)
+                np.divide(dz * np.conj(z), buf, out=buf)
+            else:
+                np.divide(dz * z, xp, out=buf)
+            np.add(dx, buf, out=dx)
+        return rdata
+
+    return pullback
+
+
+def _prod_zero(xp: Array, dx: Array, buf: Array, n: int) -> Pullback:
+    rdata = nothing(n)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if dz is NT:
+            return rdata
+        np.absolute(xp, out=buf)
+        k = int(np.argmin(buf))  # the first zero
+        buf.flat[k] = 1
+        if np.min(buf) == 0:  # another zero: every product of the others is zero
+            return rdata
+        np.copyto(buf, xp)
+        buf.flat[k] = 1
+        dx.flat[k] += dz * np.conj(np.prod(buf))
+        return rdata
+
+    return pullback
+
+
+_fn: t.Any
+for _fn in (np.sum, np.ndarray.sum):
+    primitive(_fn, ARRAY, ...)(reduction_rule(_sum_grad, SUM_PARAMETERS))
+for _fn in (np.mean, np.ndarray.mean):
+    primitive(_fn, ARRAY, ...)(reduction_rule(_mean_grad, MEAN_PARAMETERS))
+for _fn in (np.prod, np.ndarray.prod):
+    stateful_primitive(_fn, ARRAY, ..., state_type=Scratch)(prod_rrule)
+for _fn in (np.max, np.amax, np.ndarray.max):
+    primitive(_fn, ARRAY, ...)(extreme_rule(MAX_PARAMETERS, True))
+for _fn in (np.min, np.amin, np.ndarray.min):
+    primitive(_fn, ARRAY, ...)(extreme_rule(MAX_PARAMETERS, False))
 
 
 def scalar_reduction_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
@@ -232,3 +356,344 @@ def cumsum_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 primitive(np.cumsum, ARRAY, ...)(cumsum_rrule)
 primitive(np.ndarray.cumsum, ARRAY, ...)(cumsum_rrule)
+
+
+# --------------------------------------------------------------------------------------------
+# var, std, ptp, average, cumprod, nansum, nanmean
+
+VAR_PARAMETERS = ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction")
+PTP_PARAMETERS = ("axis", "out", "keepdims")
+AVERAGE_PARAMETERS = ("axis", "weights", "returned", "keepdims")
+NANSUM_PARAMETERS = SUM_PARAMETERS
+
+
+def _degrees_of_freedom(args: t.Sequence[CD], kwargs: t.Mapping[str, CD]) -> float:
+    bound = bind(VAR_PARAMETERS, args, kwargs, {}, "var")
+    ddof = bound.get("correction", bound.get("ddof", 0))
+    return float(t.cast(float, 0 if _is_default("correction", ddof) else ddof))
+
+
+def spread_rule(is_std: bool) -> t.Callable[..., RuleResult]:
+    """``var`` and ``std`` (``ddof``/``correction``): ``var`` = sum |x - m|^2 / (N - ddof) has
+    the gradient ``2 (x - m) / (N - ddof)`` (the mean's own derivative sums to zero); ``std``
+    divides ``(x - m) / (N - ddof)`` by the result (0 where it is 0, a subgradient)."""
+
+    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        z, axes, keepdims = _call_reduction(f, x, args, kwargs, VAR_PARAMETERS)
+        ddof = _degrees_of_freedom(args, kwargs)
+        zf = new_fdata(z)
+        operands = (f, x, *args, *kwargs.values())
+        # a float ddof (or correction) is differentiable: var = S / (N - ddof)
+        where = [operand_index(VAR_PARAMETERS, args, kwargs, n) for n in ("ddof", "correction")]
+
+        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            rdata = [NT, NT, *(zero_for(a) for a in operands[2:])]
+            g = cotangent(zf, dz)
+            if g is None:
+                return tuple(rdata)
+            xp = x.primal
+            dof = _count(xp, axes) - ddof
+            for i in where:
+                if i is not None:
+                    d = np.real(np.sum(g * z)) / dof / (2 if is_std else 1)
+                    rdata[i] = send(operands[i], d)
+            if not needs(x):
+                return tuple(rdata)
+            centred = xp - np.mean(xp, axis=axes, keepdims=True)
+            scale = expand(g, axes, keepdims) / dof
+            if is_std:
+                zz = expand(z, axes, keepdims)
+                shape = np.broadcast_shapes(np.shape(scale), np.shape(zz))
+                scale = np.divide(scale, zz, out=np.zeros(shape), where=zz != 0)
+            else:
+                scale = 2 * scale
+            add_into(x.fdata, scale * centred)
+            return tuple(rdata)
+
+        return CoDual(z, zf), pullback
+
+    rrule.__qualname__ = f"spread_rule({'std' if is_std else 'var'})"
+    return rrule
+
+
+for _fn in (np.var, np.ndarray.var):
+    primitive(_fn, ARRAY, ...)(spread_rule(False))
+for _fn in (np.std, np.ndarray.std):
+    primitive(_fn, ARRAY, ...)(spread_rule(True))
+
+
+def ptp_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.ptp`` = max - min: the gradient of each, with ties split evenly; a scalar result
+    with one maximum and one minimum needs no array."""
+    z, axes, keepdims = _call_reduction(f, x, args, kwargs, PTP_PARAMETERS)
+    n = 2 + len(args) + len(kwargs)
+    rdata = nothing(n)
+    xp = x.primal
+    if _to_scalar(x, z) and xp.dtype.kind == "f":
+        hi, lo = only_extreme(xp, True), only_extreme(xp, False)
+        if hi is not None and lo is not None and hi != lo:
+            flat = x.fdata.flat
+
+            def pick(dz: t.Any) -> tuple[t.Any, ...]:
+                if dz is not NT:
+                    flat[hi] += dz
+                    flat[lo] -= dz
+                return rdata
+
+            return CoDual(z, NT), pick
+    zf = new_fdata(z)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is not None and needs(x):
+            top = np.max(xp, axis=axes, keepdims=True)
+            bottom = np.min(xp, axis=axes, keepdims=True)
+            ge = expand(g, axes, keepdims)
+            add_into(x.fdata, _extreme_grad(xp, top, ge, axes, True))
+            add_into(x.fdata, -_extreme_grad(xp, bottom, ge, axes, True))
+        return rdata
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.ptp, ARRAY, ...)(ptp_rrule)
+
+
+def operand_index(
+    names: tuple[str, ...], args: t.Sequence[CD], kwargs: t.Mapping[str, CD], name: str
+) -> int | None:
+    """The IR operand index of parameter ``name`` of a call ``f(x, *args, **kwargs)`` (the
+    callee is operand 0, x operand 1), by position or keyword; None if not passed."""
+    i = names.index(name)
+    if i < len(args):
+        return 2 + i
+    if name in kwargs:
+        return 2 + len(args) + list(kwargs).index(name)
+    return None
+
+
+def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.average(a, axis, weights)``: ``z = sum(a w) / sum(w)``, holomorphic in both, with
+    ``dz/da = w / sum(w)`` and ``dz/dw = (a - z) / sum(w)``; 1-D weights along one axis are
+    broadcast along it.  ``returned=True`` raises."""
+    bound = bind(AVERAGE_PARAMETERS, args, kwargs, {"axis": None, "weights": None}, "average")
+    if bound.get("returned"):
+        raise NotImplementedError("np.average with returned=True: no rule")
+    ap = a.primal
+    z = f.primal(ap, *(x.primal for x in args), **{k: v.primal for k, v in kwargs.items()})
+    axes = normalize_axes(bound["axis"], np.ndim(ap))
+    keep = bound.get("keepdims", False)
+    keepdims = isinstance(keep, (bool, np.bool_)) and bool(keep)
+    w_index = operand_index(AVERAGE_PARAMETERS, args, kwargs, "weights")
+    operands = (f, a, *args, *kwargs.values())
+    w_cd = None if w_index is None or operands[w_index].primal is None else operands[w_index]
+    zf = new_fdata(z)
+    n = len(operands)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        rdata = list(nothing(n))
+        g = cotangent(zf, dz)
+        if g is None:
+            return tuple(rdata)
+        ge = expand(g, axes, keepdims)
+        if w_cd is None:
+            if needs(a):
+                add_into(a.fdata, ge / _count(ap, axes))
+            return tuple(rdata)
+        wp = np.asarray(w_cd.primal)
+        wb = wp
+        if wp.shape != np.shape(ap):  # 1-D weights along the one reduced axis
+            shape = [1] * np.ndim(ap)
+            shape[axes[0]] = wp.size
+            wb = wp.reshape(shape)
+        total = np.sum(wb * np.ones_like(ap, dtype=wb.dtype), axis=axes, keepdims=True)
+        if needs(a):
+            add_into(a.fdata, ge * conj(wb / total))
+        if needs(w_cd) and w_index is not None:
+            gw = ge * conj((ap - expand(z, axes, keepdims)) / total)
+            spread = tuple(i for i in range(gw.ndim) if wb.shape[i] == 1)
+            gw = np.sum(gw, axis=spread, keepdims=True)
+            rdata[w_index] = send(w_cd, gw.reshape(wp.shape))
+        return tuple(rdata)
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.average, ARRAY, ...)(average_rrule)
+
+
+def cumprod_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
+    """The gradient of ``cumprod`` along ``axis``: ``dx_j = sum_{i>=j} g_i conj(prod_{k<=i,
+    k!=j} x_k)``.  Without zeros that is the reversed cumulative sum of ``g conj(z)`` over
+    ``conj(x)``; with zeros, exact: ``conj(L_j) S_j`` with ``L`` the exclusive running product
+    and ``S_j = g_j + conj(x_{j+1}) S_{j+1}`` (a loop over the axis)."""
+    if np.all(x != 0):
+        gz = g * conj(z)
+        rev = np.flip(np.cumsum(np.flip(gz, axis), axis=axis), axis)
+        return t.cast(Array, rev / conj(x))
+    xm, gm = np.moveaxis(x, axis, 0), np.moveaxis(g, axis, 0)
+    s = np.empty(gm.shape, np.result_type(gm, xm))
+    s[-1] = gm[-1]
+    for j in range(len(xm) - 2, -1, -1):
+        s[j] = gm[j] + conj(xm[j + 1]) * s[j + 1]
+    ones = np.ones((1,) + xm.shape[1:], xm.dtype)
+    left = np.cumprod(np.concatenate([ones, xm[:-1]]), axis=0)
+    return np.moveaxis(t.cast(Array, conj(left)) * s, 0, axis)
+
+
+def cumprod_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.cumprod(x, axis=None)`` (flattened for ``axis=None``)."""
+    bound = bind(CUMSUM_PARAMETERS, args, kwargs, {}, "cumprod")
+    if bound.get("out") is not None:
+        raise NotImplementedError("cumprod with out=: no rule")
+    axis = bound.get("axis")
+    xp = x.primal
+    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    zf = new_fdata(z)
+    rdata = nothing(2 + len(args) + len(kwargs))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is not None and needs(x) and z.size:
+            if axis is None:
+                grad = cumprod_grad(np.ravel(xp), z, g, 0)
+            else:
+                grad = cumprod_grad(xp, z, g, normalize_axes(axis, xp.ndim)[0])
+            add_into(x.fdata, grad.reshape(xp.shape))
+        return rdata
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.cumprod, ARRAY, ...)(cumprod_rrule)
+primitive(np.ndarray.cumprod, ARRAY, ...)(cumprod_rrule)
+
+
+def nan_reduction_rule(mean: bool) -> t.Callable[..., RuleResult]:
+    """``nansum`` and ``nanmean``: NaNs count as absent; their elements get no gradient, and
+    ``nanmean`` divides by the number of the others."""
+    names = MEAN_PARAMETERS if mean else NANSUM_PARAMETERS
+
+    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
+        zf = new_fdata(z)
+        rdata = nothing(2 + len(args) + len(kwargs))
+
+        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(zf, dz)
+            if g is not None and needs(x):
+                present = ~np.isnan(x.primal)
+                grad = expand(g, axes, keepdims) * present
+                if mean:
+                    grad = grad / np.maximum(np.sum(present, axis=axes, keepdims=True), 1)
+                add_into(x.fdata, grad)
+            return rdata
+
+        return CoDual(z, zf), pullback
+
+    rrule.__qualname__ = f"nan_reduction_rule({'nanmean' if mean else 'nansum'})"
+    return rrule
+
+
+primitive(np.nansum, ARRAY, ...)(nan_reduction_rule(False))
+primitive(np.nanmean, ARRAY, ...)(nan_reduction_rule(True))
+
+
+# --------------------------------------------------------------------------------------------
+# out=: sum, mean and cumsum into an array (stateful, as the in-place rules of
+# gibbous.rules.inplace): the call overwrites ``out``, so the forward pass saves its primal
+# and fdata into the state and zeroes its fdata; the pullback restores the primal, reads the
+# cotangent into a buffer, restores the fdata, and only then adds the gradient into x's fdata
+# (x may share memory with out).  No array is allocated in a warm call.
+
+
+def _out_operand(kwargs: t.Mapping[str, CD], what: str) -> CD:
+    out = kwargs["out"]
+    if type(out.primal) is not np.ndarray or type(out.fdata) is not np.ndarray:
+        raise NotImplementedError(f"{what} with out= of {type(out.primal).__name__}: no rule")
+    return out
+
+
+def _save_out(state: Scratch | None, out: CD, extra: int) -> Scratch:
+    """The state: out's saved primal and fdata, a buffer for its cotangent and ``extra`` more
+    buffers of its shape; filled with what the call will overwrite."""
+    spec = (out.primal.shape, out.primal.dtype)
+    state = Scratch.fit(state, *(spec,) * (3 + extra))
+    np.copyto(state.arrays[0], out.primal)
+    np.copyto(state.arrays[1], out.fdata)
+    return state
+
+
+def _restore_out(state: Scratch, out: CD) -> Array:
+    """Put out's primal and fdata back; the cotangent it held, in the state's buffer."""
+    saved, saved_fdata, grad = state.arrays[:3]
+    np.copyto(out.primal, saved)
+    np.copyto(grad, out.fdata)
+    np.copyto(out.fdata, saved_fdata)
+    return grad
+
+
+def _add_real(dx: Array, g: Array) -> None:
+    np.add(dx, g if dx.dtype.kind == "c" or g.dtype.kind != "c" else g.real, out=dx)
+
+
+def sum_out_rrule(
+    state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD
+) -> StatefulResult:
+    """``np.sum(x, axis, out=out)`` and ``np.mean``: the cotangent of out, broadcast back over
+    the reduced axes (a view), divided by the count for a mean (in the buffer)."""
+    what = getattr(f.primal, "__qualname__", "reduction")
+    out = _out_operand(kwargs, what)
+    mean = f.primal in (np.mean, np.ndarray.mean)
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    axis, keepdims = _options(MEAN_PARAMETERS if mean else SUM_PARAMETERS, args, rest, what)
+    xp = x.primal
+    axes = normalize_axes(axis, xp.ndim)
+    state = _save_out(state, out, 0)
+    f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    out.fdata.fill(0)
+    rdata = (NT, NT, *(zero_for(a) for a in (*args, *kwargs.values())))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = _restore_out(state, out)
+        if needs(x):
+            if mean:
+                np.multiply(g, 1 / _count(xp, axes), out=g)
+            _add_real(x.fdata, expand(g, axes, keepdims))
+        return rdata
+
+    return out, pullback, state
+
+
+def cumsum_out_rrule(
+    state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD
+) -> StatefulResult:
+    """``np.cumsum(x, axis, out=out)``: the reversed cumulative sum of out's cotangent, written
+    through reversed views into a buffer of the state."""
+    out = _out_operand(kwargs, "cumsum")
+    rest = {k: v for k, v in kwargs.items() if k != "out"}
+    axis = bind(CUMSUM_PARAMETERS, args, rest, {}, "cumsum").get("axis")
+    xp = x.primal
+    state = _save_out(state, out, 1)
+    f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    out.fdata.fill(0)
+    ax = -1 if axis is None else normalize_axes(axis, xp.ndim)[0]
+    rdata = (NT, NT, *(zero_for(a) for a in (*args, *kwargs.values())))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = _restore_out(state, out)
+        if needs(x):
+            reversed_sum = state.arrays[3]
+            np.cumsum(np.flip(g, ax), axis=ax, out=np.flip(reversed_sum, ax))
+            _add_real(x.fdata, reversed_sum.reshape(xp.shape))
+        return rdata
+
+    return out, pullback, state
+
+
+for _fn in (np.sum, np.ndarray.sum, np.mean, np.ndarray.mean):
+    stateful_primitive(_fn, ARRAY, ..., kwargs={"out": ARRAY}, state_type=Scratch)(sum_out_rrule)
+for _fn in (np.cumsum, np.ndarray.cumsum):
+    stateful_primitive(_fn, ARRAY, ..., kwargs={"out": ARRAY}, state_type=Scratch)(
+        cumsum_out_rrule
+    )

@@ -1,12 +1,12 @@
 """NumPy ufuncs and the arithmetic operators on arrays, plus ``clip``, ``where``, ``real``,
-``imag`` and ``conj``.
+``imag``, ``conj``, ``sinc`` and ``angle``.
 
 Each ufunc is registered for its plain positional form on arrays and scalars (every mix, with
 broadcasting): ``np.exp(x)``, ``np.add(a, 2.0)``.  Calls with ``out=`` or other keywords are not
-these rules (``out=`` calls of add/subtract/multiply/divide are the stateful rules of
-``gibbous.rules.inplace``).  An operator on an array (``a * b``, ``-a``, ``a ** 2``) is its
-ufunc.  Gradients at ties of ``maximum``/``minimum`` are split evenly (see
-``elementwise._ties``).
+these rules (``out=`` calls of the ufuncs in ``UNARY`` and ``BINARY`` and of ``floor``-like
+ones are the stateful rules of ``gibbous.rules.inplace``).  An operator on an array (``a * b``,
+``-a``, ``a ** 2``) is its ufunc.  Gradients at ties of ``maximum``/``minimum`` are split evenly
+(see ``elementwise._ties``).
 """
 
 from __future__ import annotations
@@ -25,10 +25,13 @@ from gibbous.rules.prims.common import (
     NUMBER,
     NUMERIC,
     RuleResult,
+    bind,
     conj,
     cotangent,
     needs,
     new_fdata,
+    no_pullback,
+    nothing,
     send,
     shares_memory,
     view_fdata,
@@ -39,6 +42,14 @@ from gibbous.rules.tangents import CoDual
 
 # --------------------------------------------------------------------------------------------
 # Tables
+
+
+def g_arccosh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
+    """1 / (sqrt(x - 1) sqrt(x + 1)): the derivative on NumPy's branch of arccosh.
+    ``elementwise.g_arccosh``'s 1 / sqrt(x^2 - 1) has the opposite sign for complex x with a
+    negative real part (the two agree for real x > 1)."""
+    return g / conj(np.sqrt(x - 1) * np.sqrt(x + 1))
+
 
 UNARY: dict[np.ufunc, E.UnaryGrad] = {
     np.negative: E.g_negate,
@@ -64,7 +75,7 @@ UNARY: dict[np.ufunc, E.UnaryGrad] = {
     np.cosh: E.g_cosh,
     np.tanh: E.g_tanh,
     np.arcsinh: E.g_arcsinh,
-    np.arccosh: E.g_arccosh,
+    np.arccosh: g_arccosh,
     np.arctanh: E.g_arctanh,
     np.deg2rad: E.g_deg2rad,
     np.rad2deg: E.g_rad2deg,
@@ -165,7 +176,9 @@ def _clip_masks(a: t.Any, lo: t.Any, hi: t.Any) -> tuple[t.Any, t.Any, t.Any]:
     """Which of a, lo, hi each element of ``clip(a, lo, hi) = minimum(maximum(a, lo), hi)``
     comes from; at a tie the value goes to ``a`` (as if the bound were not there)."""
     above_lo = True if lo is None else np.greater_equal(a, lo)
-    raised = a if lo is None else np.where(above_lo, a, lo)
+    # maximum, not where(above_lo, a, lo): the same values, and a scalar (no 0-d array) for
+    # scalar operands, so that clipping a 0-d array allocates no more than the primal.
+    raised = a if lo is None else np.maximum(a, lo)
     below_hi = True if hi is None else np.less_equal(raised, hi)
     from_a = np.logical_and(above_lo, below_hi)
     from_lo = np.logical_and(np.logical_not(above_lo), below_hi)
@@ -235,6 +248,13 @@ zero_derivative(np.where, ANY)  # the one-argument form: indices
 # real, imag, conj: real and imag of a complex array are views
 
 
+def _is_complex(x: object) -> bool:
+    # np.iscomplexobj makes an array of a Python scalar: an allocation the primal does not make.
+    if isinstance(x, np.ndarray):
+        return bool(x.dtype.kind == "c")
+    return isinstance(x, (complex, np.complexfloating))
+
+
 def real_or_imag(x: CD, take_imag: bool) -> tuple[CD, t.Callable[[t.Any], t.Any]]:
     """The real or imaginary part of ``x`` and a function from its cotangent rdata to x's rdata.
 
@@ -253,7 +273,7 @@ def real_or_imag(x: CD, take_imag: bool) -> tuple[CD, t.Callable[[t.Any], t.Any]
         zf = view_fdata(z, np.imag(x.fdata) if take_imag else np.real(x.fdata))
         return CoDual(z, zf), lambda dz: NT
     zf = new_fdata(z)
-    if not needs(x) or (take_imag and not np.iscomplexobj(xp)):
+    if not needs(x) or (take_imag and not _is_complex(xp)):
         return CoDual(z, zf), lambda dz: zero_for(x)
 
     def back(dz: t.Any) -> t.Any:
@@ -277,6 +297,10 @@ for _kind in NUMERIC:
 def conj_method_rrule(f: CD, x: CD) -> RuleResult:
     """``x.conj()``, ``x.conjugate()`` on arrays and ``complex.conjugate(z)``."""
     z = f.primal(x.primal)
+    if z is x.primal:  # the conjugate of a real array (or float) is the value itself
+        if isinstance(z, np.ndarray):
+            return x, no_pullback(2)
+        return x, lambda dz: (NT, zero_for(x) if dz is NT else dz)
     zf = new_fdata(z)
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
@@ -292,3 +316,46 @@ primitive(np.ndarray.conj, ARRAY)(conj_method_rrule)
 primitive(np.ndarray.conjugate, ARRAY)(conj_method_rrule)
 primitive(complex.conjugate, NUMBER)(conj_method_rrule)
 primitive(float.conjugate, NUMBER)(conj_method_rrule)
+
+# --------------------------------------------------------------------------------------------
+# sinc and angle: elementwise NumPy functions that are not ufuncs
+
+
+def g_sinc(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
+    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, whose difference cancels near 0: there the
+    series -pi^2 x / 3 + pi^4 x^3 / 30 (exact to rounding for |x| < 1e-4; 0 at 0).  In double
+    precision whatever x's: in single precision the difference would cancel to nothing."""
+    x = np.asarray(x, np.complex128 if np.iscomplexobj(x) else np.float64)
+    small = np.abs(x) < 1e-4
+    far = (np.cos(np.pi * x) - np.sinc(x)) / np.where(small, 1, x)
+    near = (np.pi**2 / 3) * x * ((np.pi * x) ** 2 / 10 - 1)
+    return g * conj(np.where(small, near, far))
+
+
+E.register_all([np.sinc], E.unary_rule(g_sinc), E.UNARY_PATTERNS)
+
+
+def angle_rrule(f: CD, z: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.angle(z, deg=False)`` = Im(log z): the gradient of a complex z is ``g i / conj(z)``
+    (0 at 0), in degrees ``180 / pi`` times that.  The angle of a real number is 0 or pi, a
+    constant wherever it is differentiable."""
+    deg = bind(("deg",), args, kwargs, {"deg": False}, "np.angle")["deg"]
+    zp = z.primal
+    y = f.primal(zp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    yf = new_fdata(y)
+    rest = nothing(len(args) + len(kwargs))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is None or not needs(z) or not _is_complex(zp):
+            return (NT, zero_for(z), *rest)
+        scale = 180 / np.pi if deg else 1.0
+        at_zero = np.equal(zp, 0)
+        grad = np.where(at_zero, 0, (scale * 1j) / np.conj(np.where(at_zero, 1, zp)))
+        return (NT, send(z, g * grad), *rest)
+
+    return CoDual(y, yf), pullback
+
+
+for _kind in NUMERIC:
+    primitive(np.angle, _kind, ...)(angle_rrule)

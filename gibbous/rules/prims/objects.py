@@ -28,8 +28,14 @@ import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.rules.prims.common import ANY, CD, NT, STR, RuleResult
-from gibbous.rules.prims.items import TupleItems, full_tangent, rdata_tangent
-from gibbous.rules.registry import primitive
+from gibbous.rules.prims.items import (
+    Throwaway,
+    TupleItems,
+    full_tangent,
+    rdata_tangent,
+    throwaway_state,
+)
+from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import (
     CoDual,
     MutableTangent,
@@ -93,8 +99,16 @@ def _frozen_fields(obj: object) -> tuple[str, ...]:
     return ()
 
 
-@primitive(builtins.getattr, OBJECT, STR)
-def getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
+@stateful_primitive(builtins.getattr, OBJECT, STR, state_type=Throwaway)
+def getattr_rrule(
+    state: Throwaway | None, f: CD, x: CD, name: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    """Stateful only for constants: their throwaway fdata is kept in the state."""
+    state = throwaway_state(state)
+    return (*_getattr(state, f, x, name), state)
+
+
+def _getattr(state: Throwaway, f: CD, x: CD, name: CD) -> RuleResult:
     obj, n, fd = x.primal, name.primal, x.fdata
     y = f.primal(obj, n)
     if isinstance(obj, np.ndarray):
@@ -154,7 +168,7 @@ def getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
         ):
             raise _not_differentiated(obj, n, "its value is computed by code")
     # A class attribute, or an attribute of something without a tangent: a constant.
-    return CoDual(y, zero_fdata(y)), lambda dy: (NT, zero_rdata(obj), NT)
+    return CoDual(y, state.fdata("value", y)), lambda dy: (NT, zero_rdata(obj), NT)
 
 
 @primitive(builtins.setattr, OBJECT, STR, ANY)

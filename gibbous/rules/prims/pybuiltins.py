@@ -20,8 +20,10 @@ from gibbous.rules.prims.common import (
     RuleResult,
     conj,
     cotangent,
+    is_inexact_scalar,
     new_fdata,
     nothing,
+    scalar_rdata,
     send,
     zero_for,
 )
@@ -29,6 +31,17 @@ from gibbous.rules.prims.items import Items, TupleItems
 from gibbous.rules.prims.iteration import consume
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.rules.tangents import CoDual
+
+
+def give(items: Items, j: int, g: t.Any) -> None:
+    """``items.send(j, g)``; a number item gets its rdata directly, which is what ``send``
+    does, except on an array's items, where it makes NumPy scalars of ``g`` (allocating: a
+    warm ``sum`` of a vector would allocate where its primal does not)."""
+    v = items.item(j)
+    if g is not None and is_inexact_scalar(v):
+        items.send_rdata(j, scalar_rdata(v, g))
+    else:
+        items.send(j, g)
 
 
 @primitive(builtins.sum, ANY, ...)
@@ -47,7 +60,7 @@ def sum_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(yf, dy)
         for j in range(len(values)):
-            items.send(j, g)
+            give(items, j, g)
         start_rdata = (send(start, g),) if rest else ()
         return (NT, items.rdata(), *start_rdata)
 
@@ -112,7 +125,7 @@ def fsum_rrule(f: CD, x: CD) -> RuleResult:
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         if dy is not NT:
             for j in range(len(values)):
-                items.send(j, dy)
+                give(items, j, dy)
         return NT, items.rdata()
 
     return CoDual(y, NT), pullback
@@ -139,7 +152,7 @@ def prod_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
             right[-j - 1] = right[-j] * factors[-j]
         others = [lft * rgt for lft, rgt in zip(left, right)]
         for j in range(len(values)):
-            items.send(j, g * conj(others[j + 1]))
+            give(items, j, g * conj(others[j + 1]))
         start_rdata = (send(start, g * conj(others[0])),) if kwargs else ()
         return (NT, items.rdata(), *start_rdata)
 

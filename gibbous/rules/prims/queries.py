@@ -1,7 +1,9 @@
 """Calls without derivative: comparisons, bitwise operators, queries (``len``,
 ``isinstance``, ``in``, ...), text (``repr``, ``format``, string methods), sets, indices
 (``argmax``...).  Comparisons and bitwise operators check that their result is not
-differentiable: a user ``__lt__`` may return anything.
+differentiable: a user ``__lt__`` may return anything.  The methods that change a set undo
+their change in their pullback, as the list methods do (``container_methods``): pullbacks that
+run after it see the set their forward call saw.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ import typing as t
 
 import numpy as np
 
-from gibbous.rules.prims.common import ANY, CD, LIST, NT, STR, RuleResult, no_pullback
+from gibbous.rules.prims.common import ANY, CD, LIST, NT, STR, RuleResult
 from gibbous.rules.registry import primitive, zero_derivative
-from gibbous.rules.tangents import CoDual, is_differentiable
+from gibbous.rules.tangents import CoDual, is_differentiable, zero_rdata
 
 # Methods of strings, which have no tangent.
 _STR_METHODS = """
@@ -32,19 +34,30 @@ def _boolean_rrule(f: CD, *args: CD) -> RuleResult:
             f"{getattr(f.primal, '__name__', f.primal)} returned a {type(y).__qualname__}, which "
             "has a derivative; gibbous differentiates comparisons only as booleans"
         )
-    return CoDual(y, NT), no_pullback(1 + len(args))
+    # Operands with rdata (floats, tuples of floats) get a zero of their own kind.
+    rdata = (NT, *(zero_rdata(a.primal) for a in args))
+    # An in-place operator returns its (changed) left operand: one object, one fdata.
+    fdata = args[0].fdata if args and y is args[0].primal else NT
+    return CoDual(y, fdata), lambda dy: rdata
 
 
 for _op in (
     operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
     operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift,
+    # in place (ints rebind, sets and bool arrays change; ``|=`` is also a dict's update, in
+    # container_methods)
+    operator.iand, operator.ixor, operator.ilshift, operator.irshift,
 ):  # fmt: skip
     primitive(_op, ANY, ANY)(_boolean_rrule)
-primitive(operator.invert, ANY)(_boolean_rrule)
+for _unary_op in (operator.invert, operator.inv):
+    primitive(_unary_op, ANY)(_boolean_rrule)
 
 _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
     (builtins.len, (ANY,)),
     (operator.contains, (ANY, ANY)),
+    (operator.countOf, (ANY, ANY)),
+    (operator.indexOf, (ANY, ANY)),
+    (operator.length_hint, (ANY, ...)),
     (operator.is_, (ANY, ANY)),
     (operator.is_not, (ANY, ANY)),
     (operator.not_, (ANY,)),
@@ -65,10 +78,6 @@ _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
     (builtins.hasattr, (ANY, ANY)),
     (builtins.type, (ANY,)),
     (builtins.id, (ANY,)),
-    (set.add, (ANY, ANY)),
-    (set.update, (ANY, ...)),
-    (set.discard, (ANY, ANY)),
-    (set.remove, (ANY, ANY)),
     (np.ndindex, (...,)),
     (np.argmax, (...,)),
     (np.argmin, (...,)),
@@ -83,3 +92,59 @@ _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
 )
 for _zero_fn, _pattern in _ZERO:
     zero_derivative(_zero_fn, *_pattern)
+
+
+# --------------------------------------------------------------------------------------------
+# Sets: their items (hashable values) carry no tangent into the set
+
+
+@primitive(set.add, ANY, ANY)
+def set_add_rrule(f: CD, s: CD, x: CD) -> RuleResult:
+    st, v = s.primal, x.primal
+    new = v not in st
+    f.primal(st, v)
+    rdata = (NT, NT, zero_rdata(v))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if new:
+            st.discard(v)
+        return rdata
+
+    return CoDual(None, NT), pullback
+
+
+_ABSENT = object()
+
+
+def set_removal_rrule(f: CD, s: CD, x: CD) -> RuleResult:
+    """``set.remove``, ``set.discard``: the pullback puts back the very item removed."""
+    st, v = s.primal, x.primal
+    removed = next((item for item in st if item == v), _ABSENT) if v in st else _ABSENT
+    f.primal(st, v)  # remove raises KeyError as Python does
+    rdata = (NT, NT, zero_rdata(v))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if removed is not _ABSENT:
+            st.add(removed)
+        return rdata
+
+    return CoDual(None, NT), pullback
+
+
+for _remove in (set.remove, set.discard):
+    primitive(_remove, ANY, ANY)(set_removal_rrule)
+
+
+@primitive(set.update, ANY, ...)
+def set_update_rrule(f: CD, s: CD, *others: CD) -> RuleResult:
+    st = s.primal
+    parts = [list(o.primal) for o in others]  # an iterator is consumed once, as update would
+    added = {v for part in parts for v in part if v not in st}
+    f.primal(st, *parts)
+    rdata = (NT, NT, *(zero_rdata(o.primal) for o in others))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        st.difference_update(added)
+        return rdata
+
+    return CoDual(None, NT), pullback

@@ -101,20 +101,34 @@ MATH_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
     math.erfc: E.g_erfc,
     math.degrees: E.g_rad2deg,
     math.radians: E.g_deg2rad,
+    math.gamma: E.g_gamma,
+    math.lgamma: E.g_lgamma,
 }
 MATH_BINARY: dict[t.Callable[..., t.Any], tuple[E.BinaryGrad, E.BinaryGrad]] = {
     math.pow: (E.g_pow_x, E.g_pow_y),
     math.atan2: (E.g_atan2_y, E.g_atan2_x),
     math.fmod: (E.g_first, E.g_fmod_y),
+    math.remainder: (E.g_first, E.g_remainder_y),
 }
-MATH_ZERO = (math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
+# Functions of which only the first operand has a derivative.
+MATH_BINARY_FIRST: dict[t.Callable[..., t.Any], E.BinaryGrad] = {
+    math.copysign: E.g_copysign_x,  # the sign of y is locally constant
+    math.ldexp: E.g_ldexp_x,  # x * 2**i, i an int
+    math.nextafter: E.g_first,  # x moved by one ulp towards y
+}
+MATH_ZERO = (
+    math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.ulp,
+)  # fmt: skip
 
 for _fn, _g in MATH_UNARY.items():
     E.register_all([_fn], E.unary_rule(_g), E.SCALAR_UNARY)
 for _fn, (_gx, _gy) in MATH_BINARY.items():
     E.register_all([_fn], E.binary_rule(_gx, _gy), E.SCALAR_BINARY)
+for _fn, _gx in MATH_BINARY_FIRST.items():
+    E.register_all([_fn], E.binary_rule(_gx, None), E.SCALAR_BINARY)
 for _fn in MATH_ZERO:
     zero_derivative(_fn, NUMBER)
+zero_derivative(math.isclose, NUMBER, NUMBER, ...)  # and rel_tol=, abs_tol=
 
 
 def _g_log_base_x(g: t.Any, x: t.Any, b: t.Any, z: t.Any) -> t.Any:
@@ -144,6 +158,28 @@ def hypot_rrule(f: CD, *xs: CD) -> RuleResult:
     return CoDual(z, NT), pullback
 
 
+def _first_part_rrule(derivative: t.Callable[[t.Any], float]) -> t.Callable[[CD, CD], RuleResult]:
+    """A function of one float to a pair whose first part alone has a derivative, given by
+    ``derivative(y)``: ``frexp(x) = (m, e)`` with ``m = x * 2**-e``, ``modf(x) = (frac, whole)``
+    with ``frac = x - whole``."""
+
+    def rrule(f: CD, x: CD) -> RuleResult:
+        y = f.primal(x.primal)
+
+        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+            if dy is NT or dy[0] is NT or not needs(x):
+                return NT, zero_for(x)
+            return NT, send(x, dy[0] * derivative(y))
+
+        return CoDual(y, NT), pullback
+
+    return rrule
+
+
+primitive(math.frexp, NUMBER)(_first_part_rrule(lambda y: math.ldexp(1.0, -y[1])))
+primitive(math.modf, NUMBER)(_first_part_rrule(lambda y: 1.0))
+
+
 # --------------------------------------------------------------------------------------------
 # Builtins
 
@@ -166,7 +202,8 @@ for _fn in (builtins.float, builtins.complex):  # of a 0-d array
     primitive(_fn, ARRAY)(_float_rrule)
 for _fn in (builtins.int, builtins.bool, builtins.round, np.int64, np.int32):
     zero_derivative(_fn, NUMBER, ...)
-    zero_derivative(_fn, ARRAY)
+    if _fn is not builtins.round or hasattr(np.ndarray, "__round__"):  # NumPy 2 has none
+        zero_derivative(_fn, ARRAY)
 for _fn in (builtins.float, builtins.int, builtins.complex):
     zero_derivative(_fn, STR)
 

@@ -274,3 +274,62 @@ def test_dict_update(rng: np.random.Generator) -> None:
         return tape.call(operator.mul, tape.call(operator.mul, a, b), c)
 
     check(program, {"a": 1.5, "z": 3.0}, {"a": -0.5, "b": 2.0}, 0.75, rng=rng)
+
+
+def test_clear_remove_and_repeat_in_place(rng: np.random.Generator) -> None:
+    def program(tape: t.Any, lst: t.Any, v: t.Any) -> t.Any:
+        tape.call(list.append, lst, v)
+        tape.call(operator.imul, lst, tape.const(2))  # l *= 2
+        tape.call(list.remove, lst, tape.const(2))  # the first 2 goes
+        total = tape.call(builtins.sum, lst)
+        tape.call(list.clear, lst)
+        tape.call(list.append, lst, total)
+        return tape.call(operator.mul, tape.call(operator.getitem, lst, tape.const(0)), v)
+
+    check(program, [1.5, 2, -0.5], 0.75, rng=rng)  # the harness checks restoration
+    check(call(operator.imul, 0), [1.5, -0.5], rng=rng)
+    check(call(operator.iadd, (2.5,)), (1.5, rng.standard_normal(2)), rng=rng)
+    check(call(operator.imul, 2), (1.5, rng.standard_normal(2)), rng=rng)
+
+
+def test_dict_copy_clear_setdefault_popitem(rng: np.random.Generator) -> None:
+    def program(tape: t.Any, d: t.Any, v: t.Any) -> t.Any:
+        c = tape.call(dict.copy, d)
+        tape.call(dict.clear, d)
+        got = tape.call(dict.setdefault, c, tape.const("a"), v)  # present: c["a"]
+        new = tape.call(dict.setdefault, c, tape.const("z"), v)  # stored and returned
+        tape.call(operator.setitem, d, tape.const("k"), tape.call(operator.mul, new, got))
+        pair = tape.call(dict.popitem, c)  # ("z", v)
+        last = tape.call(operator.getitem, pair, tape.const(1))
+        kept = tape.call(operator.getitem, d, tape.const("k"))
+        return tape.call(operator.add, tape.call(operator.mul, kept, last), got)
+
+    check(program, {"a": 1.5, "b": -0.5}, 0.75, rng=rng)
+    assert gradient(lambda tape, d, v: tape.call(dict.setdefault, d, "z", v), {}, 2.0)[1] == 1.0
+
+
+def test_dict_union_operators(rng: np.random.Generator) -> None:
+    def program(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
+        u = tape.call(operator.or_, a, b)
+        tape.call(operator.ior, a, b)
+        x = tape.call(operator.getitem, u, tape.const("x"))  # b's
+        y = tape.call(operator.getitem, a, tape.const("y"))  # a's own
+        return tape.call(operator.mul, x, y)
+
+    check(program, {"x": 1.5, "y": -0.5}, {"x": 2.0, "w": 0.25}, rng=rng)
+
+
+def test_dict_views_have_the_dicts_tangent() -> None:
+    """The tangent model gives ``d.values()`` and ``d.items()`` the tangent of ``d`` (the same
+    object), and ``d.keys()`` none; the rules' fdata is that tangent."""
+    from gibbous.ir import types as T
+    from gibbous.rules.registry import DefaultContext, build_primitive_rrule
+    from gibbous.rules.tangents import Tangent, zero_coduals, zero_fdatas
+
+    d = {"a": 1.5, "b": np.ones(2)}
+    d_fdata, values_fdata, keys_fdata = zero_fdatas(d, d.values(), d.keys())
+    assert isinstance(values_fdata, Tangent) and values_fdata.fields["mapping"] is d_fdata
+    assert keys_fdata is NT
+    f, cd = zero_coduals(dict.items, d)
+    y, _ = build_primitive_rrule(DefaultContext, dict.items, [T.typeof(d)])(f, cd)
+    assert isinstance(y.fdata, Tangent) and y.fdata.fields["mapping"] is cd.fdata

@@ -246,3 +246,82 @@ def test_warm_setitem_holds_no_numpy_memory(index: t.Any, vshape: t.Any) -> None
     if region >= 4096:  # the plain rule keeps fresh copies of the region until its pullback
         assert cold.held_after_forward >= 2 * region and cold.held_after_reverse == 0, cold
     assert NUMPY  # the NumPy-domain filter of tests/rules/test_stateful.py
+
+
+# --------------------------------------------------------------------------------------------
+# The audit's cases: every indexing form, with the allocation policy (a warm call allocates no
+# NumPy memory when the primal allocates none, advanced indexing included).
+
+
+def _audit_cases(name: str) -> list[t.Any]:
+    from gibbous.audit.cases import arrays
+
+    return t.cast(list[t.Any], getattr(arrays, name))
+
+
+@pytest.mark.parametrize("case", _audit_cases("SETITEM"), ids=lambda c: c.id)
+def test_setitem_cases(case: t.Any) -> None:
+    case.run(perf="allocs")
+
+
+@pytest.mark.parametrize("case", _audit_cases("GETITEM"), ids=lambda c: c.id)
+def test_getitem_cases(case: t.Any) -> None:
+    case.run(perf="allocs")
+
+
+@pytest.mark.parametrize(
+    "indices",
+    [
+        [np.array([0, 2, 2]), np.array([1, 1, 0]), np.array([2, 0, 1])],
+        [np.array([True, False, True]), np.array([False, True, True]), np.array([True] * 3)],
+        [(np.array([0, 1, 1]), slice(None)), (np.array([2, 2]), slice(None, None, -1))],
+    ],
+    ids=["ints", "masks of several counts", "with slices"],
+)
+def test_advanced_setitem_in_a_loop_agrees_with_the_plain_rule(
+    indices: list[t.Any], rng: np.random.Generator
+) -> None:
+    a0, v0 = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    site = _site(a0, indices[0], v0)
+    plain = plain_rrule(site.rule)
+    results = []
+    for rule in (site, plain):
+        a, v = a0.copy(), v0.copy()
+        ca, cv = zero_coduals(a, v)
+        ca.fdata[...] = rng.standard_normal(a.shape) if rule is site else results[0][2]
+        start_fdata = ca.fdata.copy()
+        pullbacks = []
+        for k, index in enumerate(indices):
+            value = cv if index is indices[0] else CoDual(v * (k + 1.0), np.zeros(4))
+            _, pb = rule(CoDual(operator.setitem, NT), ca, CoDual(index, NT), value)
+            pullbacks.append((pb, value))
+        written = a.copy()
+        ca.fdata[...] = np.arange(12.0).reshape(3, 4)  # the cotangent of the final array
+        grads = [pb(NT)[3] for pb, _ in reversed(pullbacks)]
+        np.testing.assert_array_equal(a, a0)  # restored
+        values = [value.fdata.copy() for _, value in pullbacks]
+        results.append((written, values, start_fdata, ca.fdata.copy(), grads))
+    (w1, g1, _, f1, _), (w2, g2, _, f2, _) = results
+    np.testing.assert_array_equal(w1, w2)
+    np.testing.assert_allclose(f1, f2)
+    for x, y in zip(g1, g2):
+        np.testing.assert_allclose(x, y)
+    assert site.depth == 0
+
+
+def test_warm_advanced_setitem_reuses_its_state(rng: np.random.Generator) -> None:
+    a, v = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    ca, cv = zero_coduals(a, v)
+    site = _site(a, np.array([0, 2]), v)
+    f = CoDual(operator.setitem, NT)
+    seen = []
+    for index in (np.array([0, 2]), np.array([1, 1]), np.array([2, 0])):  # same shapes
+        _, pb = site(f, ca, CoDual(index, NT), cv)
+        pb(NT)
+        seen.append(site.states[0])
+    assert seen[0] is seen[1] is seen[2]
+    mask = np.array([True, False, True])
+    for index in (mask, ~mask):  # another count of True: another region
+        _, pb = site(f, ca, CoDual(index, NT), cv)
+        pb(NT)
+        assert site.states[0].region == (int(index.sum()), 4)

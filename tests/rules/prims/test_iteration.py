@@ -160,3 +160,25 @@ def test_an_iterator_made_outside_cannot_carry_tangents() -> None:
         gradient(lambda tape, it: tape.call(runtime.next_or_stop, it), it)
     ints = iter([1, 2])
     assert gradient(lambda tape, it: tape.call(runtime.next_or_stop, it), ints)
+
+
+def test_iterators_over_values_without_tangents_have_none() -> None:
+    """An iterator whose items can carry no tangent gets the tangent model's ``NoTangent()``;
+    one over floats gets an ``IterTangent``."""
+    from gibbous.ir import types as T
+    from gibbous.rules.registry import DefaultContext, build_primitive_rrule
+    from gibbous.rules.tangents import CoDual, zero_fdata
+
+    def fdata_of_call(fn: t.Any, *values: t.Any) -> t.Any:
+        rule = build_primitive_rrule(DefaultContext, fn, [T.typeof(v) for v in values])
+        y, _ = rule(CoDual(fn, NoTangent()), *(CoDual(v, zero_fdata(v)) for v in values))
+        return y.fdata
+
+    for fn, args in [
+        (builtins.iter, (range(3),)), (builtins.iter, ((1, "a"),)), (builtins.reversed, ("ab",)),
+        (builtins.zip, ((1, 2), range(2))), (builtins.enumerate, ((3, 4),)),
+    ]:  # fmt: skip
+        assert fdata_of_call(fn, *args) is NoTangent(), fn
+    assert isinstance(fdata_of_call(builtins.iter, (1.5, 2)), IterTangent)
+    assert isinstance(fdata_of_call(builtins.zip, (1, 2), [1.5, 2.5]), IterTangent)
+    assert isinstance(fdata_of_call(builtins.enumerate, [1, 2]), IterTangent)  # a list may change

@@ -1,4 +1,7 @@
-"""matmul (@), dot, inner, outer, np.linalg.norm: every combination of 1-D, 2-D and batched."""
+"""matmul (@), dot, inner, outer, np.linalg.norm: every combination of 1-D, 2-D and batched;
+vdot, tensordot, einsum, kron, diagonals, traces and the decompositions (the audit's cases in
+gibbous/audit/cases/linalg.py test every rule at representative arguments; these tests add
+programs, edge cases and errors)."""
 
 from __future__ import annotations
 
@@ -83,8 +86,135 @@ def test_norm(shape: t.Any, options: dict[str, t.Any], rng: np.random.Generator)
     check(call(np.linalg.norm, **options), z, rng=rng)
 
 
-def test_norm_at_zero_and_unsupported_orders() -> None:
+def test_norm_at_zero_and_of_every_order(rng: np.random.Generator) -> None:
     (g,) = gradient(call(np.linalg.norm), np.zeros(3))
     np.testing.assert_array_equal(g, 0.0)
-    with pytest.raises(NotImplementedError):
-        gradient(call(np.linalg.norm, ord=1), np.ones(3))
+    x = np.array([0.5, -2.0, 1.0])
+    (g,) = gradient(call(np.linalg.norm, ord=np.inf), x)
+    np.testing.assert_array_equal(g, [0.0, -1.0, 0.0])
+    (g,) = gradient(call(np.linalg.norm, ord=1), x)
+    np.testing.assert_array_equal(g, [1.0, -1.0, 1.0])
+    for order in (1, 3, 0.5, np.inf, -np.inf):
+        check(call(np.linalg.norm, ord=order), rng.uniform(0.5, 1.5, 4) * [1, -1, 1, -1], rng=rng)
+    for order in ("fro", "nuc", 1, -1, np.inf, -np.inf, 2, -2):
+        check(call(np.linalg.norm, ord=order), rng.standard_normal((3, 4)), rng=rng)
+
+
+def test_diagonal_fdata_is_a_view_of_the_parents() -> None:
+    """A write into the diagonal's fdata (a later rule's gradient) lands in the matrix's."""
+    from gibbous.ir.types import typeof
+    from gibbous.rules.registry import DefaultContext, build_primitive_rrule
+    from gibbous.rules.tangents import zero_coduals
+
+    a = np.arange(12.0).reshape(3, 4)
+    for fn, args in ((np.diagonal, (1,)), (np.diag, ()), (np.ndarray.diagonal, (-1,))):
+        f, ca, *cargs = zero_coduals(fn, a, *args)
+        rule = build_primitive_rrule(DefaultContext, fn, [typeof(a), *map(typeof, args)])
+        y, pullback = rule(f, ca, *cargs)
+        assert not y.primal.flags.writeable and y.fdata.flags.writeable
+        y.fdata[...] += 1.0
+        assert np.shares_memory(y.fdata, ca.fdata) and ca.fdata.sum() == y.primal.size
+        pullback(None)
+        assert ca.fdata.sum() == y.primal.size  # the pullback adds nothing more
+
+
+def test_diagonal_in_a_program(rng: np.random.Generator) -> None:
+    def program(tape: t.Any, a: t.Any) -> t.Any:
+        d = tape.call(np.diagonal, a)
+        return tape.call(np.sum, tape.call(operator.mul, d, d))
+
+    check(program, rng.standard_normal((3, 3)), rng=rng)
+    check(call(np.trace, 1), rng.standard_normal((3, 4)), rng=rng)
+    check(call(np.trace, axis1=0, axis2=2), rng.standard_normal((3, 2, 3)), rng=rng)
+
+
+@pytest.mark.parametrize(
+    "spec, shapes",
+    [("ij,jk->ik", [(2, 3), (3, 4)]), ("ii", [(3, 3)]), ("ii->i", [(3, 3)]), ("ij->", [(2, 3)]),
+     ("i,j->ij", [(2,), (3,)]), ("...i,...i->...", [(2, 3), (2, 3)]), ("ij,j", [(2, 3), (3,)]),
+     ("iij->j", [(2, 2, 3)]), ("ji", [(2, 3)]), ("...i,...i->...i", [(2, 3), (1, 3)]),
+     ("...ij,...jk", [(2, 1, 2, 3), (4, 3, 2)])],
+)  # fmt: skip
+def test_einsum(spec: str, shapes: t.Any, rng: np.random.Generator) -> None:
+    check_call(np.einsum, spec, *(rng.standard_normal(s) for s in shapes), rng=rng)
+
+
+def test_einsum_gradient_against_matmul(rng: np.random.Generator) -> None:
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    seed = rng.standard_normal((2, 4))
+    ga, gb = gradient(call(np.einsum), "ij,jk->ik", a, b, seed=seed)[1:]
+    np.testing.assert_allclose(ga, seed @ b.T)
+    np.testing.assert_allclose(gb, a.T @ seed)
+
+
+@pytest.mark.parametrize(
+    "sa, sb, axes",
+    [((2, 3, 4), (3, 4, 5), 2), ((2, 3), (3, 2), ([0, 1], [1, 0])), ((3,), (3,), 0),
+     ((2, 3, 4), (4, 2), ((2, 0), (0, 1)))],
+)  # fmt: skip
+def test_tensordot(sa: t.Any, sb: t.Any, axes: t.Any, rng: np.random.Generator) -> None:
+    check(call(np.tensordot, axes=axes), rng.standard_normal(sa), rng.standard_normal(sb), rng=rng)
+
+
+@pytest.mark.parametrize("sa, sb", [((2, 3), (3, 2)), ((3,), (2, 2)), ((2, 1, 2), (3,))], ids=str)
+def test_kron_and_vdot(sa: t.Any, sb: t.Any, rng: np.random.Generator) -> None:
+    check_call(np.kron, rng.standard_normal(sa), rng.standard_normal(sb), rng=rng)
+    a = rng.standard_normal(sa) + 1j * rng.standard_normal(sa)
+    check_call(np.vdot, a, rng.standard_normal(sa) - 0.5j, rng=rng)
+
+
+def _spd(rng: np.random.Generator, n: int) -> t.Any:
+    m = rng.standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+def test_decompositions_in_programs(rng: np.random.Generator) -> None:
+    a = _spd(rng, 3)
+
+    def chol_logdet(tape: t.Any, a: t.Any) -> t.Any:
+        low = tape.call(np.linalg.cholesky, a)
+        return tape.call(np.sum, tape.call(np.log, tape.call(np.diagonal, low)))
+
+    check(chol_logdet, a, rng=rng)
+    check(call(np.linalg.inv), a + rng.standard_normal((3, 3)) * 0.1, rng=rng)
+    check(call(np.linalg.solve), a, rng.standard_normal(3), rng=rng)
+    check(call(np.linalg.det), a, rng=rng)
+    check(call(np.linalg.svd, full_matrices=False), rng.standard_normal((4, 3)), rng=rng)
+    check(call(np.linalg.qr), rng.standard_normal((4, 3)), rng=rng)
+    check(call(np.linalg.eigh), a, rng=rng)
+    check(call(np.linalg.pinv), rng.standard_normal((3, 4)), rng=rng)
+
+
+def test_decompositions_read_the_lower_triangle_only(rng: np.random.Generator) -> None:
+    a = _spd(rng, 3)
+    (g,) = gradient(call(np.linalg.cholesky), a, seed=rng.standard_normal((3, 3)))
+    assert np.all(np.triu(g, 1) == 0)
+
+
+def test_unsupported_decompositions_raise(rng: np.random.Generator) -> None:
+    tall = rng.standard_normal((4, 3))
+    with pytest.raises(NotImplementedError, match="full_matrices"):
+        gradient(call(np.linalg.svd), tall, seed=None)
+    with pytest.raises(NotImplementedError, match="complex"):
+        gradient(call(np.linalg.svd, full_matrices=False), np.eye(2) + 0j, seed=None)
+    with pytest.raises(NotImplementedError, match="fewer rows"):
+        gradient(call(np.linalg.qr), tall.T, seed=None)
+    with pytest.raises(NotImplementedError, match="mode"):
+        gradient(call(np.linalg.qr, mode="complete"), tall, seed=None)
+
+
+def test_complex_eigh_for_losses_blind_to_phases(rng: np.random.Generator) -> None:
+    m = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    a = m @ m.conj().T + 3 * np.eye(3)
+    weights = rng.standard_normal((3, 3))
+
+    def program(tape: t.Any, a: t.Any) -> t.Any:
+        pair = tape.call(np.linalg.eigh, a)
+        values = tape.call(operator.getitem, pair, 0)
+        vectors = tape.call(operator.getitem, pair, 1)
+        magnitudes = tape.call(np.abs, vectors)  # |V|: the phases drop out
+        squares = tape.call(operator.mul, magnitudes, magnitudes)
+        weighted = tape.call(operator.mul, squares, weights)
+        return tape.call(operator.add, tape.call(np.sum, weighted), tape.call(np.sum, values))
+
+    check(program, a, rng=rng)

@@ -185,15 +185,46 @@ def test_make_function_links_the_cells_it_closes_over() -> None:
     assert a.rdata == 3.0
 
 
-def test_make_function_refuses_differentiable_defaults() -> None:
-    outer = make_closure(0.0)
-    tape = Tape()
-    with pytest.raises(NotImplementedError, match="default"):
-        tape.call(runtime.make_function, tape.const(outer.__code__), tape.const(make_closure),
-                  tape.const((1.5,)), tape.const(None), tape.const(None))  # fmt: skip
+def test_make_function_keeps_differentiable_defaults_in_its_tangent() -> None:
+    """``def g(a, b=x)``: the function's tangent holds its defaults' tangent (a call using the
+    default adds its gradient there), and the pullback hands it to the defaults operand."""
+    from gibbous.ir.types import typeof
+    from gibbous.rules.registry import DefaultContext, build_primitive_rrule
+    from gibbous.rules.tangents import CoDual
+
+    def g(a: float, b: float = 0.0) -> float:
+        return a * b
+
+    operands = (g.__code__, make_closure, (1.5,), None, None)
+    types_ = [typeof(v) for v in operands]
+    rule = build_primitive_rrule(DefaultContext, runtime.make_function, types_)
+    made, pullback = rule(
+        CoDual(runtime.make_function, NoTangent()), *(CoDual(v, NoTangent()) for v in operands)
+    )
+    assert made.primal.__defaults__ == (1.5,)
+    assert isinstance(made.fdata, MutableTangent) and made.fdata.fields["__defaults__"] == (0.0,)
+    made.fdata.fields["__defaults__"] = (2.5,)  # what a call that used the default added
+    assert pullback(NoTangent())[3] == (2.5,)
 
 
 def test_cast_and_check_bound_are_identities(rng: np.random.Generator) -> None:
     check(lambda tape, x: tape.call(t.cast, tape.const(object), x), 1.5, rng=rng)
     check(lambda tape, x: tape.call(t.cast, tape.const(object), x), rng.standard_normal(2), rng=rng)
     check(lambda tape, x: tape.call(runtime.check_bound, x, tape.const("x")), 1.5, rng=rng)
+
+
+class WithTable:
+    table = np.linspace(0.5, 1.5, 3)  # a class attribute: a constant
+
+
+def test_constants_get_a_throwaway_fdata_kept_in_the_rules_state() -> None:
+    """A constant array (a class attribute, what an inactive cell holds) gets zero fdata of the
+    tangent model's kind, kept in the rule's state and zeroed on each call: a warm call
+    allocates no array, as the primal allocates none."""
+    from gibbous import testing
+
+    testing.test_rule(builtins.getattr, WithTable(), "table", perf="allocs")
+    testing.test_rule(runtime.cell_get, types.CellType(np.ones((2, 3))), "x", perf="allocs")
+    inner = make_closure(0.0).__code__
+    cells = (types.CellType(np.ones(3)),)
+    testing.test_rule(runtime.make_function, inner, make_closure, None, None, cells, perf="allocs")

@@ -98,3 +98,59 @@ def test_cumsum(axis: t.Any, rng: np.random.Generator) -> None:
     x = rng.standard_normal((3, 4))
     check(call(np.cumsum, axis=axis), x, rng=rng)
     check(call(np.ndarray.cumsum, axis), x, rng=rng)
+
+
+def test_cumprod_with_zeros_is_exact(rng: np.random.Generator) -> None:
+    x = np.array([2.0, 0.0, 3.0, 0.5])
+    (g,) = gradient(call(np.cumprod), x)
+    # d/dx_j of sum_i prod_{k<=i} x_k, with the products of the others written out
+    np.testing.assert_array_equal(g, [1.0, 2.0 + 6.0 + 3.0, 0.0, 0.0])
+    y = rng.uniform(0.5, 1.5, (3, 4))
+    y[1, 1] = y[2, 3] = 0.0
+    check(call(np.cumprod, axis=1), y, rng=rng)
+    check(call(np.ndarray.cumprod, 0), y, rng=rng)
+
+
+def test_nan_reductions_give_nans_no_gradient() -> None:
+    x = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, 2.0]])
+    (g,) = gradient(call(np.nansum, axis=1), x, seed=np.array([1.0, 10.0]))
+    np.testing.assert_array_equal(g, [[1.0, 0.0, 1.0], [0.0, 0.0, 10.0]])
+    (g,) = gradient(call(np.nanmean, axis=1), x, seed=np.array([1.0, 10.0]))
+    np.testing.assert_array_equal(g, [[0.5, 0.0, 0.5], [0.0, 0.0, 10.0]])
+    (g,) = gradient(call(np.nanmean), x)
+    np.testing.assert_array_equal(g, np.where(np.isnan(x), 0.0, 1 / 3))
+
+
+@pytest.mark.parametrize("fn", [np.var, np.std, np.ndarray.var, np.ndarray.std], ids=name)
+def test_var_and_std(fn: t.Any, rng: np.random.Generator) -> None:
+    x = rng.standard_normal((3, 4))
+    check(call(fn, axis=0, ddof=1), x, rng=rng)
+    if fn in (np.var, np.std):  # the methods have no ``correction``
+        check(call(fn, correction=1.0), x, rng=rng)
+    check(call(fn, axis=(0, 1), keepdims=True), x + 1j * rng.standard_normal((3, 4)), rng=rng)
+    (g,) = gradient(call(fn), np.full(3, 2.0))  # std at 0 takes the subgradient 0
+    assert np.all(np.isfinite(g))
+
+
+def test_average_weights_by_position_and_keyword(rng: np.random.Generator) -> None:
+    x, w = rng.standard_normal((3, 4)), rng.uniform(0.5, 1.5, 4)
+    check(call(np.average, 1, w), x, rng=rng)
+
+    def program(tape: t.Any, x: t.Any, w: t.Any) -> t.Any:
+        return tape.call(np.average, x, axis=1, weights=w)
+
+    check(program, x, w, rng=rng)
+    with pytest.raises(NotImplementedError):
+        gradient(call(np.average, returned=True), x)
+
+
+def test_ptp_and_extrema_to_a_scalar() -> None:
+    x = np.array([[1.0, 4.0], [-2.0, 3.0]])
+    (g,) = gradient(call(np.ptp), x)
+    np.testing.assert_array_equal(g, [[0.0, 1.0], [-1.0, 0.0]])
+    (g,) = gradient(call(np.ptp, axis=0), x, seed=np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(g, [[1.0, 2.0], [-1.0, -2.0]])
+    (g,) = gradient(call(np.max), np.array([3.0, 1.0, 3.0]))  # a tie: split
+    np.testing.assert_array_equal(g, [0.5, 0.0, 0.5])
+    (g,) = gradient(call(np.min, axis=0), np.array([2.0, 1.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 1.0, 0.0])

@@ -10,7 +10,9 @@ import typing as t
 import numpy as np
 import pytest
 
+from gibbous import testing
 from gibbous.ir import types as T
+from gibbous.rules.prims import elementwise as E
 from gibbous.rules.registry import DefaultContext, is_primitive
 from gibbous.rules.tangents import CoDual, NoTangent
 from tests.rules.prims.harness import (
@@ -208,3 +210,102 @@ def test_a_pullback_given_no_cotangent_returns_zeros() -> None:
     rule = build_primitive_rrule(DefaultContext, operator.mul, [T.FLOAT, T.FLOAT])
     _, pullback = rule(CoDual(operator.mul, NT), CoDual(2.0, NT), CoDual(3.0, NT))
     assert pullback(NT) == (NT, 0.0, 0.0)
+
+
+EULER_GAMMA = 0.5772156649015329
+
+
+@pytest.mark.parametrize(
+    "x, psi",
+    [
+        (1.0, -EULER_GAMMA),
+        (0.5, -EULER_GAMMA - 2 * math.log(2)),
+        (4.0, 1 + 1 / 2 + 1 / 3 - EULER_GAMMA),  # H_3 - gamma
+        (0.25, -EULER_GAMMA - math.pi / 2 - 3 * math.log(2)),
+        (-0.5, 2 - EULER_GAMMA - 2 * math.log(2)),  # reflection: psi(1/2) + 2
+        (1e6, math.log(1e6) - 0.5e-6 - 1 / 12e12),
+    ],
+)
+def test_digamma(x: float, psi: float) -> None:
+    assert E.digamma(x) == pytest.approx(psi, rel=1e-14, abs=1e-14)
+
+
+def test_digamma_at_a_pole() -> None:
+    with pytest.raises(ValueError):
+        E.digamma(-2.0)
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [(math.gamma, (2.3,)), (math.gamma, (-1.6,)), (math.lgamma, (0.3,)), (math.lgamma, (-2.6,)),
+     (math.copysign, (1.3, -0.5)), (math.copysign, (-1.3, 0.5)), (math.remainder, (7.9, 2.1)),
+     (math.remainder, (-7.9, 2.1)), (math.ldexp, (1.3, 3)), (math.ldexp, (1.3, -2))],
+)  # fmt: skip
+def test_math_gamma_copysign_remainder_ldexp(
+    fn: t.Any, args: tuple[t.Any, ...], rng: np.random.Generator
+) -> None:
+    out = check_call(fn, *args, rng=rng)
+    assert type(out.rdata[0]) is float
+    out = check_call(fn, *(np.float64(a) if type(a) is float else a for a in args), rng=rng)
+    assert type(out.rdata[0]) is np.float64
+
+
+def test_copysign_sends_nothing_to_the_sign() -> None:
+    assert gradient(call(math.copysign), -1.3, 0.5) == [-1.0, 0.0]
+    assert gradient(call(math.copysign), 1.3, -0.0) == [-1.0, 0.0]  # the sign of -0.0
+
+
+def test_isclose_has_no_derivative() -> None:
+    assert gradient(call(math.isclose), 0.7, 0.70000001) == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "op, args",
+    [(operator.abs, (0.6 - 0.3j,)), (operator.pow, (1.3 + 0.4j, 0.6 - 0.2j)),
+     (operator.pow, (1.5, 0.4 - 1.1j)), (operator.pow, (np.float32(1.7), np.float32(0.6))),
+     (math.hypot, (np.float32(0.3), np.float32(0.4))), (float, (np.array(0.7),))],
+)  # fmt: skip
+def test_scalar_rules_allocate_no_numpy_memory(op: t.Any, args: tuple[t.Any, ...]) -> None:
+    # These went through NumPy helpers (iscomplexobj, where) that make arrays of scalars.
+    report = testing.test_rule(op, *args, perf="allocs")
+    assert report.allocations["primal"].allocated == 0
+    assert report.allocations["rule"].allocated == 0
+
+
+@pytest.mark.parametrize("fn", [math.frexp, math.modf])
+@pytest.mark.parametrize("x", [0.7, -5.3, np.float64(12.25)])
+def test_math_frexp_modf(fn: t.Any, x: float) -> None:
+    testing.test_rule(fn, x)
+    m, _ = fn(x)
+    slope = m / x if fn is math.frexp else 1.0
+    (g,) = gradient(lambda tape, v: tape.call(operator.getitem, tape.call(fn, v), 0), x)
+    assert g == pytest.approx(slope)
+
+
+def test_math_nextafter_moves_with_x_only() -> None:
+    assert gradient(call(math.nextafter), 0.7, 2.0) == [1.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    "method, args, during",
+    [
+        (set.add, (3,), {1.0, 2, 3}),
+        (set.add, (2,), {1.0, 2}),
+        (set.discard, (1,), {2}),
+        (set.discard, (5,), {1.0, 2}),
+        (set.remove, (1,), {2}),
+        (set.update, ([2, 3], (4,)), {1.0, 2, 3, 4}),
+    ],
+)
+def test_set_methods_undo_their_change_in_the_pullback(
+    method: t.Any, args: tuple[t.Any, ...], during: set[t.Any]
+) -> None:
+    from gibbous.rules.registry import build_primitive_rrule
+
+    s = {1.0, 2}
+    types = [T.typeof(v) for v in (s, *args)]
+    rule = build_primitive_rrule(DefaultContext, method, types)
+    _, pullback = rule(CoDual(method, NT), CoDual(s, NT), *(CoDual(a, NT) for a in args))
+    assert s == during
+    pullback(NT)
+    assert s == {1.0, 2} and any(type(v) is float for v in s)  # 1.0 itself, not 1

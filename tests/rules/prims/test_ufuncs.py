@@ -234,3 +234,49 @@ def test_real_imag_conj_of_real_arrays_and_scalars(rng: np.random.Generator) -> 
     check_call(np.conj, rng.standard_normal(3) + 1j, rng=rng)
     check_call(np.ndarray.conj, rng.standard_normal(3) + 1j, rng=rng)
     check_call(complex.conjugate, 1.5 - 0.5j, rng=rng)
+
+
+def test_conj_of_a_real_array_is_the_array_itself(rng: np.random.Generator) -> None:
+    x = rng.standard_normal(3)
+    tape = Tape()
+    (v,) = tape.inputs(x)
+    for method in (np.ndarray.conj, np.ndarray.conjugate):
+        assert tape.call(method, v).codual is v.codual
+        check_call(method, x, rng=rng)
+
+
+def test_clip_of_a_0d_array(rng: np.random.Generator) -> None:
+    for value in (0.3, 0.8, -0.9):
+        check_call(np.clip, np.array(value), -0.5, 0.5, rng=rng)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128], ids=str)
+def test_sinc(dtype: t.Any, rng: np.random.Generator) -> None:
+    x = draw(rng, (2, 3), -1.5, 1.5, dtype)
+    check_call(np.sinc, x, rng=rng)
+    check_call(np.sinc, 0.7, rng=rng)
+    # Near 0, where (cos(pi x) - sinc(x)) / x cancels: the series, and 0 at 0.
+    small = np.array([0.0, 1e-9, -3e-5, 2e-4, 0.3])
+    (g,) = gradient(call(np.sinc), small, seed=1.0)
+    far = small[3:]
+    np.testing.assert_allclose(g[3:], (np.cos(np.pi * far) - np.sinc(far)) / far, rtol=1e-9)
+    np.testing.assert_allclose(g[:3], -(np.pi**2) * small[:3] / 3, rtol=1e-6, atol=1e-300)
+    check_like_float64(call(np.sinc), np.array([1e-3, -3e-2, 0.3], np.float32))  # no cancellation
+
+
+def test_angle(rng: np.random.Generator) -> None:
+    z = draw(rng, (2, 3), -1.0, 1.0, np.complex128)
+    check_call(np.angle, z, rng=rng)
+    check(lambda tape, z: tape.call(np.angle, z, deg=tape.const(True)), z, rng=rng)
+    check_call(np.angle, -0.5 + 1.5j, rng=rng)
+    # Of reals: 0 or pi, a constant.
+    (g,) = gradient(call(np.angle), np.array([-1.0, 2.0]), seed=1.0)
+    np.testing.assert_array_equal(g, 0)
+    # d angle / dz = i / conj(z): for z = 1 + 1j, the gradient is (-1 + 1j) / 2.
+    (g,) = gradient(call(np.angle), np.array([1.0 + 1.0j]), seed=1.0)
+    np.testing.assert_allclose(g, [(-1 + 1j) / 2])
+
+
+def test_arccosh_of_complex_numbers_on_numpys_branch(rng: np.random.Generator) -> None:
+    # With a negative real part, 1 / sqrt(z^2 - 1) has the wrong sign.
+    check_call(np.arccosh, np.array([-1.5 + 0.2j, -0.3 - 0.5j, 0.4 + 0.6j]), rng=rng)

@@ -1,0 +1,40 @@
+"""Cases for the rules that calling Python classes needs (``gibbous.rules.prims.classes``):
+``object.__new__`` in a ``__new__`` written in Python, and ``tuple.__new__`` as a NamedTuple's
+``__new__`` and ``_make`` call it.  (``NamedTuple._replace`` is found by its code object, not
+registered; tests/ad/test_classes.py differentiates it in whole programs.)"""
+
+from __future__ import annotations
+
+import typing as t
+
+import numpy as np
+
+from gibbous.testing import RuleCase, case
+
+
+class Empty:
+    """A plain class: ``object.__new__`` makes an instance with no fields yet."""
+
+
+class Slotted:
+    __slots__ = ("a",)
+
+
+class Pair(t.NamedTuple):
+    a: float
+    b: float
+
+
+class Mixed(t.NamedTuple):
+    w: np.ndarray
+    n: int
+    s: float
+
+
+CASES: list[RuleCase] = [
+    case(object.__new__, Empty),
+    case(object.__new__, Slotted),
+    case(tuple.__new__, Pair, (1.5, -0.5)),
+    case(tuple.__new__, Mixed, (np.array([0.5, 1.5, -2.0]), 3, 0.25)),
+    case(tuple.__new__, tuple, (1.0, 2.0)),
+]

@@ -1,0 +1,176 @@
+"""Cases for ``gibbous.rules.prims.scipy_rules``: SciPy's special functions, triangular and
+Cholesky solves, and the normal log-densities.  Without SciPy there are none.
+
+Arguments are in each function's smooth domain: ``logit`` and ``gammaln`` away from their
+poles, positive-definite matrices for Cholesky, well-conditioned triangles, positive scales.
+Matrices of the linear-algebra rules are not symmetric: the check perturbs every entry, so the
+gradient of the entries a function does not read (zero) is checked too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+
+from gibbous.testing import case
+from gibbous.testing.cases import RuleCase
+
+CASES: list[RuleCase] = []
+
+if importlib.util.find_spec("scipy") is not None:
+    import scipy.linalg as sla
+    import scipy.special as sps
+    import scipy.stats as sst
+
+    from gibbous.rules.prims import scipy_rules as R
+
+    _rng = np.random.default_rng(5)
+
+    def _f32(x: np.ndarray) -> np.ndarray:
+        return x.astype(np.float32)
+
+    # Points inside (0, 1) for logit, positive for gammaln/digamma, any for the others.
+    _unit = np.array([0.2, 0.45, 0.7, 0.85])
+    _pos = np.array([[0.6, 1.3, 2.2], [3.1, 0.9, 4.5]])
+    _any = np.array([[-1.2, 0.3, 0.8], [0.5, -0.4, 1.7]])
+    _cplx = np.array([0.3 + 0.2j, -0.5 + 0.4j, 0.7 - 0.3j])
+
+    # ufuncs: arrays of float64 and float32, 0-d arrays, Python floats, NumPy scalars.
+    for _fn, _x in (
+        (sps.expit, _any), (sps.logit, _unit), (sps.gammaln, _pos), (sps.digamma, _pos),
+        (sps.erf, _any), (sps.erfc, _any),
+    ):  # fmt: skip
+        CASES += [
+            case(_fn, _x),
+            case(_fn, _f32(_x)),
+            case(_fn, np.array(_x.flat[1])),
+            case(_fn, float(_x.flat[2])),
+            case(_fn, np.float32(_x.flat[0])),
+        ]
+    CASES += [case(sps.erf, _cplx), case(sps.erfc, complex(_cplx[1]))]
+
+    # xlogy / xlog1py: every array/scalar mix, broadcasting, and x == 0 (y gets nothing there).
+    _xs = np.array([[0.0, 0.7, -1.3], [2.1, 0.0, 0.4]])
+    _ys = np.array([0.8, 1.9, 0.35])
+    for _fn in (sps.xlogy, sps.xlog1py):
+        CASES += [
+            case(_fn, _xs, np.array([[0.5, 1.2, 2.4], [0.9, 3.0, 0.6]])),
+            case(_fn, _xs, _ys),
+            case(_fn, _f32(_xs), _f32(_ys)),
+            case(_fn, 1.3, _ys),
+            case(_fn, _xs, 0.75),
+            case(_fn, 0.0, 0.6),
+            case(_fn, 1.1, 0.6),
+            case(_fn, _cplx, _cplx + 1.5),
+        ]
+    CASES += [
+        case(sps.polygamma, 1, _pos),
+        case(sps.polygamma, np.array([0, 1, 2]), _pos[0]),
+        case(sps.polygamma, 2, 1.7),
+        case(sps.polygamma, np.array([1, 2]), 0.8),
+    ]
+
+    # logsumexp, softmax, log_softmax: every axis form, keepdims, weights, signs, scalars.
+    _a = np.array([[0.3, -1.1, 2.0, 0.5], [1.4, 0.2, -0.6, 0.9], [-0.3, 0.8, 1.1, -1.5]])
+    _b = np.array([0.5, 1.5, 0.25, 2.0])
+    CASES += [
+        case(sps.logsumexp, _a),
+        case(sps.logsumexp, _f32(_a)),
+        case(sps.logsumexp, _a, kwargs={"axis": (0, 1), "keepdims": True}),
+        case(sps.logsumexp, _a, 0, kwargs={"keepdims": True}),
+        case(sps.logsumexp, _a, kwargs={"axis": -1, "b": _b}),
+        case(
+            sps.logsumexp,
+            _a,
+            kwargs={"axis": 1, "b": np.array([1.0, -2.0, 0.5, 0.1]), "return_sign": True},
+        ),
+        case(sps.logsumexp, _a[1], kwargs={"b": -_b, "return_sign": True}),
+        case(sps.logsumexp, _b, kwargs={"b": _b}),  # one array as both operands
+        case(sps.logsumexp, 1.3),
+        case(sps.logsumexp, 0.4, kwargs={"b": 2.5}),
+    ]
+    for _fn in (sps.softmax, sps.log_softmax):
+        CASES += [
+            case(_fn, _a),
+            case(_fn, _f32(_a)),
+            case(_fn, _a, kwargs={"axis": 1}),
+            case(_fn, _a, 0),
+            case(_fn, _a, kwargs={"axis": (0, 1)}),
+            case(_fn, 0.7),
+        ]
+
+    # Linear algebra: well-conditioned triangles, a positive-definite matrix plus junk in the
+    # triangle not read.
+    _n = 4
+    _t = np.array(
+        [[2.0, 0.3, -0.5, 0.2], [0.4, 1.5, 0.7, -0.3], [-0.6, 0.2, 2.5, 0.1], [0.3, -0.8, 0.5, 1.8]]
+    )
+    _rhs = np.array([0.5, -1.2, 0.8, 2.0])
+    _rhs2 = np.array([[0.5, 1.0], [-1.2, 0.3], [0.8, -0.7], [2.0, 0.4]])
+    _m = np.array(
+        [[1.0, 0.2, -0.4, 0.3], [0.5, 1.1, 0.1, -0.2], [0.3, -0.6, 0.9, 0.4], [0.1, 0.2, 0.7, 1.2]]
+    )
+    _spd = _m @ _m.T + _n * np.eye(_n)
+    _junk = _spd + np.triu(_rng.standard_normal((_n, _n)), 1) * 0.5  # upper triangle differs
+    _herm = _spd + 0.4j * (np.triu(_m, 1) - np.triu(_m, 1).T)  # Hermitian, positive definite
+    _tc = _t + 0.3j * np.array(
+        [[0.5, 0.1, -0.3, 0.2], [0.2, -0.4, 0.6, 0.1], [0.3, 0.2, 0.1, -0.5], [0.4, 0.1, -0.2, 0.3]]
+    )
+    CASES += [
+        case(sla.solve_triangular, _t, _rhs),
+        case(sla.solve_triangular, _t, _rhs2, kwargs={"trans": 1, "lower": True}),
+        case(sla.solve_triangular, _t, _rhs, kwargs={"trans": "T"}),
+        case(sla.solve_triangular, _t, _rhs, 2, True),
+        case(sla.solve_triangular, _t, _rhs2, kwargs={"unit_diagonal": True, "lower": True}),
+        case(sla.solve_triangular, _f32(_t), _f32(_rhs2), kwargs={"lower": True}),
+        case(sla.solve_triangular, _tc, _rhs2 + 0.5j, kwargs={"trans": "C"}),
+        case(sla.solve_triangular, _tc, _rhs2 - 0.2j, kwargs={"trans": 1, "lower": True}),
+        case(sla.cholesky, _junk),
+        case(sla.cholesky, _junk.T, kwargs={"lower": True}),
+        case(sla.cholesky, _f32(_junk)),
+        case(sla.cholesky, _herm),
+        case(sla.cho_factor, _junk),
+        case(sla.cho_factor, _junk.T, kwargs={"lower": True}),
+        case(sla.cho_factor, _f32(_junk), True),
+    ]
+    for _lower in (False, True):
+        _c = sla.cho_factor(_junk.T if _lower else _junk, lower=_lower)
+        CASES += [
+            case(sla.cho_solve, _c, _rhs),
+            case(sla.cho_solve, _c, _rhs2),
+        ]
+    CASES += [
+        case(sla.cho_solve, (_f32(_c[0]), _c[1]), _f32(_rhs2)),
+        case(sla.cho_factor, _herm, kwargs={"lower": True}),
+        case(sla.cho_solve, sla.cho_factor(_herm), _rhs2 + 0.3j),
+    ]
+
+    # Normal log-densities: the functions with the instance first, and the bound method of
+    # ``multivariate_normal``.  The rule of ``norm_gen`` instances is tested on one with a
+    # finite support: ``norm``'s infinite bounds are fields of an operand, which no finite
+    # difference can pair (the rule zeroes the gradient outside a finite support).
+    _norm = R.NORM_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="norm")
+    _x = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
+    _loc = np.array([0.2, -0.3, 0.5])
+    _scales = np.array([[0.8], [2.5]])
+    CASES += [
+        case(R.NORM_LOGPDF, _norm, _x),
+        case(R.NORM_LOGPDF, _norm, _x, _loc, 1.7),
+        case(R.NORM_LOGPDF, _norm, _f32(_x), kwargs={"loc": 0.3, "scale": _scales}),
+        case(R.NORM_LOGPDF, _norm, 0.7, kwargs={"scale": 1.3}),
+        case(R.NORM_LOGPDF, _norm, np.float32(0.4), -0.5, 2.0),
+    ]
+    _cov = _spd[:3, :3] + np.tril(np.array([[0.0, 0, 0], [0.3, 0, 0], [-0.2, 0.4, 0]]))
+    _mean = np.array([0.1, -0.2, 0.3])
+    _pts = np.array([[0.5, -0.3, 1.2], [0.1, 0.4, -0.8], [1.1, 0.9, 0.2], [-0.6, 0.2, 0.3]])
+    CASES += [
+        case(sst.multivariate_normal.logpdf, _pts, _mean, _cov),
+        case(sst.multivariate_normal.logpdf, _pts[0], kwargs={"mean": _mean, "cov": _cov}),
+        case(sst.multivariate_normal.logpdf, _pts, _mean, np.array([0.5, 1.2, 2.0])),
+        case(sst.multivariate_normal.logpdf, _f32(_pts), kwargs={"mean": _mean, "cov": 1.7}),
+        case(sst.multivariate_normal.logpdf, np.array([0.3, -0.2, 0.9]), 0.4, 2.1),
+        case(sst.multivariate_normal.logpdf, 0.3, 0.4, 2.1),
+        case(R.MVN_LOGPDF, sst.multivariate_normal, _pts, _mean, _cov),
+        case(R.MVN_LOGPDF, sst.multivariate_normal, 0.3, kwargs={"cov": 1.5}),
+    ]
