@@ -1,10 +1,11 @@
 """``python -m gibbous demo``: the README's main job, end to end in a few seconds.
 
-1. ``loss(W, x)`` from the README: its typed IR, its gradient checked against central finite
-   differences, and the warm gradient / primal time ratio.
+1. ``loss(W, x)`` from the README: its typed IR, the rule each call site resolved to, its
+   gradient checked against central finite differences, and the warm gradient / primal time
+   ratio and NumPy memory allocated per call.
 2. The seed's in-place matmul ``np.matmul(A, B, out=C)``: the stateful rule saves the C it
    overwrites into a buffer it keeps, so a warm forward + reverse holds no NumPy memory.
-3. A small MLP trained for a few steps with a plain Python loop over its layers.
+3. A small MLP trained for a few steps with a plain Python loop over its layers, then timed.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ import typing as t
 import numpy as np
 
 import gibbous
-from gibbous.inspect import code_ir
+from gibbous.inspect import code_ir, format_rule_table, rule_table
 from gibbous.rules.tangents import CoDual, NoTangent, zero_fdata
+from gibbous.testing.allocations import measure
 
 Array = np.ndarray[t.Any, np.dtype[np.float64]]
 
@@ -42,7 +44,7 @@ def mlp_loss(params: list[tuple[Array, Array]], x: Array, y: Array) -> float:
     return float(np.mean((out - y) ** 2))
 
 
-def _central_difference(f: t.Callable[[], float], a: Array, index: tuple[int, ...]) -> float:
+def central_difference(f: t.Callable[[], float], a: Array, index: tuple[int, ...]) -> float:
     eps = 1e-6
     old = a[index]
     a[index] = old + eps
@@ -74,21 +76,47 @@ def show_loss(say: t.Callable[[str], object]) -> None:
     say("1. loss(W, x) = sum(tanh(W @ x)**2)\n\n")
     say("typed and optimized IR, as gibbous.inspect.code_ir shows it:\n\n")
     say(_without_locations(str(code_ir(loss, W, x, stage="optimized"))) + "\n")
+    say("the rule each call site resolved to (gibbous.inspect.rule_table; lines of demo.py):\n\n")
+    say(format_rule_table(rule_table(loss, W, x)) + "\n")
     rule = gibbous.build_rrule(loss, W, x)
     y, (_, dW, dx) = gibbous.value_and_gradient(rule, loss, W, x)
     checks = [((1, 2), W, dW), ((7, 0), W, dW), ((3,), x, dx)]
     say(f"value {y:.6f}; gradient entries against central finite differences:\n")
     for index, a, da in checks:
-        fd = _central_difference(lambda: loss(W, x), a, index)
+        fd = central_difference(lambda: loss(W, x), a, index)
         name = "dW" if a is W else "dx"
         say(f"  {name}{list(index)}  gibbous {da[index]: .9f}   finite diff {fd: .9f}\n")
         assert abs(da[index] - fd) < 1e-6 * max(1.0, abs(fd))
-    primal = _best_time(lambda: loss(W, x))
-    gradient = _best_time(lambda: gibbous.value_and_gradient(rule, loss, W, x))
+    _say_warm_costs(say, lambda: loss(W, x), lambda: gibbous.value_and_gradient(rule, loss, W, x))
     say(
-        f"warm: primal {primal * 1e6:.1f} us, value_and_gradient {gradient * 1e6:.1f} us, "
-        f"ratio {gradient / primal:.1f}x\n\n"
+        "(tracemalloc's NumPy domain, temporaries included; the dW and dx returned are "
+        f"{dW.nbytes + dx.nbytes} B of it)\n\n"
     )
+
+
+def _say_warm_costs(
+    say: t.Callable[[str], object],
+    primal: t.Callable[[], object],
+    gradient: t.Callable[[], object],
+    number: int = 200,
+    allocations: bool = True,
+) -> None:
+    """Time and NumPy memory of warm calls.  ``gibbous.testing.allocations.measure`` counts
+    every array allocated during the call, temporaries included, by sampling before each
+    bytecode instruction: exact, but too slow for the demo's time budget on a large call."""
+    primal_time = _best_time(primal, number=number)
+    gradient_time = _best_time(gradient, number=number)
+    say(
+        f"warm, per call:   primal {primal_time * 1e6:7.1f} us   value_and_gradient "
+        f"{gradient_time * 1e6:7.1f} us   ratio {gradient_time / primal_time:.1f}x\n"
+    )
+    if allocations:
+        primal_bytes = measure(lambda mark: primal()).allocated
+        gradient_bytes = measure(lambda mark: gradient()).allocated
+        say(
+            f"NumPy allocated:  primal {primal_bytes:7d} B    value_and_gradient "
+            f"{gradient_bytes:7d} B\n"
+        )
 
 
 def show_inplace_matmul(say: t.Callable[[str], object]) -> None:
@@ -133,7 +161,7 @@ def show_mlp(say: t.Callable[[str], object]) -> None:
         value, (_, dparams, _, _) = gibbous.value_and_gradient(rule, mlp_loss, params, x, y)
         if step == 0:
             W0 = params[0][0]
-            fd = _central_difference(lambda: mlp_loss(params, x, y), W0, (0, 0))
+            fd = central_difference(lambda: mlp_loss(params, x, y), W0, (0, 0))
             say(f"  dW0[0, 0]: gibbous {dparams[0][0][0, 0]: .9f}, finite diff {fd: .9f}\n")
             assert abs(dparams[0][0][0, 0] - fd) < 1e-6 * max(1.0, abs(fd))
         if step % 10 == 0:
@@ -141,6 +169,13 @@ def show_mlp(say: t.Callable[[str], object]) -> None:
         for (W, b), (dW, db) in zip(params, dparams):
             W -= 0.2 * dW
             b -= 0.2 * db
+    _say_warm_costs(
+        say,
+        lambda: mlp_loss(params, x, y),
+        lambda: gibbous.value_and_gradient(rule, mlp_loss, params, x, y),
+        number=50,
+        allocations=False,
+    )
     say("\n")
 
 
