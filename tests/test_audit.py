@@ -315,7 +315,8 @@ def test_case(module: str, case: testing.RuleCase) -> None:
 
 
 def test_every_registration_has_a_case() -> None:
-    missing = uncovered()
+    # The library's rules: other tests register rules of their own in DefaultContext.
+    missing = [r for r in uncovered() if r.origin.startswith("gibbous.")]
     lines = [f"{r.origin}: {r.describe()}" for r in missing]
     assert not missing, f"{len(missing)} registration(s) have no case:\n" + "\n".join(lines)
 
@@ -326,7 +327,19 @@ def test_the_rules_doc_lists_every_registration() -> None:
     body = doc.section((ROOT / "docs" / "rules.md").read_text(encoding="utf-8"))
     assert body is not None, "docs/rules.md has no audit section: run --write docs/rules.md"
     listed = {line.split(" | ")[0].strip("| `").replace("\\|", "|") for line in body.splitlines()}
-    missing = [signature(r) for r in registrations() if signature(r) not in listed]
+    # In a fresh process: other tests register rules, and names for objects, of their own.
+    script = (
+        "import importlib.util, gibbous\n"
+        "if importlib.util.find_spec('scipy'): import scipy\n"
+        "from gibbous.audit import all_cases, registrations\n"
+        "from gibbous.audit.runner import signature\n"
+        "all_cases()\n"
+        "print('\\n'.join(signature(r) for r in registrations()))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    missing = [line for line in done.stdout.splitlines() if line not in listed]
     assert not missing, (
         "docs/rules.md's audit section is stale (python -m gibbous audit --write "
         "docs/rules.md); it lacks:\n" + "\n".join(missing)

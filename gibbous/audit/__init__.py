@@ -21,6 +21,7 @@ import importlib
 import typing as t
 
 from gibbous.ir.types import typeof
+from gibbous.rules import optional
 from gibbous.rules.registry import Context, DefaultContext, Registration, _key, lookup_rule
 from gibbous.testing.cases import RuleCase
 
@@ -41,6 +42,7 @@ CASE_MODULES: tuple[str, ...] = (
 def registrations(ctx: Context = DefaultContext) -> list[Registration]:
     """Every registration visible from ``ctx`` (a nearer context's equal pattern hides a
     farther one's), ordered by origin module, callable name and pattern text."""
+    optional.load()  # the rules of optional libraries imported so far
     seen: dict[tuple[object, ...], Registration] = {}
     for c in ctx.chain():
         for regs in c._rules.values():

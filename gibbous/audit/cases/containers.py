@@ -10,13 +10,12 @@ by ``test_rule``'s mutation check: after the pullback every argument holds its o
 their old order, the same objects at the same addresses.
 
 What these cases cannot reach: ``test_rule`` follows the tangent model, which gives CPython's
-iterators and cells no tangent, and it cannot copy a cell.  So an iterator or a cell that
-carries an ``IterTangent`` or a ``CellTangent`` never appears here: iterators come over values
-without tangents (and ``next``'s default with its gradient), cells are inactive ones (a
-constant's throwaway fdata); ``make_cell``, ``closure_cell`` and ``cell_delete`` have no case,
-nor ``name_error``, which always raises.  Their tangents are tested by
-``tests/rules/prims/test_iteration.py`` and ``test_objects.py`` and by derived rules of loops
-and closures.
+iterators and cells no tangent.  So an iterator that carries an ``IterTangent`` never appears
+here: iterators come over values without tangents (and ``next``'s default with its gradient).
+``make_cell`` and ``closure_cell`` declare the interface check they fail (see "Cells" below),
+and ``name_error``, which always raises, declares that.  The tangents of iterators and cells
+are tested by ``tests/rules/prims/test_iteration.py`` and ``test_objects.py`` and by derived
+rules of loops and closures.
 """
 
 from __future__ import annotations
@@ -423,3 +422,34 @@ def _aliasing_cases() -> list[RuleCase]:
 
 
 CASES += _aliasing_cases()
+
+# --------------------------------------------------------------------------------------------
+# Cells.  The tangent model gives CPython cells no tangent; the rules carry a ``CellTangent``, a
+# reference to the entry of the closure's (or a fresh) fields dict that holds the contents'
+# tangent, so that a closure and the cells it was made from share one tangent.  The interface
+# check sees the difference, so these cases declare it.
+
+
+def _closure_over(w: t.Any) -> t.Any:
+    def inner(v: t.Any) -> t.Any:
+        return w * v
+
+    return inner
+
+
+_CELLS_WHY = (
+    "cells have no tangent in the tangent model; their rules carry a CellTangent into the "
+    "closure's tangent"
+)
+CASES += [
+    case(runtime.make_cell, 1.5, deviation=("interface", _CELLS_WHY)),
+    case(runtime.make_cell, np.array([0.5, -1.5]), deviation=("interface", _CELLS_WHY)),
+    case(runtime.closure_cell, _closure_over(2.5), 0, deviation=("interface", _CELLS_WHY)),
+    case(runtime.cell_delete, types.CellType(1.5), "x"),
+    case(runtime.cell_delete, types.CellType(np.array([0.5, 1.5])), "w"),
+    case(
+        runtime.name_error,
+        "undefined",
+        deviation=("error", "always raises NameError: its rule only lets the error through"),
+    ),
+]
