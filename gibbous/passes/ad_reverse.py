@@ -199,11 +199,11 @@ class Reverse:
         if stack is None:
             return {}
         values = self.fwd.records[block]
+        if len(values) == 1:  # the value itself, not a tuple of one
+            return {values[0]: b.call(self.pops[stack], type=values[0].type, name="rec")}
         record = b.call(
             self.pops[stack], type=T.Tuple(tuple(v.type for v in values)), name="rec"
         )
-        if len(values) == 1:
-            return {values[0]: record}
         return {
             v: b.call(operator.getitem, record, i, type=v.type, name=v.name)
             for i, v in enumerate(values)
