@@ -201,7 +201,11 @@ def _arrays_equal(a: Array, b: Array, rtol: float, atol: float) -> bool:
     if a.dtype.kind in "fc" and b.dtype.kind in "fc":
         if rtol == 0 and atol == 0:
             return bool(np.array_equal(a, b, equal_nan=True))
-        scale = float(np.max(np.abs(a), initial=0.0)) if a.size else 0.0
+        # The largest finite entry: inf or nan (a gradient at a kink, an ord=inf parameter)
+        # must not make the tolerance infinite or nan.
+        magnitudes = np.abs(a)
+        finite = np.isfinite(magnitudes)
+        scale = float(np.max(magnitudes, initial=0.0, where=finite)) if a.size else 0.0
         return bool(np.allclose(a, b, rtol=rtol, atol=atol * max(scale, 1.0), equal_nan=True))
     return bool(np.array_equal(a, b))
 
