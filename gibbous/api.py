@@ -68,6 +68,7 @@ from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
+    Tangent,
     fdata_of,
     frozen_fields,
     increment,
@@ -96,8 +97,18 @@ def build_rrule(
     ``passes`` replaces the standard pipeline (names or pass objects).
     """
     session = Session(ctx or DefaultContext, debug, passes)
+    f, args = unbind(f, args)
     args = complete_arguments(f, args)
     return session.program(f, tuple(T.typeof(a) for a in args)).instantiate()
+
+
+def unbind(f: object, args: tuple[object, ...]) -> tuple[t.Any, tuple[object, ...]]:
+    """A bound method ``obj.method`` as its function with ``obj`` first: its rule is the
+    function's (``value_and_gradient`` gives the gradient of the method as the tangent of a
+    bound method, ``Tangent({"__self__": ..., "__func__": ...})``)."""
+    if isinstance(f, pytypes.MethodType) and isinstance(f.__func__, pytypes.FunctionType):
+        return f.__func__, (f.__self__, *args)
+    return f, args
 
 
 def complete_arguments(f: object, args: tuple[object, ...]) -> tuple[object, ...]:
@@ -139,6 +150,7 @@ def value_and_gradient(
     tuples, lists, dicts of gradients, ``NoTangent()`` for what has none); ``df`` is the
     gradient with respect to the callable itself (arrays captured by a closure).
     """
+    method, (f, args) = f, unbind(f, args)
     given = len(args)
     args = complete_arguments(f, args)
     y, pullback, fdatas = _forward(rule, f, args)
@@ -152,13 +164,14 @@ def value_and_gradient(
             f"value_and_gradient needs a function returning a real scalar, but "
             f"{callable_name(f)} returned {type(value).__name__}; use value_and_pullback"
         )
-    return value, _gradients(pullback(seed), f, args, fdatas)[: 1 + given]
+    return value, _rebind(method, _gradients(pullback(seed), f, args, fdatas)[: 1 + given])
 
 
 def value_and_pullback(
     rule: DerivedRule, ybar: object, f: t.Callable[..., object], *args: object
 ) -> tuple[t.Any, tuple[t.Any, ...]]:
     """``f(*args)`` and the pullback of the cotangent ``ybar`` (shaped like the result)."""
+    method, (f, args) = f, unbind(f, args)
     given = len(args)
     args = complete_arguments(f, args)
     y, pullback, fdatas = _forward(rule, f, args)
@@ -167,7 +180,18 @@ def value_and_pullback(
     # left it.
     value = _snapshot(y.primal)
     increment(y.fdata, fdata_of(ybar))  # an array's cotangent goes into its fdata
-    return value, _gradients(pullback(rdata_of(ybar)), f, args, fdatas)[: 1 + given]
+    grads = _gradients(pullback(rdata_of(ybar)), f, args, fdatas)[: 1 + given]
+    return value, _rebind(method, grads)
+
+
+def _rebind(f: object, grads: tuple[t.Any, ...]) -> tuple[t.Any, ...]:
+    """For a bound method, ``(dfunc, dself, *dargs)`` as ``(dmethod, *dargs)``."""
+    if not isinstance(f, pytypes.MethodType) or not isinstance(f.__func__, pytypes.FunctionType):
+        return grads
+    dfunc, dself, *rest = grads
+    if dfunc is NO_TANGENT and dself is NO_TANGENT:
+        return (NO_TANGENT, *rest)
+    return (Tangent({"__self__": dself, "__func__": dfunc}), *rest)
 
 
 def _snapshot(value: object) -> t.Any:

@@ -192,3 +192,28 @@ def test_defaults_are_read_when_called() -> None:
         assert np.isclose(value, x + x * y + 2 * y + x * y + 2 * x * y + x * y * y)
         assert np.isclose(dx, 1 + y + y + 2 * y + y * y)
         assert np.isclose(dy, x + 2 + x + 2 * x + 2 * x * y)
+
+
+class Model:
+    def __init__(self, W: np.ndarray, scale: float) -> None:
+        self.W, self.scale = W, scale
+
+    def loss(self, x: np.ndarray) -> float:
+        return self.scale * float(np.sum(np.tanh(self.W @ x) ** 2))
+
+
+def test_rules_of_bound_methods() -> None:
+    from gibbous.rules.tangents import MutableTangent, Tangent
+
+    rng = np.random.default_rng(0)
+    m, x = Model(rng.standard_normal((3, 2)), 1.5), rng.standard_normal(2)
+    rule = gibbous.build_rrule(m.loss, x)
+    value, (dmethod, dx) = gibbous.value_and_gradient(rule, m.loss, x)
+    assert np.isclose(value, m.loss(x))
+    h = np.tanh(m.W @ x)
+    g = m.scale * 2 * h * (1 - h * h)
+    assert np.allclose(dx, m.W.T @ g)
+    assert isinstance(dmethod, Tangent) and isinstance(dmethod.fields["__self__"], MutableTangent)
+    dself = dmethod.fields["__self__"].fields
+    assert np.allclose(dself["W"], np.outer(g, x)) and np.isclose(dself["scale"], value / m.scale)
+    assert np.allclose(gibbous.grad(m.loss)(x), dx)
