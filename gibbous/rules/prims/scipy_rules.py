@@ -17,8 +17,9 @@ Which entries a matrix function reads decides its gradient.  LAPACK reads one tr
 ``multivariate_normal.logpdf`` the lower triangle of ``cov`` (it calls ``eigh``).  The other
 entries get a zero gradient, and the entries of the triangle read get the gradient of the
 Hermitian matrix that triangle stands for: an off-diagonal entry stands for two.
-``cho_factor``'s ``c`` holds ``a``'s other triangle unchanged: the cotangent of that part goes
-back to those entries of ``a``.  Complex matrices follow the project's convention (the gradient
+``cho_factor``'s ``c`` holds ``a``'s other triangle unchanged up to SciPy 1.17 (the cotangent
+of that part goes back to those entries of ``a``); SciPy 1.18 zeroes it (nothing flows back
+from there).  Which one is probed once, when the rules are registered.  Complex matrices follow the project's convention (the gradient
 of a real loss is dL/dx + i dL/dy); the diagonal of a Hermitian matrix is read as real.
 
 Each function has a type rule (``gibbous.inspect.code_ir(f, *args, stage="typed")`` types its
@@ -447,9 +448,20 @@ def cholesky_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
 primitive(sla.cholesky, ARRAY, ...)(cholesky_rrule)
 
 
+def _cho_factor_copies() -> bool:
+    """Whether ``cho_factor`` leaves ``a``'s other triangle in ``c`` (SciPy up to 1.17, as
+    LAPACK does) or zeroes it (SciPy 1.18): the gradient of that triangle depends on it."""
+    c, _ = sla.cho_factor(np.array([[2.0, 1.0], [1.0, 2.0]]))
+    return bool(c[1, 0] != 0)
+
+
+_CHO_FACTOR_COPIES = _cho_factor_copies()
+
+
 def cho_factor_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     """``(c, lower) = cho_factor(a, lower)``: ``c`` holds the factor in one triangle (as
-    ``cholesky``) and ``a``'s other triangle, unchanged, in the other (LAPACK leaves it)."""
+    ``cholesky``) and, with SciPy up to 1.17, ``a``'s other triangle, unchanged, in the other
+    (newer SciPy zeroes it: then nothing flows back from there)."""
     what = "scipy.linalg.cho_factor"
     bound = bind(CHOLESKY_PARAMETERS, args, kwargs, {}, what)
     _refuse_overwrite(bound, "overwrite_a", what)
@@ -462,8 +474,10 @@ def cho_factor_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     def pullback(dresult: t.Any) -> tuple[t.Any, ...]:
         if not needs(a) or not isinstance(cf, np.ndarray):
             return (NT, zero_for(a), *rest)
-        copied = np.triu(cf, 1) if lower else np.tril(cf, -1)  # a's other triangle, as it was
-        return (NT, send(a, _cholesky_grad(c, cf, lower) + copied), *rest)
+        grad = _cholesky_grad(c, cf, lower)
+        if _CHO_FACTOR_COPIES:  # a's other triangle, as it was
+            grad = grad + (np.triu(cf, 1) if lower else np.tril(cf, -1))
+        return (NT, send(a, grad), *rest)
 
     return CoDual(result, (cf, NT)), pullback
 
@@ -487,7 +501,7 @@ def cho_solve_rrule(f: CD, factored: CD, b: CD, *args: CD, **kwargs: CD) -> Rule
     pair = factored.primal
     if not (isinstance(pair, tuple) and len(pair) == 2):
         raise TypeError(f"{what}: the first argument is the pair (c, lower) of cho_factor")
-    cp, lower = _matrix(pair[0], what), bool(pair[1])
+    cp, lower = _matrix(pair[0], what), bool(pair[1])  # SciPy 1.18 gives a 0-d array
     _right_hand_side(b.primal, what)
     x = _run(f.primal, (pair, b.primal), args, kwargs)
     xf = new_fdata(x)

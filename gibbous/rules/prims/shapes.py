@@ -504,17 +504,21 @@ def ndarray_sort_rrule(
 # take float scalars too (``np.round(2.5)``, ``np.searchsorted(a, 0.5)``), which get a zero of
 # their own class as rdata.
 
+# np.fix, while NumPy has it (deprecated in NumPy 2.5).
+_FIX: tuple[t.Any, ...] = tuple(f for f in [getattr(np, "fix", None)] if f is not None)
+
 for _fn in (
     np.nonzero, np.ndarray.nonzero, np.flatnonzero, np.argwhere, np.searchsorted,
     np.ndarray.searchsorted, np.count_nonzero, np.isclose, np.allclose, np.array_equal,
-    np.round, np.around, np.ndarray.round, np.fix, np.any, np.all, np.ndarray.any,
+    np.round, np.around, np.ndarray.round, np.any, np.all, np.ndarray.any,
     np.ndarray.all, np.digitize, np.argpartition, np.iscomplexobj, np.isreal, np.isscalar,
+    *_FIX,
 ):  # fmt: skip
     primitive(_fn, ARRAY, ...)(no_derivative_rrule)
 # Of sequences of arrays or scalars, or of shapes and sizes.
 for _fn in (np.lexsort, np.indices, np.tri):
     primitive(_fn, ...)(no_derivative_rrule)
-for _fn in (np.round, np.around, np.fix):
+for _fn in (np.round, np.around, *_FIX):
     primitive(_fn, NUMBER, ...)(no_derivative_rrule)
 zero_derivative(np.unravel_index, ...)
 zero_derivative(np.ravel_multi_index, ...)
