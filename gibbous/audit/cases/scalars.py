@@ -394,7 +394,7 @@ QUERIES: list[RuleCase] = [
     case(operator.iand, {1, 2}, {2, 3}),
     case(operator.invert, 6),
     case(operator.invert, _V > 0),
-    case(operator.inv, True),
+    case(operator.inv, 5),  # (~ on a bool is deprecated from Python 3.12)
     case(builtins.len, _L),
     case(builtins.len, _V),
     case(operator.contains, _L, 2),
