@@ -331,29 +331,42 @@ for _fn in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin):
     primitive(_fn, NUMBER, ...)(scalar_reduction_rrule)
 
 
-def cumsum_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.cumsum(x, axis=None)``: the gradient is the reversed cumulative sum of the
-    cotangent (over the flattened array for ``axis=None``)."""
-    bound = bind(CUMSUM_PARAMETERS, args, kwargs, {}, "cumsum")
-    if bound.get("out") is not None:
-        raise NotImplementedError("cumsum with out=: no rule")
-    axis = bound.get("axis")
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    zf = new_fdata(z)
-    rdata = nothing(2 + len(args) + len(kwargs))
+def scan_rule(name: str, gradient: t.Callable[..., Array]) -> t.Callable[..., RuleResult]:
+    """``np.cumsum`` / ``np.cumprod(x, axis=None)`` (over the flattened array for ``axis=None``):
+    ``gradient(x, z, g, axis)`` is the gradient for the cotangent ``g`` of the scan ``z``."""
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is not None and needs(x):
-            ax = -1 if axis is None else normalize_axes(axis, xp.ndim)[0]
-            rev = np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax)
-            add_into(x.fdata, rev.reshape(xp.shape))
-        return rdata
+    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+        bound = bind(CUMSUM_PARAMETERS, args, kwargs, {}, name)
+        if bound.get("out") is not None:
+            raise NotImplementedError(f"{name} with out=: no rule")
+        axis = bound.get("axis")
+        xp = x.primal
+        z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+        zf = new_fdata(z)
+        rdata = nothing(2 + len(args) + len(kwargs))
 
-    return CoDual(z, zf), pullback
+        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(zf, dz)
+            if g is not None and needs(x) and z.size:
+                if axis is None:
+                    grad = gradient(np.ravel(xp), z, g, 0)
+                else:
+                    grad = gradient(xp, z, g, normalize_axes(axis, xp.ndim)[0])
+                add_into(x.fdata, grad.reshape(xp.shape))
+            return rdata
+
+        return CoDual(z, zf), pullback
+
+    rrule.__qualname__ = f"scan_rule({name})"
+    return rrule
 
 
+def cumsum_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
+    """The reversed cumulative sum of the cotangent."""
+    return t.cast(Array, np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis))
+
+
+cumsum_rrule = scan_rule("cumsum", cumsum_grad)
 primitive(np.cumsum, ARRAY, ...)(cumsum_rrule)
 primitive(np.ndarray.cumsum, ARRAY, ...)(cumsum_rrule)
 
@@ -541,28 +554,7 @@ def cumprod_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
     return np.moveaxis(t.cast(Array, conj(left)) * s, 0, axis)
 
 
-def cumprod_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.cumprod(x, axis=None)`` (flattened for ``axis=None``)."""
-    bound = bind(CUMSUM_PARAMETERS, args, kwargs, {}, "cumprod")
-    if bound.get("out") is not None:
-        raise NotImplementedError("cumprod with out=: no rule")
-    axis = bound.get("axis")
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    zf = new_fdata(z)
-    rdata = nothing(2 + len(args) + len(kwargs))
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is not None and needs(x) and z.size:
-            if axis is None:
-                grad = cumprod_grad(np.ravel(xp), z, g, 0)
-            else:
-                grad = cumprod_grad(xp, z, g, normalize_axes(axis, xp.ndim)[0])
-            add_into(x.fdata, grad.reshape(xp.shape))
-        return rdata
-
-    return CoDual(z, zf), pullback
+cumprod_rrule = scan_rule("cumprod", cumprod_grad)
 
 
 primitive(np.cumprod, ARRAY, ...)(cumprod_rrule)

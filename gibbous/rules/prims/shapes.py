@@ -342,6 +342,16 @@ def take_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
     position = int(_take_positions(xp, options["indices"], options["axis"], options.get("mode")))
     element = np.unravel_index(position % xp.size, xp.shape)
     rdata = nothing(2 + len(args) + len(kwargs))
+    return CoDual(y, NT), _element_pullback(dx, element, rdata)
+
+
+for _fn in (np.take, np.ndarray.take):
+    primitive(_fn, ARRAY, ...)(take_rrule)
+
+
+def _element_pullback(dx: Array, element: t.Any, rdata: tuple[t.Any, ...]) -> Pullback:
+    """The pullback of a number read from one element: its cotangent goes into that element of
+    the array's fdata (the real part for a real array)."""
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(NT, dy)
@@ -349,11 +359,8 @@ def take_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
             dx[element] += g if dx.dtype.kind == "c" else g.real
         return rdata
 
-    return CoDual(y, NT), pullback
+    return pullback
 
-
-for _fn in (np.take, np.ndarray.take):
-    primitive(_fn, ARRAY, ...)(take_rrule)
 
 @primitive(np.ndarray.item, ARRAY, ...)
 def item_rrule(f: CD, x: CD, *args: CD) -> RuleResult:
@@ -366,14 +373,7 @@ def item_rrule(f: CD, x: CD, *args: CD) -> RuleResult:
     if not isinstance(dx, np.ndarray) or not isinstance(y, (float, complex)):
         return CoDual(y, new_fdata(y)), lambda dy: rdata
     element = _element(xp.shape, pa)
-
-    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(NT, dy)
-        if g is not None:
-            dx[element] += g if dx.dtype.kind == "c" else g.real
-        return rdata
-
-    return CoDual(y, NT), pullback
+    return CoDual(y, NT), _element_pullback(dx, element, rdata)
 
 
 @primitive(np.ndarray.tolist, ARRAY)
