@@ -363,7 +363,8 @@ def scan_rule(name: str, gradient: t.Callable[..., Array]) -> t.Callable[..., Ru
 
 def cumsum_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
     """The reversed cumulative sum of the cotangent."""
-    return t.cast(Array, np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis))
+    reversed_sums: Array = np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+    return reversed_sums
 
 
 cumsum_rrule = scan_rule("cumsum", cumsum_grad)
