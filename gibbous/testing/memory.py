@@ -14,6 +14,7 @@ import copy
 import ctypes
 import types as pytypes
 import typing as t
+import warnings
 
 import attrs
 import numpy as np
@@ -194,7 +195,11 @@ class Copier:
         # Sets, bytearrays, extension objects: nothing differentiable inside, but possibly
         # mutable, so the callee must not share them with the caller.
         try:
-            new = copy.deepcopy(x, self._deep)
+            with warnings.catch_warnings():
+                # Python 3.12 deprecates copying itertools objects (np.ndindex holds one);
+                # when it stops, the except arm below shares them.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                new = copy.deepcopy(x, self._deep)
         except Exception:  # not copyable (locks, ...): shared, as it is
             new = x
         self._remember(x, new)
