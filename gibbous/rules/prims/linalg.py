@@ -243,16 +243,28 @@ def _scalar_times(g: t.Any, a: CD, b: CD) -> tuple[t.Any, t.Any]:
     return ga, gb
 
 
+def _product_shortcut(
+    state: Scratch | None, z: t.Any, a: CD, b: CD, conjugate: bool, vectors_only: bool
+) -> StatefulResult | None:
+    """The result of a product of two scalars, or of two vectors to a scalar (summed in the
+    state's buffers: it allocates nothing), if the call is one; else None."""
+    ap, bp = a.primal, b.primal
+    if _is_scalar(ap) and _is_scalar(bp):
+        return CoDual(z, NT), _scalar_product_pullback(a, b, conjugate), _keep(state)
+    if _is_sum_of_products(z, ap, bp) and (not vectors_only or (ap.ndim <= 1 and bp.ndim <= 1)):
+        pullback, state = sum_of_products(state, z, a, b, conjugate)
+        return CoDual(z, NT), pullback, state
+    return None
+
+
 def dot_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """``np.dot(a, b)`` and ``a.dot(b)``: a product by a scalar, a matrix product for ``b`` of
     at most two axes, else a sum over a's last and b's second-to-last axis."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
-    if _is_scalar(ap) and _is_scalar(bp):
-        return CoDual(z, NT), _scalar_product_pullback(a, b, False), _keep(state)
-    if _is_sum_of_products(z, ap, bp) and ap.ndim <= 1 and bp.ndim <= 1:
-        pullback, state = sum_of_products(state, z, a, b, False)
-        return CoDual(z, NT), pullback, state
+    shortcut = _product_shortcut(state, z, a, b, False, True)
+    if shortcut is not None:
+        return shortcut
     zf = new_fdata(z)
 
     def general(dz: t.Any) -> tuple[t.Any, ...]:
@@ -274,11 +286,9 @@ def vdot_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """``np.vdot(a, b) = sum(conj(a) * b)`` over the flattened operands (equal sizes)."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
-    if _is_scalar(ap) and _is_scalar(bp):
-        return CoDual(z, NT), _scalar_product_pullback(a, b, True), _keep(state)
-    if _is_sum_of_products(z, ap, bp):
-        pullback, state = sum_of_products(state, z, a, b, True)
-        return CoDual(z, NT), pullback, state
+    shortcut = _product_shortcut(state, z, a, b, True, False)
+    if shortcut is not None:
+        return shortcut
     # a scalar and a one-element array, or operands of other dtypes: numbers, not arrays
     a1 = ap.flat[0] if isinstance(ap, np.ndarray) else ap
     b1 = bp.flat[0] if isinstance(bp, np.ndarray) else bp
@@ -295,11 +305,9 @@ def inner_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """``np.inner(a, b)``: ``z[I, J] = sum_k a[I, k] b[J, k]`` (a product for a scalar)."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
-    if _is_scalar(ap) and _is_scalar(bp):
-        return CoDual(z, NT), _scalar_product_pullback(a, b, False), _keep(state)
-    if _is_sum_of_products(z, ap, bp) and ap.ndim <= 1 and bp.ndim <= 1:
-        pullback, state = sum_of_products(state, z, a, b, False)
-        return CoDual(z, NT), pullback, state
+    shortcut = _product_shortcut(state, z, a, b, False, True)
+    if shortcut is not None:
+        return shortcut
     zf = new_fdata(z)
 
     def general(dz: t.Any) -> tuple[t.Any, ...]:
