@@ -45,6 +45,7 @@ class InlineRule:
     name: str
     saves: tuple[Save, ...]
     adjoint: Adjoint
+    arity: int = 1  # of the calls it applies to (``math.log`` has another rule for two)
 
 
 def _call(b: Builder, fn: object, *args: object) -> Value:
@@ -107,12 +108,13 @@ def _binary(name: str, gx: E.BinaryGrad, gy: E.BinaryGrad) -> InlineRule:
     hit = _BINARY_EXPR.get((gx, gy))
     if hit is not None:
         saves, expr = hit
-        return InlineRule(name, saves, lambda b, saved, dy: expr(b, dy, *saved))
+        return InlineRule(name, saves, lambda b, saved, dy: expr(b, dy, *saved), 2)
     fx, fy = E.FLOAT_BINARY[gx], E.FLOAT_BINARY[gy]
     return InlineRule(
         name,
         (X, Y, Z),
         lambda b, saved, dy: (_call(b, fx, dy, *saved), _call(b, fy, dy, *saved)),
+        2,
     )
 
 
@@ -141,7 +143,7 @@ def _add_at(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value
     return (None, None)
 
 
-_GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at)
+_GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at, 2)
 
 
 def _add_all(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
@@ -211,11 +213,7 @@ def find_inline(
         if isinstance(array, T.Array) and array.dtype == "float64" and array.ndim is not None:
             return _GETITEM if _index(index, array.ndim) else None
         return None
-    try:
-        rule = _SCALAR_RULES.get(fn)
-    except TypeError:  # unhashable callee
+    if not _is_key(fn, _SCALAR_RULES) or not all(map(_scalar, arg_types)):
         return None
-    if rule is None or not all(map(_scalar, arg_types)):
-        return None
-    arity = 1 if fn in S.OPERATOR_UNARY or fn in S.MATH_UNARY or fn is float else 2
-    return rule if len(arg_types) == arity else None
+    rule = _SCALAR_RULES[fn]
+    return rule if len(arg_types) == rule.arity else None

@@ -162,9 +162,11 @@ class Copier:
         if isinstance(x, pytypes.CellType):  # copy/deepcopy refuse cells
             cell = pytypes.CellType()
             self._remember(x, cell)
-            filled = closure_cells_of((x,))
-            if filled:
-                cell.cell_contents = self.copy(filled[0], child(d, ("attr", "cell_contents")))
+            try:
+                contents = x.cell_contents
+            except ValueError:  # an empty cell
+                return cell
+            cell.cell_contents = self.copy(contents, child(d, ("attr", "cell_contents")))
             return cell
         fields = object_fields(x)
         if not fields:
@@ -239,17 +241,6 @@ def _rebuild_tuple(x: tuple[t.Any, ...], items: list[t.Any]) -> tuple[t.Any, ...
     if hasattr(x, "_fields"):  # a NamedTuple
         return type(x)(*items)
     return type(x)(items)
-
-
-def closure_cells_of(cells: t.Sequence[pytypes.CellType]) -> list[t.Any]:
-    """The contents of the filled cells among ``cells``."""
-    out: list[t.Any] = []
-    for cell in cells:
-        try:
-            out.append(cell.cell_contents)
-        except ValueError:  # an empty cell
-            pass
-    return out
 
 
 def copy_values(xs: t.Sequence[t.Any]) -> tuple[t.Any, ...]:

@@ -104,12 +104,12 @@ class _Pop(Form):
     statement: bool = True
 
     def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
-        T, n = self.tape, self.count
-        return [f"{n} -= 1", f"{target} = {T}[{n}]", f"{T}[{n}] = None"]
+        return self.lines(target)
 
-    def write(self, targets: str, out: SourceWriter) -> None:
-        for line in self.statements((), t.cast(Operands, None), targets):
-            out.line(line)
+    def lines(self, targets: str) -> list[str]:
+        """Into ``targets`` (a name, or names to unpack the popped record into)."""
+        T, n = self.tape, self.count
+        return [f"{n} -= 1", f"{targets} = {T}[{n}]", f"{T}[{n}] = None"]
 
 
 class _Emitter(FunctionEmitter):
@@ -160,7 +160,8 @@ class _Emitter(FunctionEmitter):
             return
         targets = ", ".join(self.name(v) if v.has_uses() else "_" for v in parts)
         if self.form(op) is self.pop:
-            self.pop.write(targets, out)
+            for line in self.pop.lines(targets):
+                out.line(line)
         else:
             out.line(f"{targets} = {self.call_expression(op)}", op.loc)
 
