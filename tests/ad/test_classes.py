@@ -217,3 +217,13 @@ def test_rules_of_bound_methods() -> None:
     dself = dmethod.fields["__self__"].fields
     assert np.allclose(dself["W"], np.outer(g, x)) and np.isclose(dself["scale"], value / m.scale)
     assert np.allclose(gibbous.grad(m.loss)(x), dx)
+    # And against central differences, for the argument and the object's field.
+    for array, gradient in ((x, dx), (m.W, dself["W"])):
+        for index in np.ndindex(array.shape):
+            old = array[index]
+            array[index] = old + 1e-6
+            up = m.loss(x)
+            array[index] = old - 1e-6
+            down = m.loss(x)
+            array[index] = old
+            assert np.isclose(gradient[index], (up - down) / 2e-6, rtol=1e-6, atol=1e-8)
