@@ -137,7 +137,10 @@ class Forward:
                 if rule is not None:
                     self.inline[op] = rule
         self.site_saves: dict[Call, list[object]] = {}
-        self.fdata_in: dict[tuple[Block, Value], Value] = {}
+        self.fdata_in: dict[tuple[Block | None, Value], Value] = {}  # None: the whole call
+        self.fdata_needed = {
+            op.args[i] for op, rule in self.inline.items() for kind, i in rule.saves if kind == "fdata"
+        }
         self.records: dict[Block, list[Value]] = {}
         self.record_stack: dict[Block, int] = {}
         self.need_cd, self.need_pr = self._needs()
@@ -267,6 +270,10 @@ class Forward:
             for v, p in zip(b.args, params):
                 if self.act.is_active(v):
                     self.define(builder, v, p, codual=True)
+                    if v in self.fdata_needed:  # an argument's fdata is fixed: read it once
+                        self.fdata_in[(None, v)] = builder.call(
+                            getattr, p, "fdata", name=_suffix(v.name, "f")
+                        )
                 elif v.has_uses():
                     primal = builder.call(getattr, p, "primal", type=v.type, name=v.name)
                     self.define(builder, v, primal, codual=False)
@@ -350,11 +357,13 @@ class Forward:
         self.site_saves[op] = saves
 
     def fdata(self, b: Builder, block: Block, v: Value) -> object:
-        """``v``'s fdata, read once per block."""
+        """``v``'s fdata, read once per block (once per call for an argument)."""
         cd = self.codual(v)
         if isinstance(cd, CoDual):
             return Constant(cd.fdata)
-        hit = self.fdata_in.get((block, v))
+        hit = self.fdata_in.get((None, v))
+        if hit is None:
+            hit = self.fdata_in.get((block, v))
         if hit is None:
             hit = b.call(getattr, cd, "fdata", name=_suffix(v.name, "f"))
             self.fdata_in[(block, v)] = hit
