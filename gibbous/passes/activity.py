@@ -10,7 +10,8 @@ A value is **active** when its type can carry a tangent and
 
 A value is exposed when it, or a value that may alias it (the result of a call it is an
 operand of, a block argument it is passed to), is an operand of an impure call that has an
-active operand, is an operand of an active call whose result carries fdata, or is returned.
+active operand, is an operand of an active call whose result carries fdata and may alias it
+(not ``returns_fresh``: ``X @ W`` leaves a constant ``X`` inactive), or is returned.
 So ``iter(range(n))`` and what it yields stay inactive, while ``np.zeros(3)`` written by
 ``z[0] = x`` does not.
 
@@ -39,7 +40,7 @@ from gibbous.ir.core import (
     Value,
     edge_args,
 )
-from gibbous.rules.purity import is_pure_call
+from gibbous.rules.purity import is_pure_call, returns_fresh
 from gibbous.rules.tangents import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
 
 #: Callables taken to write into none of their arguments, whatever their types: not pure in
@@ -173,7 +174,7 @@ def _exposed(
     todo: list[Value] = []
     for op in calls:
         if (_writes(op) and any(v in active for v in op.operands)) or (
-            op.result in active and carries_fdata(op.result.type)
+            op.result in active and carries_fdata(op.result.type) and not returns_fresh(op)
         ):
             todo += op.operands
     todo += [b.terminator.value for b in f.blocks if isinstance(b.terminator, Return)]

@@ -433,6 +433,51 @@ def _register_builtins() -> None:
 
 _register_builtins()
 
+
+# --------------------------------------------------------------------------------------------
+# Fresh results
+#
+# Activity analysis must give one fdata to every alias of an array: an operand of an active
+# call whose result may alias it (``x.T``, ``np.reshape(x, ...)``, ``np.asarray(x)``) has to
+# carry fdata even if it is a constant.  These callables, called purely on arrays and numbers,
+# return a *new* array or scalar that shares no memory with any operand, so their operands
+# need nothing of the kind: ``X @ W`` with a constant ``X`` computes no gradient for ``X``.
+
+_FRESH_OPERATOR = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+                   "neg", "pos", "abs")  # fmt: skip
+_FRESH_NUMPY = ("dot", "vdot", "inner", "outer", "sum", "prod", "mean", "std", "var",
+                "cumsum", "cumprod", "trace", "where", "clip")  # fmt: skip
+_FRESH: frozenset[_Key] = frozenset(
+    _key(fn)
+    for fn in (
+        *(getattr(operator, n) for n in _FRESH_OPERATOR),
+        builtins.abs,
+        *(getattr(np, n) for n in _FRESH_NUMPY),
+    )
+)
+
+
+def _numeric(ty: Type) -> bool:
+    match ty:
+        case Bool() | Int() | Float() | Complex() | Array():
+            return True
+        case Const(value=value):
+            return isinstance(value, (bool, int, float, complex, np.ndarray, np.generic))
+    return False
+
+
+def returns_fresh(call: Call) -> bool:
+    """Whether ``call`` is a pure call, on arrays and numbers only, of a NumPy ufunc or another
+    callable known to return a new array or number: its result aliases no operand."""
+    callee = call.callee
+    if not isinstance(callee, Constant):
+        return False
+    fn = callee.value
+    if not (isinstance(fn, np.ufunc) or _key(fn) in _FRESH):
+        return False
+    operands = [*call.args, *call.kwargs.values()]
+    return all(_numeric(v.type) for v in operands) and is_pure_call(call)
+
 __all__ = [
     "PurityCondition",
     "all_plain",
@@ -445,5 +490,6 @@ __all__ = [
     "pure",
     "register_pure",
     "register_pure_array_function",
+    "returns_fresh",
     "unregister_pure",
 ]

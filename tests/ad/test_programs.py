@@ -145,3 +145,23 @@ def test_a_compiled_factory_is_instantiated_with_other_closure_values() -> None:
     (two,) = compiled.instantiate({index: Box(2)})
     assert (one(), two()) == (1, 2)
     assert getattr(one, "__gibbous_source__") is getattr(two, "__gibbous_source__")
+
+
+MATRIX = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+
+
+def constant_times(w: np.ndarray) -> float:
+    return float(np.sum(np.tanh(MATRIX @ w) * MATRIX.sum()))
+
+
+def test_constant_operands_of_fresh_results_carry_no_fdata() -> None:
+    # ``MATRIX @ w`` is a new array: the global needs no fdata, and its gradient (which
+    # nobody asked for) is not computed.  Only values a call may alias get fdata.
+    from gibbous.rules.tangents import NO_TANGENT, CoDual
+
+    w = np.linspace(0.5, 1.5, 8).reshape(4, 2)
+    rule = build_rrule(constant_times, w)
+    cells = [c.cell_contents for c in rule.forward.__closure__ or ()]  # type: ignore[attr-defined]
+    constants = [c for c in cells if isinstance(c, CoDual) and c.primal is MATRIX]
+    assert constants and all(c.fdata is NO_TANGENT for c in constants)
+    check(constant_times, w, rule=rule)

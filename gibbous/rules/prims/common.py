@@ -127,7 +127,10 @@ def unbroadcast(g: t.Any, shape: tuple[int, ...]) -> t.Any:
     )
     if not axes:
         return g
-    summed = np.sum(g, axis=axes, keepdims=True)
+    if type(g) is np.ndarray:  # the ufunc's method: np.sum's dispatch costs more than a small sum
+        summed = np.add.reduce(g, axis=axes, keepdims=True)
+    else:
+        summed = np.sum(g, axis=axes, keepdims=True)
     return summed.reshape(summed.shape[lead:]) if lead else summed
 
 
@@ -156,7 +159,8 @@ def add_into(fdata: Array, g: t.Any) -> None:
         np.add(fdata, g, out=fdata)
         return
     g = unbroadcast(g, fdata.shape)
-    if fdata.dtype.kind != "c" and np.iscomplexobj(g):
+    complex_g = g.dtype.kind == "c" if type(g) is np.ndarray else np.iscomplexobj(g)
+    if fdata.dtype.kind != "c" and complex_g:
         g = np.real(g)
     np.add(fdata, g, out=fdata)
 

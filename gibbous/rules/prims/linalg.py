@@ -180,23 +180,44 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
         pullback, state = sum_of_products(state, z, a, b, False)
         return CoDual(z, NT), pullback, state
     zf = new_fdata(z)
-    if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim <= 2:
+    if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 2:
+        # Real matrices: no broadcasting, no conjugates.  The products go into the state's
+        # buffers before they are added into the fdata: a warm call allocates no temporary
+        # (for large matrices, fresh memory costs page faults on every call).
+        da, db = a.fdata, b.fdata
+        want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
+        # An operand without a gradient (data) gets no buffer.
+        shape_a = ap.shape if want_a else (0,)
+        shape_b = bp.shape if want_b else (0,)
+        if (
+            state is None
+            or len(state.arrays) != 2
+            or state.arrays[0].shape != shape_a
+            or state.arrays[1].shape != shape_b
+        ):
+            state = Scratch.fit(state, (shape_a, ap.dtype), (shape_b, bp.dtype))
+        buf_a, buf_b = state.arrays  # float64, as ``fit`` made them
+
+        def matrices_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            if want_a:
+                np.matmul(zf, bp.T, out=buf_a)
+                np.add(da, buf_a, out=da)
+            if want_b:
+                np.matmul(ap.T, zf, out=buf_b)
+                np.add(db, buf_b, out=db)
+            return _NOTHING_3
+
+        return CoDual(z, zf), matrices_pullback, state
+    if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 1:
         da, db = a.fdata, b.fdata
         want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
 
         def matrix_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            # A matrix times a matrix or a vector, real: no broadcasting, no conjugates.
-            g = zf
-            if bp.ndim == 2:
-                if want_a:
-                    np.add(da, g @ bp.T, out=da)
-                if want_b:
-                    np.add(db, ap.T @ g, out=db)
-            else:
-                if want_a:
-                    np.add(da, g[:, None] * bp, out=da)
-                if want_b:
-                    np.add(db, g @ ap, out=db)
+            # A matrix times a vector, real.
+            if want_a:
+                np.add(da, zf[:, None] * bp, out=da)
+            if want_b:
+                np.add(db, zf @ ap, out=db)
             return _NOTHING_3
 
         return CoDual(z, zf), matrix_pullback, _keep(state)
