@@ -76,6 +76,7 @@ from gibbous.rules.tangents import (
     tangent_from,
     zero_fdata,
     zero_fdatas,
+    zeros_like,
 )
 
 STANDARD_PIPELINE: tuple[str, ...] = ("fold", "dce", "cse", "simplify-cfg")
@@ -231,8 +232,8 @@ def _zero_fdatas(f: object, args: tuple[object, ...]) -> tuple[t.Any, ...]:
             seen.add(id(a))
             if array.dtype.kind not in "fc":
                 out.append(NO_TANGENT)
-            elif array.flags.c_contiguous:  # what zeros_like gives it, quicker
-                out.append(np.zeros(array.shape, array.dtype))
+            elif array.flags.c_contiguous:  # what np.zeros_like gives it, quicker
+                out.append(zeros_like(array))
             else:
                 out.append(np.zeros_like(array))
         elif kind in _NUMBERS:

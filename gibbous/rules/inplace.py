@@ -69,8 +69,9 @@ class Saved:
         return self.primal.shape == out.shape and bool(self.primal.dtype == out.dtype)
 
     def save(self, out: _CoDual) -> None:
-        np.copyto(self.primal, out.primal)
-        np.copyto(self.fdata, out.fdata)
+        # Item assignment: what ``np.copyto`` does for one dtype, without its dispatch layer.
+        self.primal[...] = out.primal
+        self.fdata[...] = out.fdata
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,10 +106,10 @@ def matmul_out(
     dC.fill(0)
 
     def pullback(dy: object) -> tuple[t.Any, ...]:
-        np.copyto(C, saved.primal)
+        C[...] = saved.primal
         np.matmul(dC, B.T, out=grad_a)
         np.matmul(A.T, dC, out=grad_b)
-        np.copyto(dC, saved.fdata)
+        dC[...] = saved.fdata
         np.add(dA, grad_a, out=dA)
         np.add(dB, grad_b, out=dB)
         return _NO_RDATA_4

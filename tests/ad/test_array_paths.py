@@ -68,3 +68,26 @@ def test_matrix_products_reuse_buffers_and_stay_right(rng: np.random.Generator) 
     check(layer, w, b, x, rule=rule)
     # Other shapes through the same rule: the buffers are made again.
     check(layer, rng.standard_normal((3, 5)), b, rng.standard_normal((6, 3)), rule=rule)
+
+
+def product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return a @ b
+
+
+def products_in_a_loop(a: np.ndarray, b: np.ndarray) -> float:
+    # The inner rule runs twice before either pullback: two depths, two fdata buffers.
+    total = 0.0
+    for k in range(2):
+        total += float(np.sum(np.tanh(product(a, b * (k + 1.0)))))
+    return total
+
+
+def test_large_products_keep_their_fdata_in_buffers_per_depth(rng: np.random.Generator) -> None:
+    # A 128 x 128 float64 result (128 KiB) is large: its fdata is a buffer of the call site.
+    a, b = rng.standard_normal((128, 3)) / 4, rng.standard_normal((3, 128)) / 4
+    rule, y, grads = check(products_in_a_loop, a, b)
+    for _ in range(2):
+        y2, grads2 = value_and_gradient(rule, products_in_a_loop, a, b)
+        assert y2 == y
+        for g, h in zip(grads2[1:], grads[1:]):
+            np.testing.assert_array_equal(g, h)

@@ -27,7 +27,7 @@ import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.rules.registry import Pullback
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata, zero_rdata
+from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata, zero_rdata, zeros_like
 
 Array = np.ndarray[t.Any, t.Any]
 CD = CoDual[t.Any, t.Any]
@@ -77,9 +77,9 @@ def new_fdata(y: object) -> t.Any:
     if isinstance(y, np.ndarray):
         if y.dtype.kind not in "fc":
             return NT
-        # ``np.zeros`` is what ``zeros_like`` gives a C-contiguous array, at a fifth of the cost.
+        # What ``np.zeros_like`` gives a C-contiguous array, at a fifth of the cost.
         if y.flags.c_contiguous:
-            return np.zeros(y.shape, y.dtype)
+            return zeros_like(y)
         return np.zeros_like(y, subok=False)
     if isinstance(y, _PLAIN_NUMBERS) or y is None:
         return NT

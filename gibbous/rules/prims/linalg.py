@@ -56,7 +56,7 @@ from gibbous.rules.prims.common import (
 )
 from gibbous.rules.prims.numpy_reductions import expand, normalize_axes, operand_index
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
-from gibbous.rules.tangents import CoDual
+from gibbous.rules.tangents import ZERO_FILL_BYTES, CoDual
 
 StatefulResult = tuple[CD, Pullback, Scratch]
 
@@ -179,24 +179,18 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     if _is_sum_of_products(z, ap, bp):
         pullback, state = sum_of_products(state, z, a, b, False)
         return CoDual(z, NT), pullback, state
-    zf = new_fdata(z)
     if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 2:
         # Real matrices: no broadcasting, no conjugates.  The products go into the state's
-        # buffers before they are added into the fdata: a warm call allocates no temporary
-        # (for large matrices, fresh memory costs page faults on every call).
+        # buffers before they are added into the fdata, and a large result's fdata is a
+        # buffer too (see ``_matrices_state``): a warm call allocates nothing but the result.
         da, db = a.fdata, b.fdata
         want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
-        # An operand without a gradient (data) gets no buffer.
-        shape_a = ap.shape if want_a else (0,)
-        shape_b = bp.shape if want_b else (0,)
-        if (
-            state is None
-            or len(state.arrays) != 2
-            or state.arrays[0].shape != shape_a
-            or state.arrays[1].shape != shape_b
-        ):
-            state = Scratch.fit(state, (shape_a, ap.dtype), (shape_b, bp.dtype))
-        buf_a, buf_b = state.arrays  # float64, as ``fit`` made them
+        state = _matrices_state(state, ap if want_a else None, bp if want_b else None, z)
+        buf_a, buf_b, zf = state.arrays
+        if zf.size:
+            zf.fill(0)
+        else:
+            zf = new_fdata(z)
 
         def matrices_pullback(dz: t.Any) -> tuple[t.Any, ...]:
             if want_a:
@@ -208,6 +202,7 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
             return _NOTHING_3
 
         return CoDual(z, zf), matrices_pullback, state
+    zf = new_fdata(z)
     if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 1:
         da, db = a.fdata, b.fdata
         want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
@@ -230,6 +225,32 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
         return NT, send(a, ga), send(b, gb)
 
     return CoDual(z, zf), general, _keep(state)
+
+
+def _matrices_state(state: Scratch | None, a: Array | None, b: Array | None, z: Array) -> Scratch:
+    """Buffers for the gradients of ``a`` and ``b`` (empty for an operand without one) and for
+    the fdata of ``z`` if it is large (empty if not).
+
+    The result's fdata may be a buffer because nothing holds it once this call's pullback has
+    run: the reverse pass restores whatever the forward pass stored it into, and the state of
+    the next call at this depth is handed out only then.  For a large result this saves the
+    page faults of fresh memory on every call; for a small one ``np.zeros`` is as quick as
+    filling a buffer, so it stays fresh.
+    """
+    shapes = (
+        (0,) if a is None else a.shape,
+        (0,) if b is None else b.shape,
+        z.shape if z.nbytes >= ZERO_FILL_BYTES else (0,),
+    )
+    if state is not None and len(state.arrays) == 3:
+        arrays = state.arrays
+        if (
+            arrays[0].shape == shapes[0]
+            and arrays[1].shape == shapes[1]
+            and arrays[2].shape == shapes[2]
+        ):
+            return state
+    return Scratch(tuple(np.empty(shape) for shape in shapes))
 
 
 def _plain_float64(x: object) -> t.TypeGuard[Array]:
