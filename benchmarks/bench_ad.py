@@ -101,26 +101,31 @@ def expected(name: str, args: tuple[t.Any, ...]) -> tuple[np.ndarray, ...]:
 # --- hand-written gradients: the floor a tool could reach ----------------------------------
 #
 # Plain NumPy (and Python) written for each case by hand, with the same semantics as the
-# rules where it matters: (a) restores C and its fdata as the rule must (an argument is left
-# as it was) and reuses its buffers; (b) records what the reverse loop needs on a list, as a
+# rules where it matters: (a) saves and restores C and its fdata as the rule must (an argument
+# is left as it was, and its fdata may hold cotangents already) and reuses its buffers; (b) records what the reverse loop needs on a list, as a
 # tape would.  Each returns the value and the gradients of the arguments.
 
 
 def hand_written(name: str, args: tuple[t.Any, ...]) -> t.Callable[[], object]:
     if name == "a":
         C, A, B = args
-        saved, dC = np.empty_like(C), np.zeros_like(C)
+        saved, saved_dC, dC = np.empty_like(C), np.empty_like(C), np.zeros_like(C)
         dA, dB = np.zeros_like(A), np.zeros_like(B)
         ga, gb = np.empty_like(A), np.empty_like(B)
 
         def seed() -> object:
-            np.copyto(saved, C)
+            # C and its fdata are saved and restored: the caller may hold cotangents in dC
+            # already (fdata is accumulated into), and C is the caller's argument.
+            saved[...] = C
+            saved_dC[...] = dC
             np.matmul(A, B, out=C)
+            dC.fill(0)
             value = float(C.sum())
-            dC.fill(1.0)
+            np.add(dC, 1.0, out=dC)  # the sum's pullback
+            C[...] = saved
             np.matmul(dC, B.T, out=ga)
             np.matmul(A.T, dC, out=gb)
-            np.copyto(C, saved)
+            dC[...] = saved_dC
             np.add(dA, ga, out=dA)
             np.add(dB, gb, out=dB)
             return value, dA, dB
