@@ -459,10 +459,14 @@ _FRESH: frozenset[_Key] = frozenset(
 
 def _numeric(ty: Type) -> bool:
     match ty:
-        case Bool() | Int() | Float() | Complex() | Array():
+        case Bool() | Int() | Float() | Complex():
             return True
+        case Array(dtype=dtype):  # not ``object``: its elements are references, shared
+            return dtype is not None and dtype != "object"
         case Const(value=value):
-            return isinstance(value, (bool, int, float, complex, np.ndarray, np.generic))
+            if isinstance(value, np.ndarray):
+                return bool(value.dtype != object)
+            return isinstance(value, (bool, int, float, complex, np.generic))
     return False
 
 

@@ -204,3 +204,23 @@ def test_lookup_is_by_identity_not_equality() -> None:
             return hash(operator.add)
 
     assert not is_pure(EqualToEverything(), (F64, F64))
+
+
+def test_fresh_results_are_new_arrays_of_arrays_and_numbers() -> None:
+    from gibbous.rules.purity import returns_fresh
+
+    M = T.Array("float64", 2)
+    f = Function("f", [("x", M), ("y", M), ("xs", T.List(M)), ("o", T.Array("object", 1))])
+    b = Builder(f)
+    x, y, xs, o = f.args
+    data = Constant(np.ones((2, 2)))
+
+    def fresh(callee: object, *args: t.Any, **kwargs: t.Any) -> bool:
+        return returns_fresh(b.call(callee, *args, type=T.ANY, kwargs=kwargs or None).op)
+
+    assert fresh(operator.matmul, data, y) and fresh(np.tanh, x) and fresh(np.add, x, 1.0)
+    assert fresh(np.sum, x) and fresh(operator.mul, x, y)
+    # Results that may share memory with an operand, or hold its elements.
+    assert not fresh(np.transpose, x) and not fresh(np.asarray, x) and not fresh(np.reshape, x, 4)
+    assert not fresh(operator.add, xs, xs) and not fresh(np.positive, o)
+    assert not fresh(np.add, x, y, out=x)  # writes into x: not even pure
