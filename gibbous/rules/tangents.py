@@ -51,6 +51,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.rules import pool
 
 P = t.TypeVar("P")
 F = t.TypeVar("F")
@@ -149,20 +150,15 @@ def _memory_owner(a: np.ndarray[t.Any, t.Any]) -> object:
     return owner
 
 
-#: Zeroed arrays at least this large (glibc's default threshold for fresh pages from mmap) are
-#: allocated and then filled rather than calloc'd.  Fdata is accumulated into: read, then
-#: written.  A calloc'd fresh page maps the shared zero page on that read and faults again on
-#: the write; filling first faults once per page (measured on a 2 MB gradient: a third less).
-ZERO_FILL_BYTES = 1 << 17
-
-
 def zeros_like(x: np.ndarray[t.Any, t.Any]) -> np.ndarray[t.Any, t.Any]:
-    """Zeros of ``x``'s shape and dtype, C-contiguous, to be accumulated into (fdata)."""
-    if x.nbytes >= ZERO_FILL_BYTES:
-        a = np.empty(x.shape, x.dtype)
-        a.fill(0)
-        return a
-    return np.zeros(x.shape, x.dtype)
+    """New zeros of ``x``'s shape and dtype, C-contiguous, to be accumulated into (fdata):
+    large ones are filled rather than calloc'd (see ``gibbous.rules.pool.LARGE_BYTES``).
+    (Fdata that goes back to its maker after use comes from ``pool.zeros`` instead.)"""
+    if x.nbytes < pool.LARGE_BYTES:
+        return np.zeros(x.shape, x.dtype)
+    a = np.empty(x.shape, x.dtype)
+    a.fill(0)
+    return a
 
 
 def _region_for(a: np.ndarray[t.Any, t.Any], memo: TangentMemo) -> _Region:

@@ -82,8 +82,9 @@ def products_in_a_loop(a: np.ndarray, b: np.ndarray) -> float:
     return total
 
 
-def test_large_products_keep_their_fdata_in_buffers_per_depth(rng: np.random.Generator) -> None:
-    # A 128 x 128 float64 result (128 KiB) is large: its fdata is a buffer of the call site.
+def test_large_products_recycle_their_fdata_after_their_pullback(rng: np.random.Generator) -> None:
+    # A 128 x 128 float64 result (128 KiB) is large: its fdata goes back to the pool after its
+    # pullback, and the two pending calls of the loop must not share one.
     a, b = rng.standard_normal((128, 3)) / 4, rng.standard_normal((3, 128)) / 4
     rule, y, grads = check(products_in_a_loop, a, b)
     for _ in range(2):

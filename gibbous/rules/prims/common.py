@@ -26,8 +26,9 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.rules import pool
 from gibbous.rules.registry import Pullback
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata, zero_rdata, zeros_like
+from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata, zero_rdata
 
 Array = np.ndarray[t.Any, t.Any]
 CD = CoDual[t.Any, t.Any]
@@ -77,9 +78,10 @@ def new_fdata(y: object) -> t.Any:
     if isinstance(y, np.ndarray):
         if y.dtype.kind not in "fc":
             return NT
-        # What ``np.zeros_like`` gives a C-contiguous array, at a fifth of the cost.
+        # What ``np.zeros_like`` gives a C-contiguous array, at a fifth of the cost; a large one
+        # recycled (the quick paths of the elementwise and matmul rules give it back).
         if y.flags.c_contiguous:
-            return zeros_like(y)
+            return pool.zeros(y.shape, y.dtype, y.nbytes)
         return np.zeros_like(y, subok=False)
     if isinstance(y, _PLAIN_NUMBERS) or y is None:
         return NT

@@ -36,6 +36,7 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
+from gibbous.rules import pool
 from gibbous.rules.registry import PatternItem, primitive
 from gibbous.rules.tangents import CoDual
 
@@ -92,21 +93,31 @@ def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
             and xf.shape == zf.shape
         ):
             # Real arrays of one shape, the operand active (the common case): nothing to
-            # undo, no scalars to box; the same arithmetic as ``generic``.
+            # undo, no scalars to box; the same arithmetic as ``generic``.  The result's fdata,
+            # consumed, is recycled (``gibbous.rules.pool``; once, should a caller misbehave).
+            done = False
             if grad is g_tanh:  # the common activation: one temporary, g (1 - z^2)
 
                 def tanh_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                    nonlocal done
                     slope = np.multiply(z, z)
                     np.subtract(1.0, slope, out=slope)
                     np.multiply(slope, zf, out=slope)
                     np.add(xf, slope, out=xf)
+                    if not done:
+                        done = True
+                        pool.release(zf)
                     return _NT2
 
                 return CoDual(z, zf), tanh_pullback
 
             def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                nonlocal done
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     np.add(xf, grad(zf, xp, z), out=xf)
+                if not done:
+                    done = True
+                    pool.release(zf)
                 return _NT2
 
             return CoDual(z, zf), array_pullback
@@ -163,17 +174,24 @@ def binary_rule(
             and _real_operand(yp)
         ):
             # Real arrays and scalars to a real array (the common case): the arithmetic of
-            # ``generic`` in fewer steps.
+            # ``generic`` in fewer steps, and the result's fdata recycled once consumed.
             if x is y and grad_x is g_times_y and grad_y is g_times_x and type(xp) is np.ndarray:
                 return CoDual(z, zf), _square_pullback(x, zf)
+            done = False
 
             def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                nonlocal done
                 if quiet:
                     gx = _send_real(x, grad_x, zf, xp, yp, z)
-                    return NT, gx, _send_real(y, grad_y, zf, xp, yp, z)
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    gx = _send_real(x, grad_x, zf, xp, yp, z)
-                    return NT, gx, _send_real(y, grad_y, zf, xp, yp, z)
+                    gy = _send_real(y, grad_y, zf, xp, yp, z)
+                else:
+                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                        gx = _send_real(x, grad_x, zf, xp, yp, z)
+                        gy = _send_real(y, grad_y, zf, xp, yp, z)
+                if not done:
+                    done = True
+                    pool.release(zf)
+                return NT, gx, gy
 
             return CoDual(z, zf), array_pullback
 
@@ -198,12 +216,17 @@ _NT2 = (NT, NT)
 def _square_pullback(x: CD, g: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
     """The pullback of ``x * x`` for a real array ``x``: one gradient ``2 g x``, not two."""
     xp, xf = x.primal, x.fdata
+    done = False
 
     def square_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        nonlocal done
         if type(xf) is np.ndarray:
             twice = np.multiply(g, xp)
             np.add(twice, twice, out=twice)
             np.add(xf, twice, out=xf)
+        if not done:
+            done = True
+            pool.release(g)
         return _NT3
 
     return square_pullback

@@ -56,7 +56,8 @@ from gibbous.rules.prims.common import (
 )
 from gibbous.rules.prims.numpy_reductions import expand, normalize_axes, operand_index
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
-from gibbous.rules.tangents import ZERO_FILL_BYTES, CoDual
+from gibbous.rules import pool
+from gibbous.rules.tangents import CoDual
 
 StatefulResult = tuple[CD, Pullback, Scratch]
 
@@ -181,24 +182,25 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
         return CoDual(z, NT), pullback, state
     if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 2:
         # Real matrices: no broadcasting, no conjugates.  The products go into the state's
-        # buffers before they are added into the fdata, and a large result's fdata is a
-        # buffer too (see ``_matrices_state``): a warm call allocates nothing but the result.
+        # buffers before they are added into the fdata: a warm reverse allocates nothing.
         da, db = a.fdata, b.fdata
         want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
-        state = _matrices_state(state, ap if want_a else None, bp if want_b else None, z)
-        buf_a, buf_b, zf = state.arrays
-        if zf.size:
-            zf.fill(0)
-        else:
-            zf = new_fdata(z)
+        state = _matrices_state(state, ap if want_a else None, bp if want_b else None)
+        buf_a, buf_b = state.arrays
+        zf = new_fdata(z)
+        done = False
 
         def matrices_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            nonlocal done
             if want_a:
                 np.matmul(zf, bp.T, out=buf_a)
                 np.add(da, buf_a, out=da)
             if want_b:
                 np.matmul(ap.T, zf, out=buf_b)
                 np.add(db, buf_b, out=db)
+            if not done:  # the result's fdata is consumed: recycled (gibbous.rules.pool)
+                done = True
+                pool.release(zf)
             return _NOTHING_3
 
         return CoDual(z, zf), matrices_pullback, state
@@ -227,28 +229,12 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     return CoDual(z, zf), general, _keep(state)
 
 
-def _matrices_state(state: Scratch | None, a: Array | None, b: Array | None, z: Array) -> Scratch:
-    """Buffers for the gradients of ``a`` and ``b`` (empty for an operand without one) and for
-    the fdata of ``z`` if it is large (empty if not).
-
-    The result's fdata may be a buffer because nothing holds it once this call's pullback has
-    run: the reverse pass restores whatever the forward pass stored it into, and the state of
-    the next call at this depth is handed out only then.  For a large result this saves the
-    page faults of fresh memory on every call; for a small one ``np.zeros`` is as quick as
-    filling a buffer, so it stays fresh.
-    """
-    shapes = (
-        (0,) if a is None else a.shape,
-        (0,) if b is None else b.shape,
-        z.shape if z.nbytes >= ZERO_FILL_BYTES else (0,),
-    )
-    if state is not None and len(state.arrays) == 3:
+def _matrices_state(state: Scratch | None, a: Array | None, b: Array | None) -> Scratch:
+    """Buffers for the gradients of ``a`` and ``b``: empty for an operand without one (data)."""
+    shapes = ((0,) if a is None else a.shape, (0,) if b is None else b.shape)
+    if state is not None and len(state.arrays) == 2:
         arrays = state.arrays
-        if (
-            arrays[0].shape == shapes[0]
-            and arrays[1].shape == shapes[1]
-            and arrays[2].shape == shapes[2]
-        ):
+        if arrays[0].shape == shapes[0] and arrays[1].shape == shapes[1]:
             return state
     return Scratch(tuple(np.empty(shape) for shape in shapes))
 
