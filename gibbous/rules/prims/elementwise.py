@@ -21,6 +21,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules import pool
 from gibbous.rules.prims.common import (
     CD,
     NT,
@@ -36,7 +37,6 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
-from gibbous.rules import pool
 from gibbous.rules.registry import PatternItem, primitive
 from gibbous.rules.tangents import CoDual
 

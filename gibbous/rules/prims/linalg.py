@@ -28,6 +28,7 @@ import typing as t
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.rules import pool
 from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
@@ -56,7 +57,6 @@ from gibbous.rules.prims.common import (
 )
 from gibbous.rules.prims.numpy_reductions import expand, normalize_axes, operand_index
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
-from gibbous.rules import pool
 from gibbous.rules.tangents import CoDual
 
 StatefulResult = tuple[CD, Pullback, Scratch]
