@@ -40,18 +40,25 @@ _held = 0
 def zeros(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:
     """A C-contiguous zero array of ``shape`` and ``dtype`` (``nbytes`` bytes)."""
     global _held
+    if nbytes >= LARGE_BYTES:
+        free = _free.get((shape, dtype.str))
+        if free:
+            try:
+                a = free.pop()
+            except IndexError:  # another thread took it
+                pass
+            else:
+                _held -= nbytes
+                a.fill(0)
+                return a
+    return fresh_zeros(shape, dtype, nbytes)
+
+
+def fresh_zeros(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:
+    """New C-contiguous zeros, not from the pool: ``np.zeros`` when small, allocated and then
+    filled when large (see ``LARGE_BYTES``)."""
     if nbytes < LARGE_BYTES:
         return np.zeros(shape, dtype)
-    free = _free.get((shape, dtype.str))
-    if free:
-        try:
-            a = free.pop()
-        except IndexError:  # another thread took it
-            pass
-        else:
-            _held -= nbytes
-            a.fill(0)
-            return a
     a = np.empty(shape, dtype)
     a.fill(0)
     return a

@@ -154,11 +154,7 @@ def zeros_like(x: np.ndarray[t.Any, t.Any]) -> np.ndarray[t.Any, t.Any]:
     """New zeros of ``x``'s shape and dtype, C-contiguous, to be accumulated into (fdata):
     large ones are filled rather than calloc'd (see ``gibbous.rules.pool.LARGE_BYTES``).
     (Fdata that goes back to its maker after use comes from ``pool.zeros`` instead.)"""
-    if x.nbytes < pool.LARGE_BYTES:
-        return np.zeros(x.shape, x.dtype)
-    a = np.empty(x.shape, x.dtype)
-    a.fill(0)
-    return a
+    return pool.fresh_zeros(x.shape, x.dtype, x.nbytes)
 
 
 def _region_for(a: np.ndarray[t.Any, t.Any], memo: TangentMemo) -> _Region:

@@ -160,6 +160,10 @@ def add_into(fdata: Array, g: t.Any) -> None:
             g = g.real
         np.add(fdata, g, out=fdata)
         return
+    if g.ndim == fdata.ndim + 1 and g.shape[1:] == fdata.shape and g.dtype.kind == "f":
+        # A row added to every row of a matrix (a bias): one sum, no reshape.
+        np.add(fdata, np.add.reduce(g, axis=0), out=fdata)
+        return
     g = unbroadcast(g, fdata.shape)
     complex_g = g.dtype.kind == "c" if type(g) is np.ndarray else np.iscomplexobj(g)
     if fdata.dtype.kind != "c" and complex_g:
@@ -257,7 +261,11 @@ class Scratch:
     ) -> Scratch:
         """A state with one empty array per ``(shape, dtype)`` of ``specs``."""
         if state is not None and len(state.arrays) == len(specs):
-            if all(a.shape == s and a.dtype == d for a, (s, d) in zip(state.arrays, specs)):
+            # A loop, not all() over a generator: this runs on every call of a warm rule.
+            for a, (s, d) in zip(state.arrays, specs):
+                if a.shape != s or a.dtype != d:
+                    break
+            else:
                 return state
         return cls(tuple(np.empty(s, d) for s, d in specs))
 

@@ -185,7 +185,11 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
         # buffers before they are added into the fdata: a warm reverse allocates nothing.
         da, db = a.fdata, b.fdata
         want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
-        state = _matrices_state(state, ap if want_a else None, bp if want_b else None)
+        # An operand without a gradient (data) gets no buffer.
+        f64 = ap.dtype
+        state = Scratch.fit(
+            state, (ap.shape if want_a else (0,), f64), (bp.shape if want_b else (0,), f64)
+        )
         buf_a, buf_b = state.arrays
         zf = new_fdata(z)
         done = False
@@ -227,16 +231,6 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
         return NT, send(a, ga), send(b, gb)
 
     return CoDual(z, zf), general, _keep(state)
-
-
-def _matrices_state(state: Scratch | None, a: Array | None, b: Array | None) -> Scratch:
-    """Buffers for the gradients of ``a`` and ``b``: empty for an operand without one (data)."""
-    shapes = ((0,) if a is None else a.shape, (0,) if b is None else b.shape)
-    if state is not None and len(state.arrays) == 2:
-        arrays = state.arrays
-        if arrays[0].shape == shapes[0] and arrays[1].shape == shapes[1]:
-            return state
-    return Scratch(tuple(np.empty(shape) for shape in shapes))
 
 
 def _plain_float64(x: object) -> t.TypeGuard[Array]:
