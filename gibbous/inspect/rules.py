@@ -28,7 +28,7 @@ import typing as t
 
 import attrs
 
-from gibbous.api import Maker, Session
+from gibbous.session import Maker, Session
 from gibbous.rules.inline import InlineRule
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function

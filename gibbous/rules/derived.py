@@ -41,6 +41,7 @@ from gibbous.frontend import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.printer import UnprintableError, format_type
+from gibbous.rules.callables import callable_instance, partial_shape
 from gibbous.rules.purity import register_pure
 from gibbous.rules.registry import (
     Context,
@@ -583,7 +584,7 @@ def rule_name(rule: object) -> str:
 
 
 class Resolver(t.Protocol):
-    """Chooses the rule for a call from the types of its operands (``gibbous.api`` has one)."""
+    """Chooses the rule for a call from the types of its operands (``gibbous.session`` has one)."""
 
     def resolve(
         self,
@@ -615,7 +616,7 @@ class DynamicRule:
     def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
         callee = f.primal
         arg_types = tuple(T.typeof(a.primal) for a in (*args, *kwargs.values()))
-        key = (_callee_key(callee), *arg_types)
+        key = (_callee_key(callee, self.kwnames), *arg_types)
         hit = self._rules.get(key)
         if hit is None or not _same_callee(hit[0], callee):
             hit = (callee, self._choose(callee, arg_types))
@@ -727,7 +728,11 @@ def _gather(container: _CoDual, rdata: t.Sequence[t.Any], keys: t.Sequence[t.Any
     return NO_TANGENT
 
 
-def _callee_key(callee: object) -> object:
+def _callee_key(callee: object, kwnames: tuple[str, ...] = ()) -> object:
+    if isinstance(callee, functools.partial):  # one rule serves every partial of this shape
+        return partial_shape(callee, kwnames)
+    if callable_instance(callee):
+        return ("instance", type(callee))
     method = _unbind(callee)
     if method is not None:
         return ("method", id(method[0]), T.typeof(method[1]))
@@ -737,6 +742,8 @@ def _callee_key(callee: object) -> object:
 def _same_callee(kept: object, callee: object) -> bool:
     if kept is callee:
         return True
+    if isinstance(callee, functools.partial) or callable_instance(callee):
+        return True  # keyed by shape or class, which the key already compared
     a, b = _unbind(kept), _unbind(callee)
     if a is not None and b is not None:
         return a[0] is b[0]

@@ -351,6 +351,46 @@ class _BoundMethod(_Frozen):
         return ("__self__", "__func__") if isinstance(x, pytypes.MethodType) else ("__self__",)
 
 
+class _Partial(_Kind):
+    """``functools.partial(func, *args, **keywords)``: immutable in practice, its tangent is
+    ``Tangent({"func": ..., "args": ..., "keywords": Tangent({name: ...})})``, each part
+    collapsing to ``NoTangent()`` as a tuple's does.  The keywords are a ``Tangent`` (not a
+    dict, as a dict's tangent would be) so that their floats' rdata split off like a frozen
+    object's fields."""
+
+    __slots__ = ()
+
+    def _parts(self, x: t.Any, each: t.Callable[[object], t.Any]) -> t.Any:
+        keywords = _collapse_fields({k: each(v) for k, v in x.keywords.items()})
+        return _collapse_fields({"func": each(x.func), "args": each(x.args), "keywords": keywords})
+
+    def has_tangent(self, x: t.Any) -> bool:
+        values = (x.func, *x.args, *x.keywords.values())
+        return any(_kind(v).has_tangent(v) for v in values)
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        return self._parts(x, lambda v: _zero(v, memo))
+
+    def randn(self, x: t.Any, rng: np.random.Generator, memo: TangentMemo) -> t.Any:
+        return self._parts(x, lambda v: _randn(v, rng, memo))
+
+    def zero_rdata(self, x: t.Any) -> t.Any:
+        return self._parts(x, lambda v: _kind(v).zero_rdata(v))
+
+    def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
+        fkw, rkw = _field(fdata, "keywords"), _field(rdata, "keywords")
+        keywords = _collapse_fields(
+            {k: tangent_from(v, _field(fkw, k), _field(rkw, k)) for k, v in x.keywords.items()}
+        )
+        return _collapse_fields(
+            {
+                "func": tangent_from(x.func, _field(fdata, "func"), _field(rdata, "func")),
+                "args": tangent_from(x.args, _field(fdata, "args"), _field(rdata, "args")),
+                "keywords": keywords,
+            }
+        )
+
+
 def _viewed_dict(view: object) -> object:
     # ``view.mapping`` is a read-only proxy; the dict itself is the view's only referent.
     return gc.get_referents(view)[0]
@@ -457,6 +497,7 @@ FLOAT_ARRAY = _FloatArray()
 TUPLE = _Tuple()
 FROZEN = _Frozen()
 BOUND_METHOD = _BoundMethod()
+PARTIAL = _Partial()
 DICT_VIEW = _DictView()
 LIST = _List()
 DICT = _Dict()
@@ -609,6 +650,7 @@ _BY_CLASS: dict[type, _Kind] = {
     type({}.values()): DICT_VIEW,
     type({}.items()): DICT_VIEW,
     type({}.keys()): NON_DIFFERENTIABLE,
+    functools.partial: PARTIAL,
 }
 
 

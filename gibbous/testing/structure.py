@@ -13,6 +13,7 @@ visited at every position, because their rdata is returned per position.
 
 from __future__ import annotations
 
+import functools
 import types as pytypes
 import typing as t
 
@@ -86,6 +87,9 @@ def children(x: object) -> list[tuple[Key, t.Any]]:
         return []
     if isinstance(x, pytypes.MethodType):
         return [(("attr", "__self__"), x.__self__), (("attr", "__func__"), x.__func__)]
+    if isinstance(x, functools.partial):  # its keywords' tangents are a Tangent's fields
+        keywords = [(("keyword", k), v) for k, v in x.keywords.items()]
+        return [(("attr", "func"), x.func), (("attr", "args"), x.args), *keywords]
     owner = bound_self(x)
     if owner is not None:
         return [(("attr", "__self__"), owner)]
@@ -110,6 +114,10 @@ def child(tree: object, key: Key) -> t.Any:
     if tree is NO_TANGENT:
         return NO_TANGENT
     kind, k = key
+    if kind == "keyword":  # of a partial
+        if isinstance(tree, functools.partial):
+            return tree.keywords[k]
+        return child(child(tree, ("attr", "keywords")), ("attr", k))
     if kind != "attr":
         return t.cast(t.Any, tree)[k]
     if isinstance(tree, (Tangent, MutableTangent)):
@@ -119,6 +127,8 @@ def child(tree: object, key: Key) -> t.Any:
 
 def format_key(key: Key) -> str:
     kind, k = key
+    if kind == "keyword":
+        return f".keywords[{k!r}]"
     return f".{k}" if kind == "attr" else f"[{k!r}]"
 
 

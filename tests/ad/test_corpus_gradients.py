@@ -18,7 +18,7 @@ added, the case passes, the strict xfail fails, and the entry must go.
 from __future__ import annotations
 
 import copy
-import inspect
+import functools
 import math
 import sys
 import typing as t
@@ -27,9 +27,8 @@ import numpy as np
 import pytest
 
 from gibbous.api import build_rrule, value_and_pullback
-from gibbous.frontend import runtime
 from gibbous.rules.registry import MissingRuleError
-from gibbous.rules.tangents import NoTangent, is_differentiable, randn_tangent
+from gibbous.rules.tangents import NoTangent, Tangent, is_differentiable, randn_tangent
 from tests.frontend import corpus, corpus_numeric
 from tests.frontend.helpers import same
 from tests.rules.fd import _perturb_all, _scale, inner, pairing
@@ -54,20 +53,27 @@ def _params() -> list[t.Any]:
     return out
 
 
-def call(fn: t.Callable[..., t.Any], xs: t.Sequence[object]) -> t.Any:
-    """``fn`` called with its IR's arguments ``xs`` (``runtime.bind_arguments``' order)."""
-    args: list[object] = []
-    kwargs: dict[str, object] = {}
-    for (name, p), x in zip(inspect.signature(fn).parameters.items(), xs):
-        if p.kind is p.VAR_POSITIONAL:
-            args.extend(t.cast(tuple[object, ...], x))
-        elif p.kind is p.VAR_KEYWORD:
-            kwargs.update(t.cast(dict[str, object], x))
-        elif p.kind is p.KEYWORD_ONLY:
-            kwargs[name] = x
-        else:
-            args.append(x)
-    return fn(*args, **kwargs)
+def call(fn: t.Callable[..., t.Any], xs: t.Sequence[object], keys: t.Sequence[str]) -> t.Any:
+    """``fn`` called with the sample's values ``xs``: positional, then the keywords ``keys``."""
+    n = len(xs) - len(keys)
+    return fn(*xs[:n], **dict(zip(keys, xs[n:])))
+
+
+def entry(fn: t.Callable[..., t.Any], xs: t.Sequence[object], keys: t.Sequence[str]) -> t.Any:
+    """What gets the gradient of every value in ``xs``: the keywords bound by a partial
+    (keyword arguments get no gradient of their own; a partial's arguments do)."""
+    n = len(xs) - len(keys)
+    return functools.partial(fn, **dict(zip(keys, xs[n:]))) if keys else fn
+
+
+def gradients(grads: tuple[t.Any, ...], keys: t.Sequence[str]) -> list[t.Any]:
+    """The gradients of the sample's values, from ``value_and_pullback``'s for ``entry``."""
+    if not keys:
+        return list(grads[1:])
+    df = grads[0]
+    keywords = df.fields["keywords"] if isinstance(df, Tangent) else NoTangent()
+    named = [keywords.fields[k] if isinstance(keywords, Tangent) else NoTangent() for k in keys]
+    return [*grads[1:], *named]
 
 
 def finite(y: object) -> bool:
@@ -174,9 +180,11 @@ def test_corpus_gradient(
     n: int, fn: t.Callable[..., t.Any], args: tuple[object, ...], kwargs: dict[str, object]
 ) -> None:
     rng = np.random.default_rng(n)
-    xs = runtime.bind_arguments(fn, *copy.deepcopy((args, kwargs)))
+    args, kwargs = copy.deepcopy((args, kwargs))
+    keys = tuple(kwargs)
+    xs = (*args, *kwargs.values())
     try:
-        y = call(fn, copy.deepcopy(xs))
+        y = call(fn, copy.deepcopy(xs), keys)
     except Exception as e:
         pytest.skip(f"the primal raises {type(e).__name__} at the sample point: {e}")
     if not any(map(is_differentiable, xs)):
@@ -189,7 +197,7 @@ def test_corpus_gradient(
         pytest.skip(f"the result is not finite at the sample point: {y!r:.80}")
 
     def loss(*zs: object) -> float:
-        return inner(ybar, call(fn, copy.deepcopy(zs)))
+        return inner(ybar, call(fn, copy.deepcopy(zs), keys))
 
     y0 = loss(*xs)
     checks = []
@@ -200,13 +208,15 @@ def test_corpus_gradient(
             pytest.skip(why)
         checks.append((d, estimates))
 
-    rule = build_rrule(fn, *xs)
+    f = entry(fn, xs, keys)
+    positional = xs[: len(xs) - len(keys)]
+    rule = build_rrule(f, *positional)
     before = copy.deepcopy(xs)
-    value, grads = value_and_pullback(rule, ybar, fn, *xs)
+    value, grads = value_and_pullback(rule, ybar, f, *positional)
     assert same(list(xs), list(before)), "the arguments were not restored"
     assert same(value, y) or _close(value, y), (value, y)
     for d, estimates in checks:
-        claimed = pairing(xs, grads[1:], d)
+        claimed = pairing(xs, gradients(grads, keys), d)
         best = min(estimates, key=lambda e: abs(e - claimed))
         assert abs(best - claimed) <= 1e-8 + 1e-5 * max(abs(best), abs(claimed)), (
             f"directional derivative {claimed!r} disagrees with finite differences "

@@ -111,7 +111,7 @@ def test_arguments_must_match_the_rules_signature() -> None:
     rule = build_rrule(scaled, 1.5)
     with pytest.raises(TypeError, match=r"built for arguments \(f64\), called with \(f64\[:\]\)"):
         value_and_gradient(rule, scaled, np.ones(2))
-    with pytest.raises(TypeError, match="built for"):
+    with pytest.raises(TypeError, match=r"scaled\(x\): too many positional arguments"):
         value_and_gradient(rule, scaled, 1.0, 2.0)
     with pytest.raises(TypeError, match="this rule was built for"):
         value_and_gradient(rule, with_try, 1.0)
@@ -153,7 +153,5 @@ def test_parameters_left_out_take_their_defaults() -> None:
     def needs_two(x: float, y: float) -> float:
         return x * y
 
-    with pytest.raises(TypeError, match=r"no value for parameter 'y', which has no default"):
+    with pytest.raises(TypeError, match=r"needs_two\(x, y\): missing a required argument: 'y'"):
         build_rrule(needs_two, 1.0)
-    with pytest.raises(TypeError, match="derives rules of Python functions"):
-        build_rrule(np.sin, 1.0)

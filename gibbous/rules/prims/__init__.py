@@ -18,6 +18,7 @@ Importing this package registers every rule in ``DefaultContext``:
   their methods, iterators, ``sum``, ``min``, ``max``;
 * ``queries``: comparisons, bitwise operators and other calls without derivative;
 * ``objects``: ``getattr``/``setattr``/``delattr`` on objects;
+* ``partials``: ``functools.partial`` (calling one: ``gibbous.rules.callables``);
 * ``classes``: ``tuple.__new__`` for NamedTuples (constructing classes is derived);
 * ``runtime``: the frontend's cells and nested functions, ``typing.cast``;
 * ``scipy_rules``: a few SciPy functions (``special``, ``linalg``, ``stats``), registered by
@@ -39,6 +40,7 @@ from gibbous.rules.prims import numpy_arrays as numpy_arrays
 from gibbous.rules.prims import numpy_reductions as numpy_reductions
 from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects
+from gibbous.rules.prims import partials as partials
 from gibbous.rules.prims import pybuiltins as pybuiltins
 from gibbous.rules.prims import queries as queries
 from gibbous.rules.prims import runtime as runtime

@@ -1,0 +1,144 @@
+"""Callables that are not functions: what a call of one means, and the rules that adapt the
+rule of the function it stands for.
+
+* ``functools.partial(func, *args, **keywords)(*more, **named)`` is
+  ``func(*args, *more, **{**keywords, **named})``; the partial's tangent is
+  ``Tangent({"func": ..., "args": ..., "keywords": Tangent(...)})`` (``gibbous.rules.tangents``)
+  and gets the rdata of its arguments and keywords (``PartialRule``).
+* ``obj(*args)`` for an instance of a Python class with ``__call__`` is
+  ``type(obj).__call__(obj, *args)``; the callable's tangent is ``obj``'s
+  (``InstanceCallRule``).
+
+The entry point (``gibbous.entry``) and call sites (``gibbous.session``) share these meanings.
+"""
+
+from __future__ import annotations
+
+import functools
+import types as pytypes
+import typing as t
+
+import attrs
+
+from gibbous.rules.registry import Pullback, RRule
+from gibbous.rules.tangents import NO_TANGENT, CoDual, Tangent
+
+_CoDual = CoDual[t.Any, t.Any]
+
+
+def callable_instance(f: object) -> bool:
+    """An instance of a Python class that defines ``__call__`` in Python."""
+    if isinstance(f, type):
+        return False
+    return isinstance(getattr(type(f), "__call__", None), pytypes.FunctionType)
+
+
+def bound_builtin(f: object) -> tuple[object, object] | None:
+    """``x.sum`` (a method of an extension type, bound to ``x``): ``(ndarray.sum, x)``."""
+    if not isinstance(f, (pytypes.BuiltinMethodType, pytypes.MethodWrapperType)):
+        return None
+    receiver = getattr(f, "__self__", None)
+    if receiver is None or isinstance(receiver, (pytypes.ModuleType, type)):
+        return None
+    function = getattr(type(receiver), getattr(f, "__name__", ""), None)
+    return None if function is None else (function, receiver)
+
+
+def collapse(fields: dict[str, t.Any]) -> t.Any:
+    """``Tangent(fields)``, or ``NoTangent()`` when every field is."""
+    return NO_TANGENT if all(v is NO_TANGENT for v in fields.values()) else Tangent(fields)
+
+
+def partial_tangent(dfunc: t.Any, dargs: t.Sequence[t.Any], dkeywords: dict[str, t.Any]) -> t.Any:
+    """A partial's tangent (or rdata, or fdata) from its parts'."""
+    args = tuple(dargs)
+    return collapse(
+        {
+            "func": dfunc,
+            "args": NO_TANGENT if all(a is NO_TANGENT for a in args) else args,
+            "keywords": collapse(dkeywords),
+        }
+    )
+
+
+def _field(tangent: t.Any, name: str) -> t.Any:
+    return tangent.fields[name] if isinstance(tangent, Tangent) else NO_TANGENT
+
+
+def partial_shape(
+    p: functools.partial[t.Any], kwnames: tuple[str, ...]
+) -> tuple[str, int, tuple[str, ...]]:
+    """What a ``PartialRule`` depends on: how many arguments the partial binds, and which of
+    its keywords a call with keywords ``kwnames`` leaves in place."""
+    return ("partial", len(p.args), tuple(k for k in p.keywords if k not in kwnames))
+
+
+@attrs.frozen(eq=False)
+class PartialRule:
+    """A call of a partial, through the rule of its function called with everything: the
+    partial's arguments and keywords are operands, with the fdata its tangent holds for them,
+    and their rdata make up the partial's.  ``rule`` must take any function (a
+    ``DynamicRule``): the partial's function is read at each call."""
+
+    rule: RRule
+    n_args: int
+    kept: tuple[str, ...]  # the partial's keywords the call does not override, in order
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        p = t.cast("functools.partial[t.Any]", f.primal)
+        fdata = f.fdata
+        bound_fdata, keyword_fdata = _field(fdata, "args"), _field(fdata, "keywords")
+        bound = [
+            CoDual(a, NO_TANGENT if bound_fdata is NO_TANGENT else bound_fdata[i])
+            for i, a in enumerate(p.args)
+        ]
+        keywords = {k: CoDual(p.keywords[k], _field(keyword_fdata, k)) for k in self.kept}
+        func = CoDual(p.func, _field(fdata, "func"))
+        y, pullback = self.rule(func, *bound, *args, **keywords, **kwargs)
+        n, m, kept = self.n_args, len(args), self.kept
+
+        def unpartial(dy: t.Any) -> tuple[t.Any, ...]:
+            r = pullback(dy)
+            named = r[1 + n + m :]
+            dpartial = partial_tangent(r[0], r[1 : 1 + n], dict(zip(kept, named)))
+            return (dpartial, *r[1 + n : 1 + n + m], *named[len(kept) :])
+
+        return y, unpartial
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
+@attrs.frozen(eq=False)
+class InstanceCallRule:
+    """``obj(*args)`` through the rule of ``type(obj).__call__(obj, *args)``."""
+
+    rule: RRule
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        method = CoDual(type(f.primal).__call__, NO_TANGENT)
+        y, pullback = self.rule(method, f, *args, **kwargs)
+
+        def uncall(dy: t.Any) -> tuple[t.Any, ...]:
+            r = pullback(dy)
+            return r[1:]
+
+        return y, uncall
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
+__all__ = [
+    "InstanceCallRule",
+    "PartialRule",
+    "bound_builtin",
+    "callable_instance",
+    "collapse",
+    "partial_shape",
+    "partial_tangent",
+]

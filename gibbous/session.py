@@ -1,0 +1,419 @@
+"""The pipeline driver: one ``Session`` per ``build_rrule``.
+
+A session builds the programs of the functions one ``build_rrule`` reaches (the entry point,
+and every Python function its code calls), each once per argument types, so that a function
+called from several places, or recursively, is compiled once; and it chooses the rule of each
+active call site (a registered primitive, a derived rule, a constructor, a dynamic rule).  Its
+``resolve`` serves the dynamic call sites, which may build more programs while they run.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types as pytypes
+import typing as t
+
+import attrs
+
+from gibbous.backends.numpy.adcodegen import compile_program
+from gibbous.frontend import function_ir, runtime
+from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir import types as T
+from gibbous.ir.core import Call, Constant, Function, Location
+from gibbous.passes import Pass, PassManager
+from gibbous.passes.activity import Activity, analyse, carries_rdata, is_precise
+from gibbous.passes.ad import differentiate, prune_attribute_reads, slot_type_is_precise
+from gibbous.passes.typeinfer import InferenceError, infer_types
+from gibbous.rules.callables import (
+    InstanceCallRule,
+    PartialRule,
+    callable_instance,
+    partial_shape,
+)
+from gibbous.rules.derived import (
+    BoundRule,
+    CallExRule,
+    CheckedRule,
+    ConstructRule,
+    DynamicRule,
+    FillSeed,
+    FrozenConstructRule,
+    GenexprRule,
+    LazyDerivedRule,
+    Packed,
+    PrimalRule,
+    Program,
+    Source,
+    class_methods,
+    constructible,
+    function_key,
+    ir_parameters,
+    rule_name,
+)
+from gibbous.rules.inline import InlineRule, find_inline
+from gibbous.rules.prims.classes import TWINS, by_code, twin
+from gibbous.rules.registry import (
+    Context,
+    MissingRuleError,
+    RRule,
+    callable_name,
+    is_primitive,
+    lookup_rule,
+)
+from gibbous.rules.stateful import StatefulRRule
+from gibbous.rules.tangents import CoDual, frozen_fields, zero_fdata
+from gibbous.rules.typerules import instance_type
+
+STANDARD_PIPELINE: tuple[str, ...] = ("fold", "dce", "cse", "simplify-cfg")
+
+Maker = t.Callable[[], t.Any]
+
+
+def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprFunction]:
+    """Whether gibbous derives the rule of ``fn`` from its bytecode (when it has no rule).
+
+    Python functions, except gibbous's own helpers and NumPy's: NumPy is a library of
+    primitives, and a missing rule for one of its functions is better reported as such than
+    by differentiating NumPy's internals."""
+    if isinstance(fn, runtime.GenexprFunction):
+        return True
+    if not isinstance(fn, pytypes.FunctionType):
+        return False
+    module = fn.__module__ or ""
+    if module == "gibbous.rules.prims.classes" and fn in TWINS.values():
+        return True  # plain-Python twins of library functions, there to be derived
+    return module != "numpy" and not module.startswith(("numpy.", *_INTERNAL))
+
+
+# gibbous's own machinery; user-level code inside gibbous (the demo, examples) is derivable.
+_INTERNAL = tuple(
+    f"gibbous.{layer}" for layer in ("ir", "frontend", "rules", "passes", "backends", "api", "session", "entry")
+)
+
+
+def _callee_ir(fn: object) -> Function | None:
+    """For type inference: the IR of the user functions the code calls."""
+    if not derivable(fn):
+        return None
+    try:
+        return function_ir(fn)
+    except UnsupportedConstructError:
+        return None
+
+
+@attrs.define(eq=False)
+class Session:
+    """The programs built for one ``build_rrule``, by function and argument types; also the
+    resolver of its dynamic call sites (which may build more programs while running)."""
+
+    ctx: Context
+    debug: bool
+    passes: t.Sequence[Pass | str] | str | None
+    _programs: dict[tuple[object, ...], tuple[object, Program]] = attrs.field(factory=dict)
+    _building: set[tuple[object, ...]] = attrs.field(factory=set)
+
+    def key(self, fn: object, arg_types: tuple[T.Type, ...]) -> tuple[object, ...]:
+        return (function_key(fn) or ("object", id(fn)), arg_types)
+
+    def program(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
+        key = self.key(fn, arg_types)
+        hit = self._programs.get(key)
+        if hit is not None and (hit[0] is fn or function_key(fn) is not None):
+            return hit[1]
+        if key in self._building:
+            raise RuntimeError(f"the program of {callable_name(fn)} is still being built")
+        self._building.add(key)
+        try:
+            made = self._build(fn, arg_types)
+        finally:
+            self._building.discard(key)
+        self._programs[key] = (fn, made)
+        return made
+
+    def _build(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
+        if not derivable(fn):
+            raise TypeError(
+                f"build_rrule derives rules of Python functions; {callable_name(fn)} is not "
+                "one (write a rule for it with gibbous.primitive)"
+            )
+        untyped = function_ir(fn)
+        if len(untyped.args) != len(arg_types):
+            params = ", ".join(a.name or "?" for a in untyped.args)
+            raise TypeError(
+                f"{callable_name(fn)}({params}) takes {len(untyped.args)} arguments, "
+                f"{len(arg_types)} given: build_rrule needs a value for each parameter, "
+                "defaults included"
+            )
+        try:
+            typed = infer_types(untyped, arg_types, callee_ir=_callee_ir)
+        except InferenceError:
+            typed = untyped  # everything Any: the dynamic path is always right
+        pipeline = STANDARD_PIPELINE if self.passes is None else self.passes
+        PassManager(pipeline, verify=self.debug).run(typed)
+        prune_attribute_reads(typed)
+        # The IR of a generator expression reads the cells of the function it wraps.
+        activity = analyse(typed, fn.fn if isinstance(fn, runtime.GenexprFunction) else fn)
+        ad = differentiate(
+            typed,
+            activity,
+            lambda op: self.site(op, activity),
+            inline=self.inline,
+            verify=self.debug,
+        )
+        return compile_program(fn, arg_types, ad, typed)
+
+    # -- call sites
+
+    def site(self, op: Call, activity: Activity) -> Maker:
+        """How each rule instance makes the rule of the active call ``op`` (chosen now); with
+        ``debug``, each rule checked (``CheckedRule``)."""
+        maker = self._site(op, activity)
+        if not self.debug:
+            return maker
+        call, loc = _describe_call(op), op.loc
+
+        def checked() -> t.Any:
+            rule = maker()
+            return CheckedRule(rule, rule_name(rule), call, loc)
+
+        return checked
+
+    def inline(self, op: Call) -> InlineRule | None:
+        """The inline form of an active call's rule, where the rule is the library's own."""
+        callee = op.callee
+        if not isinstance(callee, Constant):
+            return None
+        types = tuple(v.type for v in op.operands[1:])
+        fn = callee.value
+        found = find_inline(fn, types, op.kwnames, op.type)
+        if found is None or not is_primitive(self.ctx, fn, types, op.kwnames):
+            return None
+        registration = lookup_rule(self.ctx, fn, types, op.kwnames, loc=op.loc)
+        library = registration.origin.startswith("gibbous.rules.")
+        return found if library and registration.kind == "primitive" else None
+
+    def _site(self, op: Call, activity: Activity) -> Maker:
+        operands = op.operands
+        types = tuple(v.type for v in operands[1:])
+        callee = op.callee
+        if isinstance(callee, Constant):
+            fn = callee.value
+            maker = self.primitive(fn, types, op.kwnames, op.loc)
+            if maker is not None:
+                if carries_rdata(op.type) and not slot_type_is_precise(op.type):
+                    plain = maker
+                    maker = lambda: FillSeed(plain())  # noqa: E731
+                return maker
+        if not any(map(activity.is_active, operands)):
+            # No derivative can flow through it: run it, give the result fresh fdata.
+            return lambda: _PRIMAL
+        if isinstance(callee, Constant) and callee.value is runtime.call_ex:
+            ctx, loc = self.ctx, op.loc
+            return lambda: CallExRule(self, ctx, loc)
+        if isinstance(callee, Constant) and twin(callee.value) is not None:
+            double = t.cast(pytypes.FunctionType, twin(callee.value))
+            return self._derived(double, len(op.args), op.kwnames, types, op.loc)
+        if isinstance(callee, Constant) and _adapted(callee.value):
+            ctx, kwnames, loc = self.ctx, op.kwnames, op.loc
+            return lambda: DynamicRule(self, ctx, kwnames, loc)  # ``resolve`` adapts them
+        if isinstance(callee, Constant) and constructible(callee.value):
+            return self._construct(callee.value, len(op.args), op.kwnames, types, op.loc)
+        if isinstance(callee, Constant):
+            fn = callee.value
+            precise = all(map(is_precise, types))
+            if derivable(fn) and precise:
+                return self._derived(fn, len(op.args), op.kwnames, types, op.loc)
+            if precise and not derivable(fn):
+                raise MissingRuleError(fn, types, op.kwnames, ctx=self.ctx, loc=op.loc)
+        ctx, kwnames, loc = self.ctx, op.kwnames, op.loc
+        return lambda: DynamicRule(self, ctx, kwnames, loc)
+
+    def primitive(
+        self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...], loc: Location | None
+    ) -> Maker | None:
+        if not is_primitive(self.ctx, fn, types, kwnames):
+            made = by_code(fn)
+            return None if made is None else (lambda: made)
+        registration = lookup_rule(self.ctx, fn, types, kwnames, loc=loc)
+        rule = registration.rule
+        if registration.kind == "stateful":
+            state_type, debug = registration.state_type, self.debug
+            assert state_type is not None
+            return lambda: StatefulRRule(t.cast(t.Any, rule), state_type, debug=debug)
+        return lambda: rule
+
+    def _derived(
+        self,
+        fn: pytypes.FunctionType | runtime.GenexprFunction,
+        n_args: int,
+        kwnames: tuple[str, ...],
+        types: tuple[T.Type, ...],
+        loc: Location | None,
+    ) -> Maker:
+        inner = fn.fn if isinstance(fn, runtime.GenexprFunction) else fn
+        order, defaults, param_types, slots = _bind(inner, n_args, kwnames, types, loc)
+        if self.key(fn, param_types) not in self._building:
+            self.program(fn, param_types)  # now, so that its missing rules are errors now
+
+        def program() -> Program:
+            return self.program(fn, param_types)
+
+        def lazy() -> t.Any:
+            rule = LazyDerivedRule(program)
+            return GenexprRule(rule) if isinstance(fn, runtime.GenexprFunction) else rule
+
+        if order == tuple(range(len(types))) and not kwnames:
+            return lazy
+        n = len(types)
+        return lambda: BoundRule(lazy(), order, defaults, n, slots)
+
+    def _construct(
+        self,
+        cls: type,
+        n_args: int,
+        kwnames: tuple[str, ...],
+        types: tuple[T.Type, ...],
+        loc: Location | None,
+    ) -> Maker:
+        """``cls(*args)``: the rules of its ``__new__`` and ``__init__`` (``ConstructRule``),
+        or field by field for a frozen class (``FrozenConstructRule``)."""
+        fields = frozen_fields(cls)
+        if fields is not None:
+            return lambda: FrozenConstructRule(cls, fields)
+        new, init = class_methods(cls)
+        new_maker: Maker | None = None
+        instance = instance_type(cls)
+        if new is not None:
+            new_types = (T.typeof(cls, const=True), *types)
+            new_fn = t.cast(pytypes.FunctionType, new)
+            new_maker = self._derived(new_fn, 1 + n_args, kwnames, new_types, loc)
+            instance = T.ANY
+        init_maker: Maker | None = None
+        if init is not None:
+            init_fn = t.cast(pytypes.FunctionType, init)
+            init_maker = self._derived(init_fn, 1 + n_args, kwnames, (instance, *types), loc)
+
+        def make() -> ConstructRule:
+            return ConstructRule(
+                None if new_maker is None else new_maker(),
+                None if init_maker is None else init_maker(),
+            )
+
+        return make
+
+    def resolve(
+        self,
+        callee: object,
+        arg_types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        loc: Location | None,
+    ) -> RRule | None:
+        """The rule of a dynamic call site for these runtime types (``Resolver``)."""
+        maker = self.primitive(callee, arg_types, kwnames, loc)
+        double = twin(callee)
+        if maker is None and double is not None:
+            maker = self._derived(double, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
+        if maker is None and constructible(callee):
+            maker = self._construct(callee, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
+        n = len(arg_types) - len(kwnames)
+        if maker is None and derivable(callee):
+            maker = self._derived(callee, n, kwnames, arg_types, loc)
+        if maker is None and isinstance(callee, functools.partial):
+            _, bound, kept = partial_shape(callee, kwnames)
+            inner = DynamicRule(self, self.ctx, (*kept, *kwnames), loc)
+            return PartialRule(inner, bound, kept)
+        if maker is None and callable_instance(callee):
+            method = t.cast(pytypes.FunctionType, type(callee).__call__)
+            types = (T.typeof(callee), *arg_types)
+            return InstanceCallRule(self._derived(method, 1 + n, kwnames, types, loc)())
+        return None if maker is None else t.cast(RRule, maker())
+
+
+_PRIMAL = PrimalRule()
+
+
+def _adapted(fn: object) -> bool:
+    """Callables whose call is another's: partials and instances with ``__call__``."""
+    return isinstance(fn, functools.partial) or callable_instance(fn)
+
+
+def _describe_call(op: Call) -> str:
+    """``numpy.sin(f64[:])``, or ``<dynamic>(...)`` for a callee known only at run time."""
+    from gibbous.rules.registry import format_call
+
+    types = tuple(v.type for v in op.operands[1:])
+    callee = op.callee
+    if not isinstance(callee, Constant):
+        return "a callee known at run time"
+    try:
+        return format_call(callee.value, types, op.kwnames)
+    except Exception:  # a type without a printable name: the callee's name is enough
+        return callable_name(callee.value)
+
+
+def _bind(
+    fn: pytypes.FunctionType,
+    n_args: int,
+    kwnames: tuple[str, ...],
+    types: tuple[T.Type, ...],
+    loc: Location | None,
+) -> tuple[
+    tuple[Source, ...],
+    tuple[CoDual[t.Any, t.Any] | None, ...],
+    tuple[T.Type, ...],
+    tuple[tuple[str, t.Any] | None, ...],
+]:
+    """Where each parameter of ``fn``'s IR comes from in a call with ``n_args`` positional
+    arguments and keywords ``kwnames``: an operand index, or a default (with its CoDual, and
+    where the function keeps it: ``("pos", k)`` or ``("kw", name)``)."""
+    signature = inspect.signature(fn)
+    try:
+        bound = signature.bind(*range(n_args), **{k: n_args + i for i, k in enumerate(kwnames)})
+    except TypeError as e:
+        where = f" at {loc}" if loc is not None else ""
+        raise TypeError(f"call of {callable_name(fn)}{where}: {e}") from None
+    passed = dict(bound.arguments)
+    bound.apply_defaults()
+    order: list[Source] = []
+    defaults: list[CoDual[t.Any, t.Any] | None] = []
+    param_types: list[T.Type] = []
+    slots: list[tuple[str, t.Any] | None] = []
+    positional = [
+        p.name
+        for p in signature.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    n_defaults = len(fn.__defaults__ or ())
+    for code_name in ir_parameters(fn):
+        # A generator expression's argument is ``.0`` in its code, ``implicit0`` to inspect.
+        name = code_name if code_name[:1] != "." else f"implicit{code_name[1:]}"
+        kind = signature.parameters[name].kind
+        value = bound.arguments[name]
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            indices = tuple(t.cast(tuple[int, ...], value))
+            order.append(Packed(indices))
+            defaults.append(None)
+            param_types.append(T.Tuple(tuple(T.widen(types[i]) for i in indices)))
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            named = t.cast(dict[str, int], value)
+            order.append(Packed(tuple(named.values()), tuple(named)))
+            defaults.append(None)
+            items = T.join_all(T.widen(types[i]) for i in named.values())
+            param_types.append(T.Dict(T.STR, items) if named else T.typeof({}))
+        elif name in passed:
+            index = t.cast(int, value)
+            order.append(index)
+            defaults.append(None)
+            param_types.append(T.widen(types[index]))
+        else:
+            order.append(None)
+            defaults.append(CoDual(value, zero_fdata(value)))
+            param_types.append(T.typeof(value))
+        if order[-1] is not None or kind is inspect.Parameter.VAR_KEYWORD:
+            slots.append(None)
+        elif kind is inspect.Parameter.KEYWORD_ONLY:
+            slots.append(("kw", name))
+        else:
+            slots.append(("pos", positional.index(name) - (len(positional) - n_defaults)))
+    return tuple(order), tuple(defaults), tuple(param_types), tuple(slots)
