@@ -126,7 +126,7 @@ def value_and_gradient(
     a bound method, the arguments bound by a ``functools.partial``).  Keyword arguments get
     no gradient of their own (bind them with ``functools.partial`` to get one).
     """
-    run = _Run(rule, unwrap(f, args, kwargs))
+    run = _Run(rule, f, args, kwargs)
     value = run.y.primal
     if isinstance(value, (bool, int, np.integer)):
         seed: t.Any = NO_TANGENT
@@ -145,7 +145,7 @@ def value_and_pullback(
 ) -> tuple[t.Any, tuple[t.Any, ...]]:
     """``f(*args, **kwargs)`` and the pullback of the cotangent ``ybar`` (shaped like the
     result)."""
-    run = _Run(rule, unwrap(f, args, kwargs))
+    run = _Run(rule, f, args, kwargs)
     # The reverse pass undoes the forward pass's mutations, of the result too (a list it
     # appended to, an array it wrote): the value returned is the result as the forward pass
     # left it.
@@ -157,39 +157,50 @@ def value_and_pullback(
 class _Run:
     """One forward call of a rule at the entry point, and how its rdata become gradients."""
 
-    def __init__(self, rule: Rule, call: Unwrapped) -> None:
-        target = call.target
+    def __init__(
+        self, rule: Rule, f: object, args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> None:
+        call: Unwrapped | None = None
         binding: Binding | None = None
-        if isinstance(rule, DerivedRule):
-            if not isinstance(target, pytypes.FunctionType):
-                raise _wrong_callable(rule, target)
-            binding = bind(target, call.args, call.kwargs)
-            operands, kw = binding.values, {}
-        elif isinstance(rule, LibraryRule):
-            operands, kw = call.args, call.kwargs
+        kw: dict[str, object] = {}
+        if type(f) is pytypes.FunctionType and not kwargs and _plain(rule, args):
+            # The common case, at the cost of two checks: the arguments are the parameters.
+            target: object = f
+            operands = args
         else:
-            raise TypeError(f"expected a rule made by gibbous.build_rrule, got {rule!r}")
-        _check_signature(rule, target, (*operands, *kw.values()), tuple(kw))
+            call = unwrap(f, args, kwargs)
+            target = call.target
+            if isinstance(rule, DerivedRule):
+                if not isinstance(target, pytypes.FunctionType):
+                    raise _wrong_callable(rule, target)
+                binding = bind(target, call.args, call.kwargs)
+                operands = binding.values
+            elif isinstance(rule, LibraryRule):
+                operands, kw = call.args, call.kwargs
+            else:
+                raise TypeError(f"expected a rule made by gibbous.build_rrule, got {rule!r}")
+        values = (*operands, *kw.values()) if kw else operands
+        _check_signature(rule, target, values, tuple(kw))
         if rule.depth:  # a top-level call: whatever was pending is abandoned
             rule.reset()
-        values = (*operands, *kw.values())
         fdatas = _zero_fdatas(target, values)
-        coduals = tuple(map(CoDual, values, fdatas[1:]))
         n = len(operands)
-        named = dict(zip(kw, coduals[n:]))
+        coduals = tuple(map(CoDual, values, fdatas[1:]))
+        named = dict(zip(kw, coduals[n:])) if kw else {}
         self.y: CoDual[t.Any, t.Any]
         self.pullback: t.Callable[[t.Any], tuple[t.Any, ...]]
         self.y, self.pullback = rule(CoDual(target, fdatas[0]), *coduals[:n], **named)
-        self.call, self.binding, self.values, self.fdatas = call, binding, values, fdatas
-        self.n, self.kwnames = n, tuple(kw)
+        self.target, self.call, self.binding = target, call, binding
+        self.values, self.fdatas, self.n, self.kwnames = values, fdatas, n, tuple(kw)
 
     def gradients(self, rdata: tuple[t.Any, ...]) -> tuple[t.Any, ...]:
         if len(rdata) != len(self.fdatas):
             raise ValueError(
                 f"a pullback returned {len(rdata)} rdata for {len(self.fdatas)} operands"
             )
-        target = self.call.target
-        tangents = tuple(map(_gradient, (target, *self.values), self.fdatas, rdata))
+        tangents = tuple(map(_gradient, (self.target, *self.values), self.fdatas, rdata))
+        if self.call is None:
+            return tangents
         if self.binding is not None:
             pos, kw = self.binding.split(tangents[1:])
         else:
@@ -197,6 +208,11 @@ class _Run:
             kw = dict(zip(self.kwnames, tangents[1 + self.n :]))
         df, pos, _ = self.call.outer((tangents[0], pos, kw))
         return (df, *pos)
+
+
+def _plain(rule: Rule, args: tuple[object, ...]) -> bool:
+    """A derived rule of a function with positional parameters only, all given."""
+    return type(rule) is DerivedRule and rule.program.plain and len(args) == len(rule.arg_types)
 
 
 def _snapshot(value: object) -> t.Any:
@@ -260,7 +276,8 @@ def _check_signature(
     rule: Rule, f: object, operands: tuple[object, ...], kwnames: tuple[str, ...]
 ) -> None:
     if isinstance(rule, DerivedRule):
-        if rule.fn is not f and (function_key(f) is None or function_key(f) != function_key(rule.fn)):
+        key = None if rule.fn is f else function_key(f)
+        if rule.fn is not f and (key is None or key != function_key(rule.fn)):
             raise _wrong_callable(rule, f)
         types = rule.arg_types
         accepts = rule.program.acceptors

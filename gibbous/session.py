@@ -88,7 +88,8 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
 
 # gibbous's own machinery; user-level code inside gibbous (the demo, examples) is derivable.
 _INTERNAL = tuple(
-    f"gibbous.{layer}" for layer in ("ir", "frontend", "rules", "passes", "backends", "api", "session", "entry")
+    f"gibbous.{layer}"
+    for layer in ("ir", "frontend", "rules", "passes", "backends", "api", "session", "entry")
 )
 
 

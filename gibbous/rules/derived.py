@@ -167,6 +167,17 @@ class Program:
     description: t.Any = None  # for inspection: the typed, forward and reverse IR
 
     @functools.cached_property
+    def plain(self) -> bool:
+        """The function takes positional parameters only (no ``*args``, keyword-only or
+        ``**kwargs``): a call's arguments are its IR's."""
+        fn = self.fn
+        if not isinstance(fn, pytypes.FunctionType):
+            return False
+        code = fn.__code__
+        flags = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+        return not code.co_flags & flags and not code.co_kwonlyargcount
+
+    @functools.cached_property
     def acceptors(self) -> tuple[t.Callable[[object], bool], ...]:
         """One test per argument: is a value of the argument's type (quick for arrays and
         floats, the common arguments)."""

@@ -50,7 +50,9 @@ def test_varargs_take_each_argument_not_the_first_whole() -> None:
     np.testing.assert_array_equal(dz, np.zeros(2))
 
 
-def everything(a: float, /, b: np.ndarray, *rest: float, scale: float = 2.0, **named: float) -> float:
+def everything(
+    a: float, /, b: np.ndarray, *rest: float, scale: float = 2.0, **named: float
+) -> float:
     return float(a * np.sum(b) * scale + sum(rest) * a + sum(v * v for v in named.values()))
 
 
@@ -171,7 +173,8 @@ def test_partial_gradients_reach_its_bound_arguments() -> None:
     assert isinstance(dp, Tangent)
     keywords = dp.fields["keywords"]
     assert isinstance(keywords, Tangent)
-    fd(lambda a, b, s: weighted(a, b, s), (x, w, 1.5), (dx, keywords.fields["w"], keywords.fields["scale"]))
+    dw, dscale = keywords.fields["w"], keywords.fields["scale"]
+    fd(lambda a, b, s: weighted(a, b, s), (x, w, 1.5), (dx, dw, dscale))
     q = functools.partial(weighted, x)  # a bound positional argument
     y, (dq, dw) = value_and_gradient(build_rrule(q, w), q, w)
     fd(lambda a, b: weighted(a, b), (x, w), (dq.fields["args"][0], dw))
