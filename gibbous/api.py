@@ -183,6 +183,8 @@ class _Run:
         _check_signature(rule, target, values, tuple(kw))
         if rule.depth:  # a top-level call: whatever was pending is abandoned
             rule.reset()
+        if isinstance(rule, DerivedRule):
+            rule.program.lost.clear()
         fdatas = _zero_fdatas(target, values)
         n = len(operands)
         coduals = tuple(map(CoDual, values, fdatas[1:]))

@@ -174,6 +174,15 @@ def bind(fn: pytypes.FunctionType, args: tuple[object, ...], kwargs: dict[str, o
     signature = inspect.signature(fn)
     try:
         bound = signature.bind(*args, **kwargs)
+        missing = [
+            name
+            for name, p in signature.parameters.items()
+            if name not in bound.arguments
+            and p.default is p.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        if missing:  # (3.13.0's bind lets a positional-only one go missing into **kwargs)
+            raise TypeError(f"missing a required argument: {missing[0]!r}")
     except TypeError as e:
         plain = signature.replace(
             parameters=[q.replace(annotation=q.empty) for q in signature.parameters.values()],

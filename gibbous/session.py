@@ -20,7 +20,7 @@ from gibbous.backends.numpy.adcodegen import compile_program
 from gibbous.frontend import function_ir, runtime
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.ir import types as T
-from gibbous.ir.core import Call, Constant, Function, Location
+from gibbous.ir.core import Call, Constant, Function, Location, guard_of
 from gibbous.passes import Pass, PassManager
 from gibbous.passes.activity import Activity, analyse, carries_rdata, is_precise
 from gibbous.passes.ad import differentiate, prune_attribute_reads, slot_type_is_precise
@@ -112,6 +112,8 @@ class Session:
     debug: bool
     passes: t.Sequence[Pass | str] | str | None
     _programs: dict[tuple[object, ...], tuple[object, Program]] = attrs.field(factory=dict)
+    # Calls whose partial work was lost (``Program.lost``), shared by every program built here.
+    lost: list[str] = attrs.field(factory=list)
     _building: set[tuple[object, ...]] = attrs.field(factory=set)
 
     def key(self, fn: object, arg_types: tuple[T.Type, ...]) -> tuple[object, ...]:
@@ -162,7 +164,7 @@ class Session:
             inline=self.inline,
             verify=self.debug,
         )
-        return compile_program(fn, arg_types, ad, typed)
+        return compile_program(fn, arg_types, ad, typed, self.lost)
 
     # -- call sites
 
@@ -198,6 +200,8 @@ class Session:
         operands = op.operands
         types = tuple(v.type for v in operands[1:])
         callee = op.callee
+        if any(isinstance(ty, T.Bottom) for ty in types):
+            return lambda: _PRIMAL  # an operand that never exists: the call never runs
         if isinstance(callee, Constant):
             fn = callee.value
             maker = self.primitive(fn, types, op.kwnames, op.loc)
@@ -225,7 +229,8 @@ class Session:
             precise = all(map(is_precise, types))
             if derivable(fn) and precise:
                 return self._derived(fn, len(op.args), op.kwnames, types, op.loc)
-            if precise and not derivable(fn):
+            if precise and not derivable(fn) and guard_of(op) is None:
+                # (A guarded call may raise instead, as ``2.0 * "a"`` does: run it to see.)
                 raise MissingRuleError(fn, types, op.kwnames, ctx=self.ctx, loc=op.loc)
         ctx, kwnames, loc = self.ctx, op.kwnames, op.loc
         return lambda: DynamicRule(self, ctx, kwnames, loc)

@@ -37,10 +37,11 @@ def labelled(x: float) -> float:
 
 
 def unsupported(x: float) -> float:
-    try:
-        return x * 2
-    except ValueError:
-        return x
+    match x:
+        case complex(real=r):
+            return r
+        case _:
+            return x * 2
 
 
 def apply_first(fns: list, x: float) -> float:

@@ -186,7 +186,7 @@ def test_rules_dynamic_and_zero_derivative() -> None:
         (("ir", "tests.cli_examples", "--args", "1.0"), "expected MODULE:FUNC"),
         (("ir", *LOSS[:2], "np.ones((3,"), "bad --args expression"),
         (("ir", *LOSS[:2], "np.onez(3)"), "bad --args expression 'np.onez(3)': AttributeError"),
-        (("ir", "tests.cli_examples:unsupported", "--args", "1.0"), "unsupported: gibbous cannot differentiate a 'try' statement"),
+        (("ir", "tests.cli_examples:unsupported", "--args", "1.0"), "unsupported: gibbous cannot differentiate a match statement"),
         (("ir", "tests.cli_examples:needs_dist", "--args", "1.0", "--stage", "forward"), "no rule to differentiate math.dist("),
         (("ir", *LOSS, "--stage", "optimized", "--passes", "dce,bogus"), "no pass named 'bogus'"),
     ],

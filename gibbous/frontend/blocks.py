@@ -9,6 +9,12 @@
 * which local reads need a check that the local is bound: a forward "definitely bound"
   analysis, the same one CPython uses to choose LOAD_FAST_CHECK;
 * the locals live at each block's entry (pruned SSA: only those become block arguments).
+
+Exception handlers (``decode.exception_table``) add edges: every operation an entry covers may
+raise, so its block has an edge to the handler's block, whose entry stack is the stack before
+that operation cut to the entry's depth, then ``lasti`` (if the entry pushes it) and the
+exception.  A local is live into a block that may raise if it is live into its handler (the
+exception may come before any assignment in the block).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import attrs
 import networkx as nx
 
 from gibbous.frontend import ops as O
-from gibbous.frontend.decode import Decoded
+from gibbous.frontend.decode import Decoded, Handler
 
 
 class Slot(enum.Enum):
@@ -30,6 +36,7 @@ class Slot(enum.Enum):
     NULL = "NULL"
     VALUE = "value"
     MAYBE_UNBOUND = "maybe unbound"
+    HANDLED = "handled"  # the exception a handler handles (PushExcInfo): what `raise` re-raises
 
 
 Stack = tuple[Slot, ...]
@@ -44,6 +51,7 @@ class Block:
     stop: int
     # (successor, stack on entry to it) per outgoing edge, in terminator order
     edges: list[tuple[int, Stack]] = attrs.field(factory=list)
+    handlers: list[int] = attrs.field(factory=list)  # blocks its exceptions may go to
     entry_stack: Stack | None = None  # None: not reached (yet)
     entry_bound: frozenset[str] = frozenset()
     live_in: frozenset[str] = frozenset()
@@ -56,19 +64,25 @@ class Analysis:
     reachable: list[Block]  # in bytecode order
     graph: nx.DiGraph  # block index -> block index, reachable blocks only
     block_index: dict[int, int]  # bytecode offset -> index of the block it starts
+    cover: dict[int, Handler] = attrs.field(factory=dict)  # op position -> its handler
+    handler_of: dict[int, Handler] = attrs.field(factory=dict)  # block index -> entry it starts
     needs_check: set[int] = attrs.field(factory=set)  # LoadFast/DeleteFast positions that
     # may meet an unbound local
+    handled: dict[int, int] = attrs.field(factory=dict)  # bare `raise` position -> the stack
+    # slot holding the exception it re-raises
 
     def block_at(self, offset: int) -> Block:
         """The block starting at the first operation of bytecode ``offset``."""
         return self.blocks[self.block_index[offset]]
 
 
-def _split(ops: list[Decoded]) -> tuple[list[Block], dict[int, int]]:
+def _split(
+    ops: list[Decoded], table: t.Sequence[Handler]
+) -> tuple[list[Block], dict[int, int]]:
     first_at: dict[int, int] = {}
     for k, d in enumerate(ops):
         first_at.setdefault(d.offset, k)
-    leaders = {0}
+    leaders = {0} | {first_at[h.target] for h in table}
     for k, d in enumerate(ops):
         if d.target is not None:
             leaders.add(first_at[d.target])
@@ -85,7 +99,7 @@ def _successors(ops: list[Decoded], block: Block, at: dict[int, int]) -> list[in
     last = ops[block.stop - 1]
     fall = block.index + 1
     match last.op:
-        case O.Return() | O.Raise() | O.Unsupported():
+        case O.Return() | O.Raise() | O.Reraise() | O.Unsupported():
             return []
         case O.Jump(target=target):
             return [at[target]]
@@ -125,6 +139,9 @@ def _transfer(
             bound.update(code.co_freevars)
         case O.PushNull():
             stack.append(Slot.NULL)
+        case O.PushExcInfo():
+            stack.append(Slot.HANDLED)
+            stack[-1], stack[-2] = stack[-2], stack[-1]
         case O.Copy(i=i):
             stack.append(stack[-i])
         case O.Swap(i=i):
@@ -158,20 +175,34 @@ def _merge(old: Stack, new: Stack, where: Decoded) -> Stack:
             f"the stack at offset {where.offset} differs between predecessors: "
             f"{[s.value for s in old]} vs {[s.value for s in new]}"
         )
-    return tuple(
-        Slot.MAYBE_UNBOUND if Slot.MAYBE_UNBOUND in (a, b) else a for a, b in zip(old, new)
-    )
+    return tuple(_merge_slot(a, b) for a, b in zip(old, new))
+
+
+def _merge_slot(a: Slot, b: Slot) -> Slot:
+    if Slot.MAYBE_UNBOUND in (a, b):
+        return Slot.MAYBE_UNBOUND
+    return a if a is b else Slot.VALUE
+
+
+Raising = t.Callable[[int, list[Slot], set[str]], None]
 
 
 def _run_block(
-    ops: list[Decoded], block: Block, code: types.CodeType, checks: set[int] | None
+    ops: list[Decoded],
+    block: Block,
+    code: types.CodeType,
+    checks: set[int] | None,
+    raising: Raising | None = None,
 ) -> tuple[list[Slot], set[str]]:
-    """Run the block's ops but the last jump; record needed checks into ``checks``."""
+    """Run the block's ops but the last jump; record needed checks into ``checks``; tell
+    ``raising`` the state before each op (which a handler may see, if it covers the op)."""
     assert block.entry_stack is not None
     stack, bound = list(block.entry_stack), set(block.entry_bound)
     last = block.stop - 1
     for k in range(block.start, block.stop):
         op = ops[k].op
+        if raising is not None:
+            raising(k, stack, bound)
         if k == last and isinstance(op, O.JUMPS):
             break
         if _transfer(op, stack, bound, code) and checks is not None:
@@ -181,34 +212,50 @@ def _run_block(
     return stack, bound
 
 
-def _forward(ops: list[Decoded], blocks: list[Block], graph: nx.DiGraph, code: types.CodeType,
-             args: frozenset[str]) -> set[int]:
+def _forward(analysis: Analysis, code: types.CodeType, args: frozenset[str]) -> set[int]:
+    ops, blocks, graph = analysis.ops, analysis.blocks, analysis.graph
     blocks[0].entry_stack, blocks[0].entry_bound = (), args
     order = list(reversed(list(nx.dfs_postorder_nodes(graph, 0))))
     rank = {b: n for n, b in enumerate(order)}
     work = {0}
+
+    def enter(succ: int, succ_stack: Stack, bound: t.AbstractSet[str]) -> None:
+        target = blocks[succ]
+        if target.entry_stack is None:
+            target.entry_stack, target.entry_bound = succ_stack, frozenset(bound)
+            work.add(succ)
+            return
+        merged = _merge(target.entry_stack, succ_stack, ops[target.start])
+        merged_bound = target.entry_bound & bound
+        if merged != target.entry_stack or merged_bound != target.entry_bound:
+            target.entry_stack, target.entry_bound = merged, merged_bound
+            work.add(succ)
+
+    def raising(k: int, stack: list[Slot], bound: set[str]) -> None:
+        handler = analysis.cover.get(k)
+        if handler is not None:
+            pushed = [Slot.VALUE] * (1 + handler.lasti)  # lasti, the exception
+            enter(analysis.block_index[handler.target], (*stack[: handler.depth], *pushed), bound)
+
     while work:
         block = blocks[min(work, key=rank.__getitem__)]
         work.discard(block.index)
-        stack, bound = _run_block(ops, block, code, None)
+        stack, bound = _run_block(ops, block, code, None, raising)
         succs = [s for s, _ in block.edges]
         stacks = _edge_stacks(ops[block.stop - 1].op, stack, len(succs))
         for succ, succ_stack in zip(succs, stacks):
-            target = blocks[succ]
-            if target.entry_stack is None:
-                target.entry_stack, target.entry_bound = succ_stack, frozenset(bound)
-                work.add(succ)
-                continue
-            merged = _merge(target.entry_stack, succ_stack, ops[target.start])
-            merged_bound = target.entry_bound & bound
-            if merged != target.entry_stack or merged_bound != target.entry_bound:
-                target.entry_stack, target.entry_bound = merged, merged_bound
-                work.add(succ)
+            enter(succ, succ_stack, bound)
         block.edges = list(zip(succs, stacks))
     checks: set[int] = set()
+
+    def handled(k: int, stack: list[Slot], bound: set[str]) -> None:
+        op = ops[k].op
+        if isinstance(op, O.Raise) and op.argc == 0 and Slot.HANDLED in stack:
+            analysis.handled[k] = max(i for i, s in enumerate(stack) if s is Slot.HANDLED)
+
     for b in blocks:
         if b.entry_stack is not None:
-            _run_block(ops, b, code, checks)
+            _run_block(ops, b, code, checks, handled)
     return checks
 
 
@@ -255,16 +302,25 @@ def _liveness(ops: list[Decoded], reachable: list[Block], graph: nx.DiGraph, che
             block = by_index[n]
             uses, defs = facts[n]
             out: set[str] = set()
-            for succ in graph.successors(n):
+            for succ, _ in block.edges:
                 out |= by_index[succ].live_in
-            live = frozenset(uses | (out - defs))
+            caught: set[str] = set()  # the exception may come before the block's assignments
+            for handler in block.handlers:
+                caught |= by_index[handler].live_in
+            live = frozenset(uses | (out - defs) | caught)
             if live != block.live_in:
                 block.live_in, changed = live, True
 
 
-def split(ops: list[Decoded]) -> Analysis:
-    """The blocks of ``ops`` and which are reachable from the first; no facts yet."""
-    blocks, at = _split(ops)
+def split(ops: list[Decoded], table: t.Sequence[Handler] = ()) -> Analysis:
+    """The blocks of ``ops`` and which are reachable from the first; no facts yet.  ``table``
+    is the exception table (``decode.exception_table``)."""
+    blocks, at = _split(ops, table)
+    cover: dict[int, Handler] = {}
+    for k, d in enumerate(ops):
+        handler = next((h for h in table if h.start <= d.offset < h.end), None)
+        if handler is not None:
+            cover[k] = handler
     graph = nx.DiGraph()
     graph.add_nodes_from(b.index for b in blocks)
     for b in blocks:
@@ -274,10 +330,12 @@ def split(ops: list[Decoded]) -> Analysis:
                 f"control falls off the end of the code at offset {ops[b.stop - 1].offset}"
             )
         b.edges = [(s, ()) for s in succs]
-        graph.add_edges_from((b.index, s) for s in succs)
+        b.handlers = sorted({at[cover[k].target] for k in range(b.start, b.stop) if k in cover})
+        graph.add_edges_from((b.index, s) for s in (*succs, *b.handlers))
     reach = nx.descendants(graph, 0) | {0}
     reachable = [b for b in blocks if b.index in reach]
-    return Analysis(ops, blocks, reachable, graph.subgraph(reach).copy(), at)
+    handler_of = {at[h.target]: h for h in table}
+    return Analysis(ops, blocks, reachable, graph.subgraph(reach).copy(), at, cover, handler_of)
 
 
 def analyse(analysis: Analysis, code: types.CodeType, args: t.Iterable[str]) -> None:
@@ -285,6 +343,5 @@ def analyse(analysis: Analysis, code: types.CodeType, args: t.Iterable[str]) -> 
 
     Only for code without ``Unsupported`` ops: their stack effects are unknown.
     """
-    ops, graph = analysis.ops, analysis.graph
-    analysis.needs_check = _forward(ops, analysis.blocks, graph, code, frozenset(args))
-    _liveness(ops, analysis.reachable, graph, analysis.needs_check, code)
+    analysis.needs_check = _forward(analysis, code, frozenset(args))
+    _liveness(analysis.ops, analysis.reachable, analysis.graph, analysis.needs_check, code)

@@ -24,11 +24,12 @@ from gibbous.frontend import blocks as B
 from gibbous.frontend import checks
 from gibbous.frontend import ops as O
 from gibbous.frontend import runtime as R
-from gibbous.frontend.decode import Decoded, decode_ops
+from gibbous.frontend.decode import Decoded, Handler, decode_ops, exception_table
 from gibbous.frontend.errors import FrontendInternalError, UnsupportedConstructError
 from gibbous.frontend.ssa import remove_trivial_arguments
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Block, Call, Constant, Function, Location, Result, Value
+from gibbous.ir.exceptions import caught, throw
 from gibbous.ir.printer import format_constant
 from gibbous.ir.types import ANY
 
@@ -36,6 +37,13 @@ from gibbous.ir.types import ANY
 _BOOL_RESULTS: frozenset[object] = frozenset(
     {operator.truth, operator.not_, operator.is_, operator.is_not, operator.contains,
      builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, R.is_stop}
+)
+
+
+# Calls that cannot raise (but on running out of memory): no handler edge for them.
+_NO_RAISE: frozenset[object] = frozenset(
+    {R.make_tuple, R.make_list, R.make_cell, R.closure_cell, R.is_stop, caught, t.cast,
+     operator.is_, operator.is_not}
 )
 
 
@@ -102,6 +110,7 @@ class FunctionBuilder:
         self.stack: list[Entry] = []
         self.locals: dict[str, Value] = {}
         self.hint: str | None = None
+        self.handler: Handler | None = None  # where an exception of the current op goes
 
     # --- errors ------------------------------------------------------------------------------
 
@@ -149,7 +158,25 @@ class FunctionBuilder:
 
     def call(self, callee: object, *args: object, kwargs: t.Mapping[str, object] | None = None,
              name: str | None = None) -> Result:
-        return self.b.call(callee, *args, kwargs=kwargs, name=name)
+        result = self.b.call(callee, *args, kwargs=kwargs, name=name)
+        if self.handler is not None and not _cannot_raise(callee):
+            self._guard(result, self.handler)
+        return result
+
+    def _guard(self, result: Result, handler: Handler) -> None:
+        """The call just made may raise into ``handler``: end the block with its guard and
+        go on in a new block, the normal side."""
+        target = self.analysis.block_at(handler.target)
+        assert target.entry_stack is not None
+        args = [
+            self.peek_value(len(self.stack) - k)
+            for k, slot in enumerate(target.entry_stack[: handler.depth])
+            if slot is not B.Slot.NULL
+        ]
+        args += [self.locals.get(n, self.unbound) for n in self._live_in(target)]
+        normal = self.func.add_block(after=self.b.block)
+        self.b.guard(result, normal, [], self.ir_blocks[target.index], args)
+        self.b.at_end(normal)
 
     def push_call(self, callee: object, *args: object,
                   kwargs: t.Mapping[str, object] | None = None) -> None:
@@ -159,7 +186,7 @@ class FunctionBuilder:
 
     def build(self) -> Function:
         ops = decode_ops(self.code)
-        analysis = B.split(ops)
+        analysis = B.split(ops, exception_table(self.code))
         checks.check_code(self.fn, self.collect, analysis)
         B.analyse(analysis, self.code, self.arg_names)
         self.analysis = analysis
@@ -190,12 +217,18 @@ class FunctionBuilder:
         assert block.entry_stack is not None
         first = self.analysis.ops[block.start].op
         top_name = first.name if isinstance(first, (O.StoreFast, O.StoreDeref)) else None
-        for k, slot in enumerate(block.entry_stack):
+        for k, slot in enumerate(self._passed(block)):
             if slot is not B.Slot.NULL:
                 ir.add_arg(ANY, top_name if k == len(block.entry_stack) - 1 else None)
         for name in self._live_in(block):
             ir.add_arg(ANY, name)
         return ir
+
+    def _passed(self, block: B.Block) -> B.Stack:
+        """The entry stack slots that jumps pass: a handler makes its exception (and lasti)."""
+        assert block.entry_stack is not None
+        handler = self.analysis.handler_of.get(block.index)
+        return block.entry_stack if handler is None else block.entry_stack[: handler.depth]
 
     def _live_in(self, block: B.Block) -> list[str]:
         return [n for n in self.local_names if n in block.live_in]
@@ -203,6 +236,8 @@ class FunctionBuilder:
     def _edge_args(self, target: B.Block) -> list[Value]:
         """The values passed to ``target``: its stack slots, then its live locals."""
         assert target.entry_stack is not None
+        if target.index in self.analysis.handler_of:
+            raise AssertionError("a jump into an exception handler")
         if len(self.stack) != len(target.entry_stack):
             raise AssertionError("stack depth differs from the block's entry")
         args = []
@@ -218,20 +253,28 @@ class FunctionBuilder:
         if initial is not None:
             self.stack, self.locals = [], dict(initial)
         else:
-            assert block.entry_stack is not None
             args = iter(ir.args)
-            self.stack = [NULL if s is B.Slot.NULL else next(args) for s in block.entry_stack]
+            self.stack = [NULL if s is B.Slot.NULL else next(args) for s in self._passed(block)]
             self.locals = {n: next(args) for n in self._live_in(block)}
         ops = self.analysis.ops
+        handler = self.analysis.handler_of.get(block.index)
+        if handler is not None:  # entered by an exception: lasti, then the exception
+            self.b.loc = Location(self.file, ops[block.start].line)
+            self.handler = None
+            self.stack += [self.const(-1)] if handler.lasti else []
+            self.stack.append(self.call(caught, name="exc"))
         for k in range(block.start, block.stop):
             d = ops[k]
             self.line = d.line
             self.b.loc = Location(self.file, d.line)
             self.hint = self._hint(k)
+            self.handler = self.analysis.cover.get(k)
             if k == block.stop - 1 and isinstance(d.op, O.JUMPS + O.ENDS):
                 self._terminate(block, d)
+                self.handler = None
                 return
             self._op(k, d.op)
+        self.handler = None
         succ = self.analysis.blocks[block.edges[0][0]]
         self.b.jump(self.ir_blocks[succ.index], *self._edge_args(succ))
 
@@ -267,7 +310,9 @@ class FunctionBuilder:
                 value = self.pop_value()
                 self.b.ret(self.values if self.values is not None else value)
             case O.Raise(argc=argc):
-                self._raise(argc)
+                self._raise(argc, self.analysis.handled.get(self.analysis.ops.index(d)))
+            case O.Reraise():
+                self._throw(self.pop_value())
             case O.PopJumpIf(value=value, target=target, none_check=none_check):
                 x = self.pop_value()
                 cond = self.call(operator.is_, x, None) if none_check else self._truth(x)
@@ -305,18 +350,26 @@ class FunctionBuilder:
             case _:
                 raise AssertionError(f"not a terminator: {d.op!r}")
 
-    def _raise(self, argc: int) -> None:
-        if argc == 0:
-            raise self.unsupported(
-                "a bare 'raise' outside an except block",
-                "raise an exception instance or class explicitly",
-            )
+    def _raise(self, argc: int, handled: int | None) -> None:
         exc: Value
-        if argc == 2:
+        if argc == 0:
+            if handled is None:
+                raise self.unsupported(
+                    "a bare 'raise' outside an except block",
+                    "raise an exception instance or class explicitly",
+                )
+            exc = self.value(self.stack[handled])  # the exception being handled
+        elif argc == 2:
             cause = self.pop_value()
             exc = self.call(R.exception_with_cause, self.pop_value(), cause)
         else:
             exc = self._exception(self.pop_value())
+        self._throw(exc)
+
+    def _throw(self, exc: Value) -> None:
+        """``raise exc``, into the handler that covers it if there is one."""
+        if self.handler is not None:
+            self.call(throw, exc)  # the normal side, never reached, raises as well
         self.b.raise_(exc)
 
     def _exception(self, exc: Value) -> Value:
@@ -474,6 +527,26 @@ class FunctionBuilder:
                 self.push_call(R.build_string, *self.pop_values(n))
             case O.GetIter():
                 self.push_call(builtins.iter, self.pop_value())
+            case O.PushExcInfo():
+                exc = self.pop_value()
+                self.push(exc)  # the exception being handled, for a bare `raise`
+                self.push(exc)
+            case O.PopExcept():
+                self.pop()
+            case O.CheckExcMatch():
+                kind = self.pop_value()
+                self.push_call(R.exception_matches, self.peek_value(1), kind)
+            case O.BeforeWith():
+                manager = self.pop_value()
+                exit_ = self.call(builtins.getattr, manager, "__exit__", name="exit")
+                enter = self.call(builtins.getattr, manager, "__enter__", name="enter")
+                self.push(exit_)
+                self.push_call(enter)
+            case O.WithExceptStart():
+                exc, exit_func = self.peek_value(1), self.peek_value(4)
+                kind = self.call(builtins.type, exc)
+                traceback = self.call(builtins.getattr, exc, "__traceback__")
+                self.push_call(exit_func, kind, exc, traceback)
             case O.Copy(i=i):
                 self.push(self.peek_value(i))
             case O.Swap(i=i):
@@ -596,6 +669,15 @@ class FunctionBuilder:
             if entry is p:
                 self.stack[k] = made
         return made
+
+def _cannot_raise(callee: object) -> bool:
+    if isinstance(callee, Constant):
+        callee = callee.value
+    try:
+        return callee in _NO_RAISE
+    except TypeError:  # unhashable
+        return False
+
 
 def _make_printable(value: object, hint: str) -> None:
     if type(value) is np.ndarray or R.registered_path(value) is not None:

@@ -1,7 +1,7 @@
 """What makes a function untranslatable, found before, during and after building its IR.
 
-Before: async and generator functions, unsupported operations reachable from the entry, and
-user exception handlers.  During: calls of builtins that need the caller's frame (``exec``,
+Before: async and generator functions, and unsupported operations reachable from the entry
+(handlers included).  During: calls of builtins that need the caller's frame (``exec``,
 ``locals()``, ...).  After: generator expressions whose consumer might not exhaust them (we run
 them eagerly).  Each raises ``UnsupportedConstructError`` naming the construct and line.
 """
@@ -16,7 +16,6 @@ import types
 from gibbous.frontend import ops as O
 from gibbous.frontend import runtime as R
 from gibbous.frontend.blocks import Analysis
-from gibbous.frontend.decode import exception_handlers
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.ir.core import Call, Constant, Function, Result
 
@@ -75,7 +74,6 @@ def check_code(fn: types.FunctionType, collect: bool, analysis: Analysis) -> Non
         for k in range(block.start, block.stop)
         if isinstance(analysis.ops[k].op, O.Unsupported)
     ]
-    problems += exception_handlers(code)
     if problems:
         first = min(problems, key=lambda d: d.offset)
         assert isinstance(first.op, O.Unsupported)

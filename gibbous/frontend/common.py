@@ -81,10 +81,6 @@ COMPARISONS: tuple[t.Callable[..., object], ...] = (
 
 CONVERSIONS: dict[int, t.Callable[[object], str]] = {1: str, 2: repr, 3: ascii}
 
-_TRY = (
-    "a 'try' statement",
-    "handle errors outside the differentiated function; inside it exceptions simply propagate",
-)
 _GENERATOR = ("a generator function", "return a list of the values instead of yielding them")
 _ASYNC = ("an async function", "differentiate a plain (synchronous) function")
 _MATCH = ("a match statement", "use if/elif with isinstance() and len() instead")
@@ -92,21 +88,14 @@ _SCOPE = ("module or class level code", "differentiate a function")
 
 # Opcodes that mean a construct we cannot differentiate, whichever version emits them.
 UNSUPPORTED: dict[str, tuple[str, str]] = {
-    "BEFORE_WITH": (
-        "a 'with' statement",
-        "enter the context outside the differentiated function and pass in what it yields",
+    "CHECK_EG_MATCH": (
+        "an 'except*' clause (exception groups)",
+        "catch the ExceptionGroup with a plain 'except' and look into its exceptions",
     ),
-    "WITH_EXCEPT_START": ("a 'with' statement", "enter the context outside the function"),
-    "PUSH_EXC_INFO": _TRY,
-    "POP_EXCEPT": _TRY,
-    "CHECK_EXC_MATCH": _TRY,
-    "CHECK_EG_MATCH": _TRY,
-    "PREP_RERAISE_STAR": _TRY,
-    "RERAISE": _TRY,
-    "SETUP_FINALLY": _TRY,
-    "SETUP_CLEANUP": _TRY,
-    "SETUP_WITH": _TRY,
-    "POP_BLOCK": _TRY,
+    "PREP_RERAISE_STAR": (
+        "an 'except*' clause (exception groups)",
+        "catch the ExceptionGroup with a plain 'except' and look into its exceptions",
+    ),
     "SEND": _GENERATOR,
     "GET_YIELD_FROM_ITER": _GENERATOR,
     "END_SEND": _GENERATOR,
@@ -295,6 +284,12 @@ SHARED: dict[str, Handler] = {
     "CALL_FUNCTION_EX": _one(lambda i: O.CallEx(bool(_arg(i) & 1))),
     "RETURN_GENERATOR": _fixed(O.ReturnGenerator()),
     "YIELD_VALUE": _fixed(O.Yield()),
+    "RERAISE": _fixed(O.Reraise()),
+    "PUSH_EXC_INFO": _fixed(O.PushExcInfo()),
+    "POP_EXCEPT": _fixed(O.PopExcept()),
+    "CHECK_EXC_MATCH": _fixed(O.CheckExcMatch()),
+    "BEFORE_WITH": _fixed(O.BeforeWith()),
+    "WITH_EXCEPT_START": _fixed(O.WithExceptStart()),
 }
 
 # Opcodes that 3.12 introduced and 3.13 kept unchanged.

@@ -2,10 +2,9 @@
 
 ``decode_ops(code)`` lists the neutral operations of a code object, each with its bytecode offset
 and source line; one instruction may give several operations (they share its offset), and a
-jump's target is the offset of an instruction.  ``exception_handlers(code)`` reports the
-exception-table handlers that are user ``try``/``with`` blocks; the handlers CPython 3.12+
-adds to restore the locals of inlined comprehensions (and the one of a generator expression)
-are not user code, and are left out: in our IR an exception simply propagates.
+jump's target is the offset of an instruction.  ``exception_table(code)`` gives the entries of
+the exception table whose handlers can be observed (``try``, ``with``, and the clean-ups
+between them).
 """
 
 from __future__ import annotations
@@ -70,51 +69,63 @@ def decode_ops(code: types.CodeType) -> list[Decoded]:
     return out
 
 
-# What a comprehension's or generator expression's cleanup handler is made of: put the saved
-# locals back (or turn StopIteration into RuntimeError), then re-raise.
-_CLEANUP_OPS = {"SWAP", "POP_TOP", "STORE_FAST", "STORE_FAST_MAYBE_NULL", "NOP", "COPY"}
+# Handler code that only cleans up (puts saved locals back, restores the handled exception, turns
+# StopIteration into RuntimeError) before re-raising.
+_CLEANUP_OPS = {
+    "SWAP", "POP_TOP", "STORE_FAST", "STORE_FAST_MAYBE_NULL", "NOP", "COPY", "POP_EXCEPT",
+    "LOAD_CONST", "DELETE_FAST",
+}
 
 
-def _is_cleanup(state: C.DecodeState, target: int) -> bool:
+@attrs.frozen
+class Handler:
+    """An exception-table entry: an exception raised by an instruction at an offset in
+    ``[start, end)`` cuts the stack to ``depth``, pushes the offset it was raised at if
+    ``lasti``, then the exception, and jumps to ``target``."""
+
+    start: int
+    end: int
+    target: int
+    depth: int
+    lasti: bool
+
+
+def _reraise_at(state: C.DecodeState, target: int) -> int | None:
+    """The offset of the RERAISE ending cleanup-only handler code at ``target``, else None."""
     for ins in state.instructions[state.index[target] :]:
         if ins.opname == "RERAISE":
-            return True
+            return ins.offset
         intrinsic = ins.opname == "CALL_INTRINSIC_1" and ins.argrepr == (
             "INTRINSIC_STOPITERATION_ERROR"
         )
         if ins.opname not in _CLEANUP_OPS and not intrinsic:
-            return False
-    return False
+            return None
+    return None
 
 
-def _handler_construct(state: C.DecodeState, target: int) -> str:
-    for ins in state.instructions[state.index[target] :]:
-        if ins.opname == "WITH_EXCEPT_START":
-            return "BEFORE_WITH"
-        if ins.opname == "RERAISE":
-            break
-    return "PUSH_EXC_INFO"
+def exception_table(code: types.CodeType) -> list[Handler]:
+    """The exception-table entries whose handlers can be observed.
 
-
-def exception_handlers(code: types.CodeType) -> list[Decoded]:
-    """An ``Unsupported`` op for each user ``try``/``with`` region, at the region's start.
-
-    The reported line is the ``try:`` line when CPython marks it with a NOP just before the
-    protected range (it does, for line tracing), else the first protected line.
+    A handler that only cleans up and re-raises where nothing catches the exception again
+    (CPython adds them to inlined comprehensions, generator expressions and ``except``
+    bodies) is left out, with every entry leading to it: in our IR the exception then simply
+    propagates out of the function, which is unobservable the same way.  Handlers inside a
+    ``try`` that catches again stay.
     """
     state = _state(code)
-    problems: list[Decoded] = []
-    seen: set[int] = set()
-    entries = getattr(dis.Bytecode(code), "exception_entries")  # 3.11+, not in typeshed
-    for entry in entries:
-        if entry.target in seen or _is_cleanup(state, entry.target):
-            continue
-        seen.add(entry.target)
-        at = state.index[entry.start]
-        if at > 0 and state.instructions[at - 1].opname == "NOP":
-            at -= 1
-        ins = state.instructions[at]
-        line = ins.positions.lineno if ins.positions is not None else None
-        op = C.unsupported(_handler_construct(state, entry.target))
-        problems.append(Decoded(op, ins.offset, line or code.co_firstlineno))
-    return problems
+    entries = [
+        Handler(e.start, e.end, e.target, e.depth, e.lasti)
+        for e in getattr(dis.Bytecode(code), "exception_entries")  # 3.11+, not in typeshed
+    ]
+
+    def covering(offset: int) -> Handler | None:
+        return next((e for e in entries if e.start <= offset < e.end), None)
+
+    def transparent(target: int, seen: frozenset[int]) -> bool:
+        reraise = _reraise_at(state, target)
+        if reraise is None or target in seen:
+            return False
+        outer = covering(reraise)
+        return outer is None or transparent(outer.target, seen | {target})
+
+    return [e for e in entries if not transparent(e.target, frozenset())]

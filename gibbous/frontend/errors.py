@@ -6,9 +6,11 @@ without reading bytecode.
 
 from __future__ import annotations
 
+from gibbous.ir.exceptions import GibbousError
 
-class UnsupportedConstructError(Exception):
-    """``function`` uses ``construct`` (e.g. "a 'try' statement") at ``file:line``.
+
+class UnsupportedConstructError(GibbousError):
+    """``function`` uses ``construct`` (e.g. "an async function") at ``file:line``.
 
     ``hint`` says what to write instead.
     """

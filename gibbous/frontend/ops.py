@@ -420,6 +420,47 @@ class Raise(Op):
     argc: int
 
 
+# --- exceptions ------------------------------------------------------------------------------
+# A handler is entered with the stack cut to its depth, then (maybe) ``lasti``, then the
+# exception.  ``PushExcInfo`` keeps the exception being handled in a slot of its own (CPython
+# keeps the previous one there and the current one in the thread state; a bare ``raise``
+# re-raises the current one, so we keep that).
+
+
+@attrs.frozen
+class Reraise(Op):
+    """``exc --`` and raise ``exc`` again (RERAISE; whatever else is on the stack is dropped,
+    as unwinding drops it)."""
+
+
+@attrs.frozen
+class PushExcInfo(Op):
+    """``exc -- handled exc``: the handler starts; ``handled`` is the exception itself."""
+
+
+@attrs.frozen
+class PopExcept(Op):
+    """``handled --``: the handler ends."""
+
+
+@attrs.frozen
+class CheckExcMatch(Op):
+    """``exc type -- exc matches``: whether ``exc`` is an instance of ``type`` (or of one in a
+    tuple of types), as ``except type:`` tests it."""
+
+
+@attrs.frozen
+class BeforeWith(Op):
+    """``manager -- exit entered``: ``exit`` is the manager's bound ``__exit__``, ``entered``
+    what its ``__enter__()`` returned."""
+
+
+@attrs.frozen
+class WithExceptStart(Op):
+    """``exit lasti handled exc -- exit lasti handled exc suppress``: the ``with`` block
+    raised: ``suppress = exit(type(exc), exc, exc.__traceback__)``."""
+
+
 # --- the stack itself ------------------------------------------------------------------------
 
 
@@ -473,7 +514,7 @@ class Unsupported(Op):
 
 JUMPS = (ForIter, Jump, PopJumpIf, JumpIfOrPop)
 # No fall-through.  Nothing follows an Unsupported op: it is an error wherever it is reached.
-ENDS = (Jump, Return, Raise, Unsupported)
+ENDS = (Jump, Return, Raise, Reraise, Unsupported)
 
 
 def jump_target(op: Op) -> int | None:
@@ -502,8 +543,14 @@ def stack_effect(op: Op) -> tuple[int, int]:
             | ReturnGenerator()
         ):
             return 0, 1
-        case StoreFast() | StoreDeref() | Pop() | Return() | DeleteAttr():
+        case StoreFast() | StoreDeref() | Pop() | Return() | DeleteAttr() | Reraise() | PopExcept():
             return 1, 0
+        case PushExcInfo() | BeforeWith():
+            return 1, 2
+        case CheckExcMatch():
+            return 1, 1
+        case WithExceptStart():
+            return 0, 1
         case (
             DeleteFast() | DeleteDeref() | MakeCell() | CopyFreeVars() | Nop() | Jump()
             | Unsupported()

@@ -270,6 +270,16 @@ def exception_with_cause(exc: object, cause: object) -> BaseException:
     return value
 
 
+def exception_matches(exc: BaseException, kind: object) -> bool:
+    """``except kind:`` matching ``exc``: ``kind`` must be an exception class or a tuple of
+    them (CPython's TypeError otherwise)."""
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    for k in kinds:
+        if not (isinstance(k, type) and issubclass(k, BaseException)):
+            raise TypeError("catching classes that do not inherit from BaseException is not allowed")
+    return isinstance(exc, t.cast(tuple[type, ...], kinds))
+
+
 def build_string(*parts: str) -> str:
     """The pieces of an f-string, joined."""
     return "".join(parts)

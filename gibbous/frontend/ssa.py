@@ -7,7 +7,16 @@ a loop): those are Braun et al.'s trivial phis, replaced by the one value they a
 
 from __future__ import annotations
 
-from gibbous.ir.core import Block, Branch, Constant, Function, Jump, Terminator, Value, edge_args
+from gibbous.ir.core import (
+    Block,
+    Constant,
+    Function,
+    Terminator,
+    Value,
+    edge_args,
+    replace_terminator,
+    with_edge_args,
+)
 from gibbous.ir.types import Const
 
 
@@ -35,21 +44,11 @@ def _drop_arguments(
 
     replaced: list[tuple[Terminator, Terminator]] = []
     for term in dict.fromkeys(term for term, _ in edges):
-        parent = term.parent
-        assert parent is not None
-        if isinstance(term, Jump):
-            new: Terminator = Jump(term.target, kept(term.args), loc=term.loc)
-        else:
-            assert isinstance(term, Branch)
-            true_args, false_args = list(term.true_args), list(term.false_args)
-            if term.if_true is block:
-                true_args = kept(term.true_args)
-            if term.if_false is block:
-                false_args = kept(term.false_args)
-            new = Branch(term.cond, term.if_true, true_args, term.if_false, false_args,
-                         loc=term.loc)
-        term.erase()
-        parent.append(new)
+        successors = term.successors
+        new = with_edge_args(
+            term, lambda i, args: kept(args) if successors[i] is block else list(args)
+        )
+        replace_terminator(term, new)
         replaced.append((term, new))
     for index in sorted(drop, reverse=True):
         block.erase_arg(index)

@@ -17,6 +17,7 @@ import typing as t
 from gibbous.ir.core import (
     Block,
     Branch,
+    Guard,
     Call,
     Constant,
     Function,
@@ -122,6 +123,27 @@ class Builder:
             [as_value(a) for a in true_args],
             if_false,
             [as_value(a) for a in false_args],
+            loc=loc or self.loc,
+        )
+        self.insert(op)
+        return op
+
+    def guard(
+        self,
+        result: object,
+        normal: Block,
+        normal_args: t.Sequence[object],
+        handler: Block,
+        handler_args: t.Sequence[object],
+        *,
+        loc: Location | None = None,
+    ) -> Guard:
+        op = Guard(
+            as_value(result),
+            normal,
+            [as_value(a) for a in normal_args],
+            handler,
+            [as_value(a) for a in handler_args],
             loc=loc or self.loc,
         )
         self.insert(op)

@@ -1,8 +1,8 @@
 """Values, operations, blocks and functions of the SSA IR.
 
 Everything is a call: an operation is a ``Call`` of a Python callable (``operator.mul``,
-``getattr``, ``numpy.sin``) or one of the four terminators ``Jump``, ``Branch``, ``Return`` and
-``Raise``.  Blocks take arguments instead of phi nodes.  A function's arguments are its entry
+``getattr``, ``numpy.sin``) or one of the five terminators ``Jump``, ``Branch``, ``Guard``,
+``Return`` and ``Raise``.  Blocks take arguments instead of phi nodes.  A function's arguments are its entry
 block's arguments, as in MLIR.
 
 Values compare by identity and keep a list of their uses, so replacing all uses of a value,
@@ -295,13 +295,97 @@ class Raise(Terminator):
         return self._operands[0]
 
 
+@attrs.frozen(eq=False, init=False)
+class Guard(Terminator):
+    """``guard %r, ^normal(...), except ^handler(...)``: the exception edge of a call.
+
+    ``%r`` is the result of the call just before the guard.  If that call raised, control goes
+    to ``handler`` (where ``runtime.caught()`` gives the exception), else to ``normal``.  The
+    call did not complete on the handler edge, so its result is not available there: the
+    handler's arguments cannot use it, and other uses must be on the normal side.
+    """
+
+    normal: Block = attrs.field(repr=False)
+    handler: Block = attrs.field(repr=False)
+    n_normal: int
+
+    def __init__(
+        self,
+        result: Value,
+        normal: Block,
+        normal_args: t.Sequence[Value],
+        handler: Block,
+        handler_args: t.Sequence[Value],
+        *,
+        loc: Location | None = None,
+    ) -> None:
+        ops = [result, *normal_args, *handler_args]
+        self.__attrs_init__(ops, normal, handler, len(normal_args), loc=loc)
+
+    @property
+    def guarded(self) -> Value:
+        return self._operands[0]
+
+    @property
+    def normal_args(self) -> tuple[Value, ...]:
+        return tuple(self._operands[1 : 1 + self.n_normal])
+
+    @property
+    def handler_args(self) -> tuple[Value, ...]:
+        return tuple(self._operands[1 + self.n_normal :])
+
+    @property
+    def successors(self) -> tuple[Block, ...]:
+        return (self.normal, self.handler)
+
+    def args_for(self, index: int) -> tuple[Value, ...]:
+        """Arguments passed along successor edge ``index`` (0 normal, 1 handler)."""
+        return self.normal_args if index == 0 else self.handler_args
+
+
+def guard_of(call: Call) -> Guard | None:
+    """The guard naming ``call`` (the terminator right after it), if it has one."""
+    block = call.parent
+    term = block.terminator if block is not None else None
+    return term if isinstance(term, Guard) and term.guarded is call.result else None
+
+
+#: Terminators that jump: they pass arguments to their successors.
+JUMPING = (Jump, Branch, Guard)
+
+
 def edge_args(term: Terminator, successor_index: int) -> tuple[Value, ...]:
     """The values a terminator passes to its ``successor_index``-th successor."""
     if isinstance(term, Jump):
         return term.args
-    if isinstance(term, Branch):
+    if isinstance(term, (Branch, Guard)):
         return term.args_for(successor_index)
     raise IRError(f"{type(term).__name__} has no successors")
+
+
+def with_edge_args(
+    term: Terminator, args_for: t.Callable[[int, tuple[Value, ...]], t.Sequence[Value]]
+) -> Terminator:
+    """A new terminator like ``term`` (not in any block), passing ``args_for(index, args)``
+    along each successor edge instead of ``args``."""
+    if isinstance(term, Jump):
+        return Jump(term.target, args_for(0, term.args), loc=term.loc)
+    if isinstance(term, Branch):
+        true_args, false_args = args_for(0, term.true_args), args_for(1, term.false_args)
+        return Branch(term.cond, term.if_true, true_args, term.if_false, false_args, loc=term.loc)
+    if isinstance(term, Guard):
+        normal, handler = args_for(0, term.normal_args), args_for(1, term.handler_args)
+        return Guard(term.guarded, term.normal, normal, term.handler, handler, loc=term.loc)
+    raise IRError(f"{type(term).__name__} has no successors")
+
+
+def replace_terminator(old: Terminator, new: Terminator) -> None:
+    """Put ``new`` in ``old``'s place and delete ``old``."""
+    block = old.parent
+    if block is None:
+        raise IRError(f"{old.describe()} is in no block")
+    old.erase()
+    block.append(new)
 
 
 # --------------------------------------------------------------------------------------------

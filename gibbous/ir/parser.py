@@ -30,6 +30,7 @@ from gibbous.ir import types as T
 from gibbous.ir.core import (
     Block,
     Branch,
+    Guard,
     Call,
     Constant,
     Function,
@@ -350,7 +351,7 @@ class _Parser:
         tok = self.peek()
         if tok.kind == "value":
             self.call(block)
-        elif tok.kind == "ident" and tok.text in ("jump", "branch", "return", "raise"):
+        elif tok.kind == "ident" and tok.text in ("jump", "branch", "guard", "return", "raise"):
             self.next()
             if tok.text == "jump":
                 target, args = self.target()
@@ -363,6 +364,15 @@ class _Parser:
                 if_false, false_args = self.target()
                 loc = self.location()
                 block.append(Branch(cond, if_true, true_args, if_false, false_args, loc=loc))
+            elif tok.text == "guard":
+                guarded = self.operand()
+                self.punct(",")
+                normal, normal_args = self.target()
+                self.punct(",")
+                self.expect("ident", "except", what="'except' before the handler")
+                handler, handler_args = self.target()
+                loc = self.location()
+                block.append(Guard(guarded, normal, normal_args, handler, handler_args, loc=loc))
             elif tok.text == "return":
                 value = self.operand()
                 block.append(Return(value, loc=self.location()))
@@ -371,7 +381,7 @@ class _Parser:
                 block.append(Raise(exc, loc=self.location()))
         else:
             raise self.error(
-                "expected an operation (%x = call ..., jump, branch, return, raise) "
+                "expected an operation (%x = call ..., jump, branch, guard, return, raise) "
                 f"or a block label, got {_describe(tok)}"
             )
         self.end_of_line("the operation")

@@ -25,6 +25,7 @@ from gibbous.ir import types as T
 from gibbous.ir.core import (
     Block,
     Branch,
+    Guard,
     Call,
     Constant,
     Function,
@@ -271,6 +272,11 @@ def format_operation(op: Operation, namer: Namer | None = None) -> str:
             return (
                 f"branch {namer.ref(op.cond)}, {namer.target(op.if_true, op.true_args)}, "
                 f"{namer.target(op.if_false, op.false_args)}"
+            )
+        case Guard():
+            return (
+                f"guard {namer.ref(op.guarded)}, {namer.target(op.normal, op.normal_args)}, "
+                f"except {namer.target(op.handler, op.handler_args)}"
             )
         case Return():
             return f"return {namer.ref(op.value)}"

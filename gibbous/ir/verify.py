@@ -3,8 +3,8 @@
 Invariants, each checked by one method of ``_Checker`` (in this order):
 
 1. Every block's parent is the function.
-2. Every block is non-empty and has exactly one terminator (``jump``, ``branch``, ``return``,
-   ``raise``), which is its last operation.
+2. Every block is non-empty and has exactly one terminator (``jump``, ``branch``, ``guard``,
+   ``return``, ``raise``), which is its last operation.
 3. Every operation's parent is the block that contains it.
 4. Every terminator targets blocks of the function, and never the entry block (the entry's
    arguments are the function's arguments, so nothing may jump there).
@@ -23,6 +23,11 @@ Invariants, each checked by one method of ``_Checker`` (in this order):
 9. A jump or branch passes each target exactly as many values as the target has arguments.
 10. The type of every value passed to a block argument is a subtype of the argument's type.
 11. A constant's type is ``typeof(value, const=True)``.
+12. A ``guard`` guards the call just before it; that call's result is not passed to the
+    handler, and its other uses are on the normal side (in blocks the normal target dominates,
+    which only the guard enters).  A block a handler edge enters is entered through handler
+    edges alone, and ``caught()`` is only ever the first operation of a block that nothing
+    else enters.
 
 Every problem is reported, not just the first, as one line naming the function, the block by
 its printed label, the operation as printed and its ``file:line`` when it has one, then what
@@ -46,6 +51,7 @@ from gibbous.ir.core import (
     Call,
     Constant,
     Function,
+    Guard,
     Jump,
     Operation,
     Raise,
@@ -64,6 +70,7 @@ from gibbous.ir.printer import (
     format_operation,
     format_type,
 )
+from gibbous.ir.exceptions import caught
 from gibbous.ir.types import Type, is_subtype, typeof
 
 
@@ -152,6 +159,12 @@ def _operand_role(op: Operation, i: int) -> str:
             if i <= op.n_true:
                 return f"argument {i - 1} to the true target"
             return f"argument {i - 1 - op.n_true} to the false target"
+        case Guard():
+            if i == 0:
+                return "the guarded result"
+            if i <= op.n_normal:
+                return f"argument {i - 1} to the normal target"
+            return f"argument {i - 1 - op.n_normal} to the handler"
         case Return():
             return "the returned value"
         case Raise():
@@ -189,6 +202,7 @@ class _Checker:
         self.check_edge_arity()
         self.check_edge_types()
         self.check_constant_types()
+        self.check_guards()
         return self.problems
 
     # -- reporting
@@ -469,6 +483,77 @@ class _Checker:
                         f"{self.operand_text(op, i)} has type {_type_text(v.type)}",
                         f"{_type_text(want)}, the type of a constant holding that value",
                     )
+
+
+    # -- 12. guards
+
+    def check_guards(self) -> None:
+        handlers: set[Block] = set()
+        jumped: set[Block] = {self.f.entry}  # entered other than by a handler edge
+        for b, term, k, target in self.edges():
+            (handlers if isinstance(term, Guard) and k == 1 else jumped).add(target)
+        for b, term, k, target in self.edges():
+            if target in handlers and not (isinstance(term, Guard) and k == 1):
+                self.report(
+                    b,
+                    term,
+                    f"it jumps to {self.namer.block_ref(target)}, which a guard's handler "
+                    "edge enters",
+                    "handler blocks entered through handler edges alone",
+                )
+        for b, index, op in self.operations():
+            if isinstance(op, Guard):
+                self.check_guard(b, index, op)
+            elif isinstance(op, Call) and _calls(op, caught) and (index or b in jumped):
+                self.report(
+                    b,
+                    op,
+                    "caught() is not the first operation of a block entered by handler edges",
+                    "caught() only where the exception a handler edge caught is defined",
+                )
+
+    def check_guard(self, b: Block, index: int, op: Guard) -> None:
+        guarded = op.guarded
+        previous = b.ops[index - 1] if index > 0 else None
+        if not isinstance(previous, Call) or guarded is not previous.result:
+            self.report(
+                b,
+                op,
+                f"{self.operand_text(op, 0)} is not the result of the call just before it",
+                "a guard to name the result of the call it guards",
+            )
+            return
+        if any(v is guarded for v in op.handler_args):
+            self.report(
+                b,
+                op,
+                f"it passes {self.name(guarded)} to its handler, where the call did not complete",
+                "the guarded result only on the normal side",
+            )
+        normal_only = op.normal is not op.handler and [
+            (p, k) for p, term, k, target in self.edges() if target is op.normal
+        ] == [(b, 0)]
+        for use in guarded.uses:
+            user = use.user
+            if user is op:
+                continue
+            where = self.position.get(id(user))
+            if where is None:
+                continue  # reported by the use checks
+            home = where[0]
+            if normal_only and home in self.dom.idom and self.dom.dominates(op.normal, home):
+                continue
+            self.report(
+                home,
+                user,
+                f"{self.operand_text(user, use.index)} is the result of a guarded call, used "
+                f"where {self.namer.block_ref(op.normal)} (its normal side) does not dominate",
+                "a guarded result used only where the call is known to have completed",
+            )
+
+
+def _calls(op: Call, fn: object) -> bool:
+    return isinstance(op.callee, Constant) and op.callee.value is fn
 
 
 def _loose_name(v: Value) -> str:

@@ -23,6 +23,12 @@ there are several), and control goes to ``R(predecessor)``.  ``R(entry)`` return
 adjoints of the callable and of each argument.  Dead-code elimination then drops the
 adjoints no block reads, so each reverse block passes only the live ones.
 
+**Exceptions.**  A guarded call (``guard %r, ^normal, except ^handler``) is first put in a
+block of its own (``isolate_guarded_calls``), so that when it raises, nothing else of its
+block is left half done: the forward's handler edge records itself like any edge, and the
+reverse of that edge skips the call (``Reverse.raised_block``) while the reverse of the normal
+edge pops its pullback as usual.
+
 Placeholders stand for what each rule instance binds for itself (rules, push and pop of its
 stacks); ``gibbous.backends.numpy.adcodegen`` compiles both functions once and binds a new set
 per instance.
@@ -35,7 +41,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
-from gibbous.ir.core import Constant, Function
+from gibbous.ir.core import Constant, Function, Guard, Jump
 from gibbous.passes.activity import Activity
 from gibbous.passes.ad_forward import Forward, InlineFinder, Placeholder, SiteMaker, short_name
 from gibbous.passes.ad_reverse import (
@@ -79,6 +85,7 @@ def differentiate(
     """The forward and reverse functions of ``f``; ``site_maker(op)`` says how each instance
     makes the rule of the active call ``op``, ``inline(op)`` which active calls are written out
     in place instead (``gibbous.rules.inline``)."""
+    isolate_guarded_calls(f)
     fwd = Forward(f, activity, site_maker, inline)
     fwd.build()
     rev = Reverse(fwd)
@@ -91,6 +98,23 @@ def differentiate(
     return ADFunctions(
         fwd.g, rev.g, tuple(fwd.placeholders), fwd.n_stacks, rev.seed, constants
     )
+
+
+def isolate_guarded_calls(f: Function) -> None:
+    """Move every guarded call, with its guard, into a block of its own after the calls that
+    came before it, so that the reverse of a raising call's handler edge has nothing of its
+    block to undo but the calls that completed (the ones before, in the block it leaves)."""
+    for block in list(f.blocks):
+        term = block.terminator
+        calls = block.calls
+        if not isinstance(term, Guard) or len(calls) < 2:
+            continue
+        guarded = calls[-1]
+        alone = f.add_block(None, after=block)
+        for op in (guarded, term):
+            op.detach()
+            alone.append(op)
+        block.append(Jump(alone, [], loc=guarded.loc))
 
 
 def prune_attribute_reads(f: Function) -> None:

@@ -33,12 +33,15 @@ from gibbous.ir.core import (
     Call,
     Constant,
     Function,
+    Guard,
+    JUMPING,
     Jump,
     Raise,
     Return,
     Value,
     edge_args,
 )
+from gibbous.ir.exceptions import caught
 from gibbous.ir.printer import Namer
 from gibbous.passes.activity import Activity
 from gibbous.rules.derived import inactive_codual
@@ -142,6 +145,7 @@ class Forward:
             op.args[i] for op, rule in self.inline.items() for kind, i in rule.saves if kind == "fdata"
         }
         self.records: dict[Block, list[Value]] = {}
+        self.pending_guard: tuple[Block, Guard] | None = None
         self.record_stack: dict[Block, int] = {}
         self.need_cd, self.need_pr = self._needs()
 
@@ -182,7 +186,7 @@ class Forward:
                 elif isinstance(op, Raise):
                     pr.add(op.exc)
                 else:
-                    assert isinstance(op, (Jump, Branch))
+                    assert isinstance(op, JUMPING)
                     if isinstance(op, Branch):
                         pr.add(op.cond)
                     for i, s in enumerate(op.successors):
@@ -256,6 +260,11 @@ class Forward:
         for b, edges in self.edges.items():
             if len(edges) > 1:
                 self.pred_stack[b] = self.stack(f"pred_{labels[b]}")[0]
+        # A handler entered along several edges records which one in a block on each edge;
+        # the exception is caught there, at the start, and passed on.
+        self.caught_as_argument = {
+            b for b in self.pred_stack if b.calls and _is_caught(b.calls[0])
+        }
         if len(self.returns) > 1:
             self.ret_stack = self.stack("return")[0]
         for b in self.blocks:
@@ -278,15 +287,38 @@ class Forward:
                     primal = builder.call(getattr, p, "primal", type=v.type, name=v.name)
                     self.define(builder, v, primal, codual=False)
         else:
-            for v in b.args:
-                wrapped = self.wrapped(v)
-                p = nb.add_arg(CODUAL if wrapped else v.type, v.name)
-                self.define(builder, v, p, codual=wrapped)
+            calls = b.calls
+            if b in self.caught_as_argument:  # each edge's own block caught it
+                self.define(builder, calls[0].result, nb.add_arg(T.ANY, "exc"), codual=False)
+            params = [nb.add_arg(CODUAL if self.wrapped(v) else v.type, v.name) for v in b.args]
+            if calls and _is_caught(calls[0]) and b not in self.caught_as_argument:
+                builder.loc = calls[0].loc  # it reads what the edge caught: first, before
+                self.call(builder, calls[0])  # anything else can raise
+            for v, p in zip(b.args, params):
+                self.define(builder, v, p, codual=self.wrapped(v))
+        term = b.terminator
         for op in b.calls:
+            if _is_caught(op):
+                continue
             builder.loc = op.loc
+            if isinstance(term, Guard) and op.result is term.guarded:
+                self.pending_guard = (b, term)
             self.call(builder, op)
+            assert self.pending_guard is None, "the guarded call made no call"
         self.push_record(builder, b)
         self.terminator(builder, b)
+
+    def guarded(self, b: Builder, made: Value) -> None:
+        """``made`` is the call that does the work of the primal's guarded call: guard it
+        with the primal's handler edge, and go on on its normal side."""
+        if self.pending_guard is None:
+            return
+        block, term = self.pending_guard
+        self.pending_guard = None
+        handler, args = self.edge(block, 1, term)
+        normal = self.g.add_block(None)
+        b.guard(made, normal, [], handler, args, loc=term.loc)
+        b.at_end(normal)
 
     def push_record(self, b: Builder, block: Block) -> None:
         """What the block's inline sites saved, in one record on the block's own stack."""
@@ -310,15 +342,20 @@ class Forward:
             args = [self.primal(a) for a in op.args]
             kwargs = {k: self.primal(v) for k, v in op.kwargs.items()}
             new = b.call(self.primal(op.callee), *args, kwargs=kwargs, type=r.type, name=r.name)
+            self.guarded(b, new)
             self.define(b, r, new, codual=False)
             return
         identity = identity_operand(op)
         if identity is not None:
-            if not self.wrapped(r):  # the call itself, on primals: it keeps the result's type
+            if not self.wrapped(r) or self.pending_guard is not None:
+                # The call itself, on primals (it keeps the result's type, and raises where
+                # the primal would, for a handler to catch).
                 args = [self.primal(a) for a in op.args]
                 new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
-                self.define(b, r, new, codual=False)
-                return
+                self.guarded(b, new)
+                if not self.wrapped(r):
+                    self.define(b, r, new, codual=False)
+                    return
             operand = t.cast(Value, self.codual_value(b, op.operands[identity]))
             self.define(b, r, operand, codual=True)
             return
@@ -329,6 +366,7 @@ class Forward:
         args = [self.codual(a) for a in op.args]
         kwargs = {k: self.codual(v) for k, v in op.kwargs.items()}
         made = b.call(rule, self.codual(op.callee), *args, kwargs=kwargs, name=None)
+        self.guarded(b, made)
         y = b.call(operator.getitem, made, 0, type=CODUAL, name=r.name)
         pb = b.call(operator.getitem, made, 1, name="pb")
         b.call(push, pb, type=T.NONE)
@@ -339,6 +377,7 @@ class Forward:
         r = op.result
         args = [self.primal(a) for a in op.args]
         new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
+        self.guarded(b, new)
         self.define(b, r, new, codual=False)
         block = t.cast(Block, op.parent)
         record = self.records.setdefault(block, [])
@@ -385,7 +424,7 @@ class Forward:
                 b.ret(self.codual(term.value))
         elif isinstance(term, Raise):
             b.raise_(self.primal(term.exc))
-        elif isinstance(term, Jump):
+        elif isinstance(term, (Jump, Guard)):  # a guard's handler edge left with its call
             target, args = self.edge(block, 0, term)
             b.jump(target, *args)
         else:
@@ -397,7 +436,9 @@ class Forward:
     def _push(self, stack: int) -> Placeholder:
         return next(p for p in self.placeholders if p.kind == "push" and p.what == stack)
 
-    def edge(self, block: Block, index: int, term: Jump | Branch) -> tuple[Block, list[object]]:
+    def edge(
+        self, block: Block, index: int, term: Jump | Branch | Guard
+    ) -> tuple[Block, list[object]]:
         target = term.successors[index]
         args = [
             self.codual(v) if self.wrapped(p) else self.primal(v)
@@ -410,9 +451,15 @@ class Forward:
         via = self.g.add_block(None)
         b = Builder(self.g, via)
         b.loc = term.loc
+        if target in self.caught_as_argument:
+            args.insert(0, b.call(caught, name="exc"))
         b.call(self._push(stack), self.edges[target].index((block, index)), type=T.NONE)
         b.jump(self.new_blocks[target], *args)
         return via, []
+
+
+def _is_caught(op: Call) -> bool:
+    return isinstance(op.callee, Constant) and op.callee.value is caught
 
 
 def bare_type(ty: T.Type) -> bool:

@@ -26,10 +26,15 @@ from gibbous.ir.core import (
     Call,
     Constant,
     Function,
+    Guard,
+    JUMPING,
     Jump,
     Return,
+    Terminator,
     Value,
     edge_args,
+    replace_terminator,
+    with_edge_args,
 )
 from gibbous.passes.activity import carries_rdata
 from gibbous.passes.ad_forward import Forward, identity_operand
@@ -105,6 +110,7 @@ class Reverse:
 
     def build(self) -> None:
         self.rblocks: dict[Block, Block] = {}
+        self.raised: dict[Block, Block] = {}
         for b in self.fwd.blocks:
             rb = self.g.add_block(f"r.{b.name}" if b.name else None)
             for k in self.keys:
@@ -149,6 +155,18 @@ class Reverse:
             b.loc = loc
         run(b, cases[-1])
 
+    def raised_block(self, block: Block) -> Block:
+        """The reverse of ``block`` when its guarded call raised: none of its calls completed
+        (the guarded one is its last), so only its arguments' adjoints move on."""
+        rb = self.raised.get(block)
+        if rb is None:
+            rb = self.raised[block] = self.g.add_block(None)
+            for k in self.keys:
+                rb.add_arg(self.slots[k], self.name(k))
+            b = Builder(self.g, rb)
+            self.leave(b, dict(zip(self.keys, rb.args)), block)
+        return rb
+
     def block(self, block: Block) -> None:
         rb = self.rblocks[block]
         b = Builder(self.g, rb)
@@ -180,6 +198,11 @@ class Reverse:
                 k = self.key(v)
                 if k is not None:
                     cur[k] = self.add(b, cur, k, b.call(operator.getitem, r, i))
+        self.leave(b, cur, block)
+
+    def leave(self, b: Builder, cur: dict[object, Value], block: Block) -> None:
+        """Return the gradients at the entry; elsewhere move the arguments' adjoints to the
+        values the edge taken into ``block`` passed, and reverse its predecessor."""
         b.loc = None
         if block is self.f.entry:
             keys = [_SELF, *block.args]
@@ -250,7 +273,7 @@ class Reverse:
         values passed on that edge; then reverse the predecessor."""
         pred, index = edge
         term = pred.terminator
-        assert isinstance(term, (Jump, Branch))
+        assert isinstance(term, JUMPING)
         state = dict(cur)
         moved = []
         for p, v in zip(block.args, edge_args(term, index)):
@@ -262,7 +285,9 @@ class Reverse:
             k = self.key(v)
             if k is not None:
                 state[k] = self.add(b, state, k, adjoint)
-        b.jump(self.rblocks[pred], *(state[k] for k in self.keys))
+        raised = isinstance(term, Guard) and index == 1
+        target = self.raised_block(pred) if raised else self.rblocks[pred]
+        b.jump(target, *(state[k] for k in self.keys))
 
 
 def slot_type_is_precise(ty: T.Type) -> bool:
@@ -278,10 +303,10 @@ def fold_constant_arguments(f: Function) -> None:
 
 
 def _fold_one_constant_argument(f: Function) -> bool:
-    incoming: dict[Block, list[tuple[Jump | Branch, int]]] = {}
+    incoming: dict[Block, list[tuple[Terminator, int]]] = {}
     for b in f.blocks:
         term = b.terminator
-        if isinstance(term, (Jump, Branch)):
+        if isinstance(term, JUMPING):
             for i, s in enumerate(term.successors):
                 incoming.setdefault(s, []).append((term, i))
     for b, edges in incoming.items():
@@ -317,19 +342,11 @@ def fold_zero_sums(f: Function) -> None:
             op.result.replace_all_uses_with(a)
 
 
-def _drop_argument(term: Jump | Branch, target: Block, index: int) -> None:
+def _drop_argument(term: Terminator, target: Block, index: int) -> None:
     """Rebuild ``term`` without argument ``index`` on its edges to ``target``."""
-    block = term.parent
-    assert block is not None
-    if isinstance(term, Jump):
-        args = [a for j, a in enumerate(term.args) if j != index]
-        new: Jump | Branch = Jump(term.target, args, loc=term.loc)
-    else:
-        true, false = list(term.true_args), list(term.false_args)
-        if term.if_true is target:
-            del true[index]
-        if term.if_false is target:
-            del false[index]
-        new = Branch(term.cond, term.if_true, true, term.if_false, false, loc=term.loc)
-    term.erase()
-    block.append(new)
+    successors = term.successors
+
+    def kept(i: int, args: tuple[Value, ...]) -> list[Value]:
+        return [a for j, a in enumerate(args) if j != index or successors[i] is not target]
+
+    replace_terminator(term, with_edge_args(term, kept))

@@ -27,7 +27,7 @@ import typing as t
 import attrs
 
 from gibbous.ir.cfg import DominatorTree, dominator_tree, reverse_postorder
-from gibbous.ir.core import Call, Constant, Function, Value
+from gibbous.ir.core import Call, Constant, Function, Value, guard_of
 from gibbous.ir.types import Const, is_subtype
 from gibbous.passes.manager import register_pass
 from gibbous.rules.purity import is_immutable_type, is_pure_call
@@ -76,6 +76,9 @@ def _dominating(candidates: t.Iterable[Call], call: Call, dom: DominatorTree) ->
 
 
 def _candidate(call: Call) -> bool:
+    # A guarded call's result exists on its normal side only, and it must stay to raise.
+    if guard_of(call) is not None:
+        return False
     return all(is_immutable_type(v.type) for v in call.operands[1:]) and is_pure_call(call)
 
 

@@ -5,7 +5,8 @@ The pass marks what is live and deletes the rest, which reaches the fixed point 
 repeated until nothing changes would find too):
 
 * live roots: the result of every impure call (it runs for its effects), the value a
-  ``return`` or ``raise`` uses, a branch's condition, and the entry block's arguments;
+  ``return`` or ``raise`` uses, a branch's condition, a guarded call (whether it raises
+  decides where control goes), and the entry block's arguments;
 * the operands of a call with a live result are live, and so is every value a jump or branch
   passes to a live block argument.
 
@@ -29,6 +30,7 @@ from gibbous.ir.core import (
     Call,
     Constant,
     Function,
+    Guard,
     Raise,
     Result,
     Return,
@@ -81,6 +83,8 @@ def _live_values(f: Function, incoming: dict[Block, list[Edge]]) -> set[Value]:
             mark(op.operands[0])
         elif isinstance(op, Branch):
             mark(op.cond)
+        elif isinstance(op, Guard):
+            mark(op.guarded)  # whether it raises decides the way on
 
     while work:
         v = work.pop()

@@ -36,7 +36,7 @@ import warnings
 import attrs
 import numpy as np
 
-from gibbous.ir.core import Branch, Call, Constant, Function
+from gibbous.ir.core import Branch, Call, Constant, Function, guard_of
 from gibbous.ir.printer import UnprintableError, format_constant
 from gibbous.ir.types import Array, Dict, List, Set, is_immutable_value, is_subtype
 from gibbous.passes.manager import register_pass
@@ -96,7 +96,10 @@ def _fold_call(call: Call) -> bool:
     constant = Constant(value)
     if not is_subtype(constant.type, call.type):
         return False  # the declared type disagrees with the value: leave it to the verifier
+    guard = guard_of(call)
     call.result.replace_all_uses_with(constant)
+    if guard is not None:  # it did not raise: the guard's normal side is the way on
+        jump_instead(guard, guard.normal, guard.normal_args)
     call.erase()
     return True
 

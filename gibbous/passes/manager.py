@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 import typing as t
 
+from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.core import Function
 from gibbous.ir.verify import VerificationError
 from gibbous.ir.verify import verify as verify_ir
@@ -32,7 +33,7 @@ class Pass(t.Protocol):
         ...
 
 
-class PassError(Exception):
+class PassError(GibbousError):
     """A pass left the IR invalid.  ``pass_name`` names it (None: the input was invalid)."""
 
     def __init__(self, pass_name: str | None, problems: t.Sequence[str], ir_text: str) -> None:

@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import typing as t
 
-from gibbous.ir.core import Block, Branch, Function, IRError, Jump, Terminator, Value, edge_args
+from gibbous.ir.core import (
+    Block,
+    Branch,
+    Function,
+    Guard,
+    IRError,
+    Jump,
+    Terminator,
+    Value,
+    edge_args,
+    replace_terminator,
+)
 
 #: One control-flow edge: the terminator and the index of the successor it goes to.
 Edge = tuple[Terminator, int]
@@ -35,16 +46,6 @@ def edges_of(term: Terminator) -> list[tuple[Block, tuple[Value, ...]]]:
     return [(target, edge_args(term, k)) for k, target in enumerate(term.successors)]
 
 
-def replace_terminator(old: Terminator, new: Terminator) -> Terminator:
-    """Put ``new`` where ``old`` is, and delete ``old``."""
-    block = old.parent
-    if block is None:
-        raise IRError("cannot replace a terminator that is in no block")
-    old.erase()
-    block.append(new)
-    return new
-
-
 def set_edges(term: Terminator, edges: t.Sequence[tuple[Block, t.Sequence[Value]]]) -> Terminator:
     """Replace ``term`` by the same kind of terminator with these (target, args) edges."""
     new: Terminator
@@ -54,9 +55,13 @@ def set_edges(term: Terminator, edges: t.Sequence[tuple[Block, t.Sequence[Value]
     elif isinstance(term, Branch) and len(edges) == 2:
         [(if_true, true_args), (if_false, false_args)] = edges
         new = Branch(term.cond, if_true, true_args, if_false, false_args, loc=term.loc)
+    elif isinstance(term, Guard) and len(edges) == 2:
+        [(normal, normal_args), (handler, handler_args)] = edges
+        new = Guard(term.guarded, normal, normal_args, handler, handler_args, loc=term.loc)
     else:
         raise IRError(f"{type(term).__name__} cannot take {len(edges)} edge(s)")
-    return replace_terminator(term, new)
+    replace_terminator(term, new)
+    return new
 
 
 def set_edge(term: Terminator, index: int, target: Block, args: t.Sequence[Value]) -> Terminator:

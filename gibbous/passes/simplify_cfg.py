@@ -36,7 +36,7 @@ import typing as t
 import attrs
 
 from gibbous.ir.cfg import reachable
-from gibbous.ir.core import Block, Branch, Constant, Function, Jump, Value
+from gibbous.ir.core import Block, Branch, Constant, Function, Guard, Jump, Value
 from gibbous.ir.types import Const
 from gibbous.passes.manager import register_pass
 from gibbous.passes.rewrite import edges_of, incoming_edges, jump_instead, set_edges
@@ -133,6 +133,8 @@ def thread_jumps(f: Function) -> bool:
         # Recomputed per block, since threading rebuilds the predecessors' terminators; each
         # terminator is rebuilt once, even a branch with both edges into ``block``.
         predecessors = dict.fromkeys(term for term, _ in incoming_edges(f).get(block, []))
+        if any(isinstance(term, Guard) for term in predecessors):
+            continue  # a handler's block is entered by handler edges alone
         for term in predecessors:
             edges: list[tuple[Block, t.Sequence[Value]]] = []
             for target, args in edges_of(term):

@@ -36,12 +36,14 @@ import typing as t
 
 import attrs
 
+from gibbous.ir.exceptions import GibbousError
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.cfg import reverse_postorder
 from gibbous.ir.core import (
     Block,
     Branch,
+    Guard,
     Call,
     Constant,
     Function,
@@ -84,7 +86,7 @@ GIVE_UP_AFTER = 8
 MAX_STEPS = 100_000
 
 
-class InferenceError(Exception):
+class InferenceError(GibbousError):
     """Type inference failed to converge (a bug: widening should make that impossible)."""
 
 
@@ -261,6 +263,9 @@ class _Inference:
                 self._define(op.result, self.join(self.values.get(op.result, T.BOTTOM), found), block)
             elif isinstance(op, Jump):
                 self._flow(op.target, [self.value(a) for a in op.args])
+            elif isinstance(op, Guard):  # the call may return, or raise
+                self._flow(op.normal, [self.value(a) for a in op.normal_args])
+                self._flow(op.handler, [self.value(a) for a in op.handler_args])
             elif isinstance(op, Branch):
                 taken = self.condition(op)
                 for index, target in enumerate(op.successors):
@@ -825,6 +830,17 @@ class _Inference:
                     build.insert(Jump(blocks[op.target], [operand(a) for a in op.args], loc=op.loc))
                 elif isinstance(op, Branch):
                     build.insert(self._copy_branch(op, blocks, operand))
+                elif isinstance(op, Guard):
+                    build.insert(
+                        Guard(
+                            operand(op.guarded),
+                            blocks[op.normal],
+                            [operand(a) for a in op.normal_args],
+                            blocks[op.handler],
+                            [operand(a) for a in op.handler_args],
+                            loc=op.loc,
+                        )
+                    )
                 elif isinstance(op, Return):
                     build.insert(Return(operand(op.value), loc=op.loc))
                 elif isinstance(op, Raise):
@@ -839,6 +855,8 @@ class _Inference:
             edges: list[tuple[Block, tuple[Value, ...]]] = []
             if isinstance(term, Jump):
                 edges = [(term.target, term.args)]
+            elif isinstance(term, Guard):
+                edges = [(term.normal, term.normal_args), (term.handler, term.handler_args)]
             elif isinstance(term, Branch):
                 taken = self.condition(term)
                 edges = [
@@ -1345,6 +1363,9 @@ def _check_bound(
 ) -> T.Type | None:
     if fn is t.cast:
         return args[1] if len(args) == 2 and not kwargs else None
+    if args and args[0] == T.Const(R.UNBOUND):
+        return T.BOTTOM  # always raises: 3.12+ copies code after a `with` onto the path
+        # where `__exit__` swallowed the exception, where a local may be certainly unbound
     return args[0] if args else None
 
 

@@ -40,6 +40,7 @@ import numpy as np
 from gibbous.frontend import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
+from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.printer import UnprintableError, format_type
 from gibbous.rules.callables import callable_instance, partial_shape
 from gibbous.rules.purity import register_pure
@@ -165,6 +166,9 @@ class Program:
     # type is known, so the caller passes proper rdata), "fill" (NoTangent means zero).
     seed: str
     description: t.Any = None  # for inspection: the typed, forward and reverse IR
+    # Shared by the programs of one ``build_rrule``: calls that raised after recording
+    # differentiable work which a caller then caught, lost to the gradient (see ``lose``).
+    lost: list[str] = attrs.field(factory=list)
 
     @functools.cached_property
     def plain(self) -> bool:
@@ -266,6 +270,10 @@ class DerivedRule:
     def fn(self) -> object:
         return self.program.fn
 
+    @property
+    def fn_name(self) -> str:
+        return str(getattr(self.program.fn, "__qualname__", self.program.fn))
+
     def __repr__(self) -> str:
         name = getattr(self.program.fn, "__qualname__", repr(self.program.fn))
         return f"<DerivedRule {name}: depth {self._depth}>"
@@ -282,13 +290,27 @@ class DerivedRule:
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
         if self._dirty:
             self.reset()
+        cell = self.tape.cell
+        start = 0 if cell is None else cell.cell_contents
         try:
             y = t.cast(_CoDual, self.forward(f, *args))
-        except BaseException:
-            self._dirty = True
+        except BaseException as e:
+            # Raised before recording anything (a check of the arguments, a failed fast
+            # path): nothing to undo, and a caller that catches it may go on.  Otherwise the
+            # operations recorded cannot be undone in part.
+            if cell is not None and cell.cell_contents != start:
+                self._dirty = True
+                self.program.lost.append(
+                    f"{self.fn_name} raised ({type(e).__name__}: {e}) after it had recorded "
+                    "differentiable operations"
+                )
             raise
         depth = self._depth = self._depth + 1
         return y, DerivedPullback(self, depth, self._generation, y)
+
+
+class PartialCallError(GibbousError, RuntimeError):
+    """A forward pass caught an exception that left a call half done (see ``DerivedRule``)."""
 
 
 class DerivedPullback:
@@ -309,6 +331,13 @@ class DerivedPullback:
             raise PullbackOrderError(
                 f"pullback of call {self.depth} of {rule!r} ran out of order: pullbacks must "
                 "run in reverse order of the forward calls, each once"
+            )
+        lost = rule.program.lost
+        if lost:
+            raise PartialCallError(
+                f"{lost[0]}, and a caller caught the exception and went on: gibbous cannot "
+                "undo part of a call, so there is no gradient through that path.  Raise before "
+                "any differentiable work, or test for the case instead of catching it"
             )
         seed = rule.program.seed
         if seed == "none":
@@ -354,16 +383,18 @@ class PrimalRule:
     """A call that no derivative can flow through: none of its operands has a tangent.
 
     Runs the primal; the result gets zero fdata (it may be mutated later).  With ``check``,
-    every call first makes sure no operand has a tangent (the types could not tell), and
-    raises ``MissingRuleError`` otherwise, rather than drop a derivative.
+    every call then makes sure no operand has a tangent (the types could not tell), and
+    raises ``MissingRuleError`` otherwise, rather than drop a derivative.  The primal runs
+    first: a call Python refuses (``2.0 * "a"``) raises what Python raises, for the code to
+    catch.
     """
 
     check: t.Callable[[tuple[object, ...]], None] | None = None
 
     def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
         if self.check is not None:
             self.check((f.primal, *(a.primal for a in args), *(a.primal for a in kwargs.values())))
-        y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
         n = 1 + len(args) + len(kwargs)
         return CoDual(y, zero_fdata(y)), _NoRData(n)
 
@@ -520,7 +551,7 @@ def _add_to_default(fdata: MutableTangent, field: str, key: t.Any, rdata: t.Any)
     fdata.fields[field] = tuple(parts)
 
 
-class RuleCheckError(TypeError):
+class RuleCheckError(GibbousError, TypeError):
     """A rule returned fdata or rdata of the wrong kind (``build_rrule(..., debug=True)``)."""
 
 

@@ -48,6 +48,7 @@ import typing as t
 
 import attrs
 
+from gibbous.ir.exceptions import GibbousError
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.names import import_path
@@ -226,14 +227,14 @@ DefaultContext = Context("DefaultContext", parent=MinimalContext)
 # Errors
 
 
-class AmbiguousRuleError(LookupError):
+class AmbiguousRuleError(GibbousError, LookupError):
     """Two registrations match a call and neither is more specific than the other."""
 
     def __str__(self) -> str:
         return str(self.args[0])
 
 
-class MissingRuleError(LookupError):
+class MissingRuleError(GibbousError, LookupError):
     """No registration matches a call that needs a rule."""
 
     def __init__(

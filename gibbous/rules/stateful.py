@@ -34,6 +34,7 @@ import typing as t
 
 import attrs
 
+from gibbous.ir.exceptions import GibbousError
 from gibbous.rules.tangents import CoDual
 
 if t.TYPE_CHECKING:
@@ -50,7 +51,7 @@ class StatefulRRuleFunction(t.Protocol[S]):
     ) -> tuple[CoDual[t.Any, t.Any], Pullback, S]: ...
 
 
-class PullbackOrderError(RuntimeError):
+class PullbackOrderError(GibbousError, RuntimeError):
     """A pullback of a stateful rule ran out of order, twice, or after ``reset()``."""
 
 

@@ -506,6 +506,9 @@ CLOSURE = _Closure()
 
 # Classes whose instances, and whose subclasses' instances, never have a tangent.
 NEVER_DIFFERENTIABLE: tuple[type, ...] = (
+    # Exceptions carry no derivative: what is passed into one and read back in a handler is a
+    # constant there (docs/decisions.md).
+    BaseException,
     builtins.int,  # and bool
     builtins.str,
     builtins.bytes,

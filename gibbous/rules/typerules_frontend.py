@@ -11,6 +11,7 @@ import typing as t
 
 from gibbous.frontend import runtime as runtime
 from gibbous.ir import types as T
+from gibbous.ir.exceptions import caught
 from gibbous.rules.typerules_base import Iter, RuleList, join, may_share_values
 from gibbous.rules.typerules_containers import iter_item, literal_rule
 
@@ -74,7 +75,19 @@ def _is_stop(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
 
 @RULES(runtime.check_bound)
 def _check_bound(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    if args and args[0] == T.Const(runtime.UNBOUND):
+        return T.BOTTOM  # it always raises
     return args[0] if args else T.ANY
+
+
+@RULES(caught)
+def _caught(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    return T.Object(BaseException)
+
+
+@RULES(runtime.exception_matches)
+def _exception_matches(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    return T.BOOL
 
 
 @RULES(runtime.build_string)

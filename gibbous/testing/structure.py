@@ -247,6 +247,9 @@ def _difference(
         return f"{path}: {number(a)} vs {number(b)} (difference {abs(a - b):.6g})"
     if type(a) is not type(b):
         return f"{path}: {type(a).__name__} {_short(a)} vs {type(b).__name__} {_short(b)}"
+    if isinstance(a, BaseException):  # equal by what they say, not by identity
+        parts = ((a.args, a.__cause__), (b.args, b.__cause__))
+        return _difference(*parts, path + ".(args, __cause__)", rtol, atol, seen)
     if is_atom(a):
         return None if a == b else f"{path}: {_short(a)} vs {_short(b)}"
     seen.add((id(a), id(b)))

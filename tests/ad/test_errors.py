@@ -102,9 +102,17 @@ def with_try(x: float) -> float:
         return 0.0
 
 
+def with_match(x: float) -> float:
+    match x:
+        case complex(real=r):
+            return r
+        case _:
+            return x * 2.0
+
+
 def test_unsupported_constructs_pass_through() -> None:
-    with pytest.raises(gibbous.UnsupportedConstructError, match="'try' statement"):
-        build_rrule(with_try, 1.0)
+    with pytest.raises(gibbous.UnsupportedConstructError, match="a match statement"):
+        build_rrule(with_match, 1.0)
 
 
 def test_arguments_must_match_the_rules_signature() -> None:

@@ -14,21 +14,9 @@ import typing as t
 import attrs
 import numpy as np
 
-CASES: list[tuple[t.Callable[..., object], tuple[object, ...], dict[str, object]]] = []
+from tests.frontend.samples import collector, vec
 
-F = t.TypeVar("F", bound=t.Callable[..., object])
-
-
-def sample(*args: object, **kwargs: object) -> t.Callable[[F], F]:
-    def register(fn: F) -> F:
-        CASES.append((fn, args, kwargs))
-        return fn
-
-    return register
-
-
-def vec(*xs: float) -> np.ndarray:
-    return np.array(xs, dtype=float)
+CASES, sample = collector()
 
 
 M = np.arange(12.0).reshape(3, 4)
@@ -972,6 +960,7 @@ def literal_match(x):
 
 # --- numerical code (tests/frontend/corpus_numeric.py) ---------------------------------------
 
-from tests.frontend import corpus_numeric  # noqa: E402
+from tests.frontend import corpus_exceptions, corpus_numeric  # noqa: E402
 
 CASES.extend(corpus_numeric.CASES)
+CASES.extend(corpus_exceptions.CASES)

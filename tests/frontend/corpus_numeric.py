@@ -14,21 +14,9 @@ import typing as t
 
 import numpy as np
 
-CASES: list[tuple[t.Callable[..., object], tuple[object, ...], dict[str, object]]] = []
+from tests.frontend.samples import collector, vec
 
-F = t.TypeVar("F", bound=t.Callable[..., object])
-
-
-def sample(*args: object, **kwargs: object) -> t.Callable[[F], F]:
-    def register(fn: F) -> F:
-        CASES.append((fn, args, kwargs))
-        return fn
-
-    return register
-
-
-def vec(*xs: float) -> np.ndarray:
-    return np.array(xs, dtype=float)
+CASES, sample = collector()
 
 
 _rng = np.random.default_rng(20240607)

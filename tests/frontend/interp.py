@@ -10,7 +10,19 @@ from __future__ import annotations
 import typing as t
 
 from gibbous.frontend import function_ir, runtime
-from gibbous.ir.core import Block, Branch, Call, Constant, Function, Jump, Raise, Return, Value
+from gibbous.ir.core import (
+    Block,
+    Branch,
+    Call,
+    Constant,
+    Function,
+    Guard,
+    Jump,
+    Raise,
+    Return,
+    Value,
+)
+from gibbous.ir.exceptions import GibbousError, caught
 
 
 Deep = t.Callable[[object], bool]
@@ -47,14 +59,36 @@ def run(f: Function, *args: object, deep: Deep | None = None, max_steps: int = 1
         return block
 
     block = enter(f.entry, args)
+    exception: BaseException | None = None  # what the last handler edge caught
     for _ in range(max_steps):
-        for op in block.ops:
+        ops = block.ops
+        for k, op in enumerate(ops):
             match op:
                 case Call():
                     callee = t.cast(t.Callable[..., object], val(op.callee))
+                    if callee is caught:
+                        env[id(op.result)] = exception
+                        continue
                     args_ = [val(a) for a in op.args]
-                    result = call(callee, args_, {k: val(v) for k, v in op.kwargs.items()}, deep)
-                    env[id(op.result)] = result
+                    guard = ops[k + 1] if k + 1 < len(ops) else None
+                    if not isinstance(guard, Guard):
+                        env[id(op.result)] = call(
+                            callee, args_, {k: val(v) for k, v in op.kwargs.items()}, deep
+                        )
+                        continue
+                    try:
+                        env[id(op.result)] = call(
+                            callee, args_, {k: val(v) for k, v in op.kwargs.items()}, deep
+                        )
+                    except GibbousError:
+                        raise
+                    except BaseException as e:
+                        exception = e
+                        block = enter(guard.handler, [val(a) for a in guard.handler_args])
+                        break
+                case Guard():
+                    block = enter(op.normal, [val(a) for a in op.normal_args])
+                    break
                 case Jump():
                     block = enter(op.target, [val(a) for a in op.args])
                     break

@@ -9,28 +9,6 @@ import math
 G = 0
 
 
-def uses_try(x):
-    try:  # <- a 'try' statement
-        return 1 / x
-    except ZeroDivisionError:
-        return 0.0
-
-
-def uses_try_finally(xs):
-    t = 0
-    for x in xs:
-        try:  # <- a 'try' statement
-            t += x
-        finally:
-            t -= 1
-    return t
-
-
-def uses_with(f):
-    with f as g:  # <- a 'with' statement
-        return g
-
-
 def uses_yield(n):
     yield n  # <- a generator function
 
@@ -108,15 +86,14 @@ def lazy_genexpr(xs):
 def unsupported_after_supported_code(x):
     y = x * 2
     z = math.sin(y)
-    with open("f") as fh:  # <- a 'with' statement
+    try:
+        exec("z = 1")  # <- a call of exec()
+    finally:
         pass
     return z
 
 
 CASES = [
-    uses_try,
-    uses_try_finally,
-    uses_with,
     uses_yield,
     uses_yield_from,
     uses_async,

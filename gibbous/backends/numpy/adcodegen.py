@@ -39,7 +39,11 @@ class _Slot:
 
 
 def compile_program(
-    fn: object, arg_types: t.Sequence[T.Type], ad: ADFunctions, typed: Function
+    fn: object,
+    arg_types: t.Sequence[T.Type],
+    ad: ADFunctions,
+    typed: Function,
+    lost: list[str] | None = None,
 ) -> Program:
     factory = Factory(ad.forward.name.removesuffix(".forward"))
     factory.bind(NO_TANGENT, "NoTangent")
@@ -68,6 +72,7 @@ def compile_program(
         make_functions,
         ad.seed,
         Stages(typed, ad.forward, ad.reverse, compiled.source),
+        [] if lost is None else lost,
     )
 
 

@@ -49,6 +49,7 @@ from gibbous.backends.numpy.source import (
 from gibbous.ir.core import (
     Block,
     Branch,
+    Guard,
     Call,
     Constant,
     Function,
@@ -60,6 +61,7 @@ from gibbous.ir.core import (
     Terminator,
     Value,
 )
+from gibbous.ir.exceptions import GibbousError, caught
 from gibbous.ir.printer import Namer
 from gibbous.ir.verify import verify
 
@@ -188,6 +190,9 @@ class FunctionEmitter:
         self.layout: Layout = plan(f)
         # With one labelled block every jump goes to it: no label to keep.
         self.label_var = scope.fresh("__label") if len(self.layout.labels) > 1 else None
+        guards = any(isinstance(b.terminator, Guard) for b in self.layout.blocks)
+        self.caught_var = scope.fresh("__caught") if guards else None
+        self.caught_as = scope.fresh("__exc") if guards else None
         self.folded: dict[Value, Call] = self._find_folds()
         self.variables, self.none_results = self._values_with_variables()
         self._names: dict[Value, str] = {}
@@ -242,7 +247,7 @@ class FunctionEmitter:
                     continue
                 if form is not None and form.result_is_none:
                     none_results.add(r)
-                elif r.has_uses() or (form is not None and form.statement):
+                elif _read(r) or (form is not None and form.statement):
                     variables.add(r)
         return variables, none_results
 
@@ -314,6 +319,9 @@ class FunctionEmitter:
 
     def _expression(self, op: Call) -> tuple[str, int]:
         """``op`` as an expression, and its precedence."""
+        if isinstance(op.callee, Constant) and op.callee.value is caught:
+            assert self.caught_var is not None  # a verified function has a guard then
+            return self.caught_var, ATOM
         form = self.form(op)
         if form is not None:
             return form.expression(op.args, self), form.precedence
@@ -416,11 +424,12 @@ class FunctionEmitter:
         try:
             b, elif_next = block, False
             while True:  # one turn per block, so that long chains do not recurse
-                for op in b.ops[:-1]:
+                term = b.terminator
+                body = b.ops[:-2] if isinstance(term, Guard) else b.ops[:-1]
+                for op in body:
                     assert isinstance(op, Call)
                     if op.result not in self.folded:
                         self.emit_call(op, out)
-                term = b.terminator
                 if isinstance(term, Return):
                     out.line(f"return {self.expr(term.value)}", self._loc(term))
                     return False
@@ -430,6 +439,8 @@ class FunctionEmitter:
                 if isinstance(term, Jump):
                     arm = _Arm(term.target, term.args, "")
                     follow = self._follow(arm, out, ctx, term, False)
+                elif isinstance(term, Guard):
+                    follow = self._guard(t.cast(Call, b.ops[-2]), term, out, ctx)
                 else:
                     assert isinstance(term, Branch)
                     follow = self._branch(term, out, ctx, elif_next)
@@ -474,6 +485,30 @@ class FunctionEmitter:
         out.depth += 1
         return self._follow(second, out, ctx, term, False)
 
+    def _guard(
+        self, call: Call, term: Guard, out: SourceWriter, ctx: _Context
+    ) -> tuple[Block, bool] | bool:
+        """The guarded call under ``try``; its handler arm under ``except`` (gibbous's own
+        errors pass through); then the normal arm, after the statement or, when the handler
+        arm can fall out of it too, under ``else``."""
+        assert self.caught_var is not None
+        normal = _Arm(term.normal, term.normal_args, "")
+        handler = _Arm(term.handler, term.handler_args, "")
+        out.line("try:", call.loc)
+        with out.indented():
+            self.emit_call(call, out)
+        out.line(f"except {self.pool.bind(GibbousError)}:")
+        with out.indented():
+            out.line("raise")
+        out.line(f"except BaseException as {self.caught_as}:")
+        with out.indented():
+            out.line(f"{self.caught_var} = {self.caught_as}")  # `as` unbinds at the end
+            self._arm(handler, out, ctx, term)
+        if self._falls(handler, ctx):
+            out.line("else:")
+            out.depth += 1
+        return self._follow(normal, out, ctx, term, False)
+
     def _falls(self, arm: _Arm, ctx: _Context) -> bool:
         """Can control fall out of the end of this arm's code?"""
         if arm.target in self.layout.inline:
@@ -496,7 +531,7 @@ class FunctionEmitter:
             and self._falls(_Arm(term.if_false, (), ""), ctx)
         )
 
-    def _arm(self, arm: _Arm, out: SourceWriter, ctx: _Context, term: Branch) -> bool:
+    def _arm(self, arm: _Arm, out: SourceWriter, ctx: _Context, term: Terminator) -> bool:
         """Write an arm completely, as the body of an ``if``."""
         follow = self._follow(arm, out, ctx, term, False)
         if isinstance(follow, bool):
@@ -555,7 +590,14 @@ def _terminator_order(term: Terminator) -> list[int]:
         return [0]
     if isinstance(term, Jump):
         return [i for i, p in enumerate(term.target.args) if p.has_uses()]
+    if isinstance(term, Guard):
+        return []  # the guarded call is a statement of its own, under ``try``
     return list(range(len(term.operands)))
+
+
+def _read(v: Value) -> bool:
+    """Whether anything reads ``v`` (a guard naming the call it guards does not)."""
+    return any(not (isinstance(u.user, Guard) and u.index == 0) for u in v.uses)
 
 
 def _fold_into(op: Call, form: Form | None, stack: list[tuple[Operation, list[int]]]) -> bool:
