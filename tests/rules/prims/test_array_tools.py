@@ -383,3 +383,54 @@ def test_unique_sends_a_repeated_value_s_cotangent_to_its_first_occurrence() -> 
     nans = np.array([np.nan, 1.0, np.nan])
     (g,) = gradient(call(np.unique), nans, seed=np.array([1.0, 2.0]))  # one nan (equal_nan)
     np.testing.assert_array_equal(g, [2.0, 1.0, 0.0])
+
+
+# --------------------------------------------------------------------------------------------
+# Types and purity
+
+
+def _typed(f: t.Callable[..., t.Any], *args: t.Any) -> str:
+    """The type of f's last call, as type inference gives it."""
+    from gibbous import inspect as gi
+
+    calls = [line for line in str(gi.code_ir(f, *args, stage="typed")).splitlines()
+             if "= call" in line]  # fmt: skip
+    return calls[-1].split(" : ")[-1].split(" loc(")[0]
+
+
+@pytest.mark.parametrize(
+    "f, expected",
+    [
+        (lambda x, m: as_strided(x, (3, 2), (8, 8)), "f64[:,:]"),
+        (lambda x, m: sliding_window_view(m, (2, 2)), "f64[:,:,:,:]"),
+        (lambda x, m: np.r_[x, 0.5, x], "f64[:]"),
+        (lambda x, m: np.c_[x, x], "f64[:,:]"),
+        (lambda x, m: np.r_["0,2", x.astype(np.float32), x.astype(np.float32)], "f32[:,:]"),
+        (lambda x, m: np.r_["1 2"], "any"),
+        (lambda x, m: np.gradient(x), "f64[:]"),
+        (lambda x, m: np.gradient(m), "tuple[f64[:,:], f64[:,:]]"),
+        (lambda x, m: np.gradient(m, 0.5, axis=-1), "f64[:,:]"),
+        (lambda x, m: np.partition(m, 1), "f64[:,:]"),
+        (lambda x, m: np.partition(m, 1, axis=None), "f64[:]"),
+        (lambda x, m: np.argpartition(x, 2), "i64[:]"),
+        (lambda x, m: np.rollaxis(m, 1), "f64[:,:]"),
+        (lambda x, m: np.delete(m, 1, 0), "f64[:,:]"),
+        (lambda x, m: np.insert(m, [1, 2], 2.5), "f64[:]"),
+        (lambda x, m: np.nan_to_num(m), "f64[:,:]"),
+    ],
+)
+def test_types(f: t.Callable[..., t.Any], expected: str) -> None:
+    assert _typed(f, np.arange(5.0), np.ones((3, 4))) == expected
+
+
+def test_purity() -> None:
+    from gibbous.ir import types as T
+    from gibbous.rules.purity import is_pure
+
+    x = T.Array("float64", 1)
+    for fn in (np.gradient, np.partition, np.rollaxis, np.append, np.insert, np.delete,
+               np.unique, as_strided, sliding_window_view):  # fmt: skip
+        assert is_pure(fn, (x, T.Const(1))), fn
+    assert is_pure(np.nan_to_num, (x,), {"nan": T.FLOAT})
+    assert not is_pure(np.nan_to_num, (x,), {"copy": T.Const(False)})  # overwrites x
+    assert not is_pure(np.nan_to_num, (x, T.BOOL))
