@@ -32,6 +32,7 @@ CASE_MODULES: tuple[str, ...] = (
     "gibbous.audit.cases.reductions",
     "gibbous.audit.cases.linalg",
     "gibbous.audit.cases.arrays",
+    "gibbous.audit.cases.array_tools",
     "gibbous.audit.cases.containers",
     "gibbous.audit.cases.classes",
     "gibbous.audit.cases.inplace",

@@ -397,7 +397,13 @@ _NUMPY_FUNCTIONS = (
     "split", "array_split", "pad", "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d",
     "atleast_3d", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "searchsorted",
     "count_nonzero", "fix", "unravel_index", "ravel_multi_index",
+    # and in gibbous.rules.prims.numpy_ufuncs, numpy_gradient, numpy_setops, shapes, numpy_arrays
+    "gradient", "partition", "argpartition", "rollaxis", "append", "insert",
+    "delete", "unique",
 )  # fmt: skip
+
+# Views with strides of their own (gibbous.rules.prims.strided): they write nothing.
+_NUMPY_STRIDE_TRICKS = ("as_strided", "sliding_window_view")
 
 _NUMPY_LINALG = (
     "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr",
@@ -423,12 +429,20 @@ def _register_builtins() -> None:
     # Missing names are tolerated: the set of NumPy names differs between versions.
     numpy_callables = [getattr(np, n, None) for n in (*_NUMPY_UFUNCS, *_NUMPY_FUNCTIONS)]
     numpy_callables += [getattr(np.linalg, n, None) for n in _NUMPY_LINALG]
+    numpy_callables += [getattr(np.lib.stride_tricks, n, None) for n in _NUMPY_STRIDE_TRICKS]
     for fn in numpy_callables:
         if fn is None:
             continue
         condition = _numpy_condition(fn)
         if condition is not None:  # without a signature we cannot find ``out``: not pure
             register_pure(fn, condition)
+    register_pure(np.nan_to_num, _nan_to_num_is_pure)
+
+
+def _nan_to_num_is_pure(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    # copy=False overwrites x in place.
+    copy = kwarg_types.get("copy", arg_types[1] if len(arg_types) > 1 else Const(True))
+    return copy == Const(True) and all_plain(arg_types, kwarg_types)
 
 
 _register_builtins()

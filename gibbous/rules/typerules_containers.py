@@ -38,7 +38,12 @@ from gibbous.rules.typerules_base import (
     type_of_value,
 )
 from gibbous.rules.typerules_numbers import OPERATOR_RULES, sequence_item
-from gibbous.rules.typerules_numpy import ARRAY_ATTRIBUTES, array_getitem
+from gibbous.rules.typerules_numpy import (
+    ARRAY_ATTRIBUTES,
+    CONCATENATORS,
+    array_getitem,
+    concatenator_getitem,
+)
 
 RULES = RuleList()
 
@@ -285,6 +290,8 @@ def getitem(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
             return T.STR if _int_like(index) or _slice_like(index) else T.ANY
         case T.Object(cls=cls) if cls is range:
             return EXACT_INT if _int_like(index) else x if _slice_like(index) else T.ANY
+        case T.Object(cls=cls) if cls in CONCATENATORS:
+            return concatenator_getitem(cls, index)
     return T.ANY
 
 

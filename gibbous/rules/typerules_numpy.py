@@ -158,25 +158,26 @@ _REDUCTIONS = """
 """.split()
 
 # Left out because their result depends on shapes or values even for constant parameters:
-# cov and corrcoef (0-d for one variable), gradient (a tuple for several axes), polyval (the
+# cov and corrcoef (0-d for one variable), gradient (a tuple for several axes; a rule below),
+# partition, insert and delete (samples of one element are too short; rules below), polyval (the
 # coefficients' leading length), nanpercentile (a scalar for empty input), eig and eigvals
 # (real or complex by the eigenvalues; eigvals has a rule below).
 _SAMPLED: dict[str, DataArgs] = {
     **dict.fromkeys(
-        """transpose swapaxes moveaxis expand_dims ravel copy concatenate stack vstack hstack
-        dstack column_stack flip fliplr flipud roll rot90 diag diagflat diagonal tril triu diff sort
+        """transpose swapaxes moveaxis rollaxis expand_dims ravel copy concatenate stack vstack
+        hstack dstack column_stack flip fliplr flipud roll rot90 diag diagflat diagonal tril triu diff sort
         argsort unique nonzero argwhere flatnonzero round around real imag angle sinc isreal
         iscomplex isscalar zeros_like ones_like empty_like array asarray ascontiguousarray
         asfortranarray tile repeat histogram nan_to_num ndim size shape trace""".split(),
         DataArgs(1),
     ),
     **dict.fromkeys(
-        """dot vdot inner outer tensordot kron cross append delete convolve correlate
+        """dot vdot inner outer tensordot kron cross append convolve correlate
         searchsorted isclose allclose array_equal array_equiv full_like take take_along_axis
         percentile quantile polyfit""".split(),
         DataArgs(2),
     ),
-    **dict.fromkeys("where clip interp insert".split(), DataArgs(3)),
+    **dict.fromkeys("where clip interp".split(), DataArgs(3)),
     **dict.fromkeys("meshgrid atleast_1d atleast_2d atleast_3d".split(), DataArgs(None)),
     "einsum": DataArgs(None, first=1),  # the subscripts string, then the operands
     "average": DataArgs(1, keywords=frozenset({"weights"})),
@@ -392,6 +393,99 @@ def _broadcast_to(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type
     if bound is None or "array" not in bound or "shape" not in bound:
         return T.ANY
     return T.Array(_dtype_of(_asarray(bound["array"])), shape_rank(bound["shape"]))
+
+
+def _rank_of_axis(x: T.Array, axis: T.Type | None) -> int | None:
+    """The rank of a result that is x flattened for ``axis=None`` and x's shape otherwise."""
+    if axis is None or isinstance(axis, T.NoneType) or axis == T.Const(None):
+        return 1
+    return x.ndim if isinstance(axis, T.Const) else None
+
+
+def _same_dtype(params: tuple[str, ...], dtype: str | None = "same") -> Rule:
+    """``np.partition``, ``np.delete``, ``np.insert``: x's dtype (or ``dtype``), x's rank, or one
+    axis for ``axis=None`` (the default of delete and insert, not of partition)."""
+
+    def rule(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+        bound = positional(args, kwargs, params)
+        if bound is None or params[0] not in bound:
+            return T.ANY
+        x = _asarray(bound[params[0]])
+        assert isinstance(x, T.Array)
+        axis = bound.get("axis", T.Const(-1) if "kth" in params else None)
+        return T.Array(x.dtype if dtype == "same" else dtype, _rank_of_axis(x, axis))
+
+    return rule
+
+
+_PARTITION = ("a", "kth", "axis", "kind", "order")
+RULES.add([np.partition], _same_dtype(_PARTITION))
+RULES.add([np.argpartition], _same_dtype(_PARTITION, "int64"))
+RULES.add([np.delete], _same_dtype(("arr", "obj", "axis")))
+RULES.add([np.insert], _same_dtype(("arr", "obj", "values", "axis")))
+
+
+@RULES(np.lib.stride_tricks.as_strided)
+def _as_strided(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    bound = positional(args, kwargs, ("x", "shape", "strides", "subok", "writeable"))
+    if bound is None or "x" not in bound:
+        return T.ANY
+    x = _asarray(bound["x"])
+    assert isinstance(x, T.Array)
+    shape = bound.get("shape", T.NONE)
+    return T.Array(x.dtype, x.ndim if isinstance(shape, T.NoneType) else shape_rank(shape))
+
+
+@RULES(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    # One more axis per window axis, whether axis= names them or not.
+    bound = positional(args, kwargs, ("x", "window_shape", "axis", "subok", "writeable"))
+    if bound is None or "x" not in bound or "window_shape" not in bound:
+        return T.ANY
+    x = _asarray(bound["x"])
+    assert isinstance(x, T.Array)
+    added = shape_rank(bound["window_shape"])
+    return T.Array(x.dtype, None if x.ndim is None or added is None else x.ndim + added)
+
+
+@RULES(np.gradient)
+def _gradient(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    """An array per axis differentiated, of f's float dtype (float64 for other dtypes); one
+    array alone, several in a tuple."""
+    if not args or set(kwargs) - {"axis", "edge_order"}:
+        return T.ANY
+    f = _asarray(args[0])
+    assert isinstance(f, T.Array)
+    if f.ndim is None or f.dtype is None:
+        return T.ANY
+    dtype = f.dtype if np.dtype(f.dtype).kind in "fc" else "float64"
+    axis = kwargs.get("axis", T.NONE)
+    if isinstance(axis, T.NoneType) or axis == T.Const(None):
+        count = f.ndim
+    elif isinstance(axis, T.Const) and isinstance(axis.value, (tuple, list)):
+        count = len(axis.value)
+    else:
+        count = 1 if exact_int_dtype(axis) is not None else 0
+    if count == 0:
+        return T.ANY
+    one = T.Array(dtype, f.ndim)
+    return one if count == 1 else T.Tuple((one,) * count)
+
+
+#: The classes of ``np.r_`` and ``np.c_`` (their module moved between NumPy versions), and the
+#: instance to sample each with: NumPy makes one of each, and their settings are fixed.
+CONCATENATORS: dict[type, object] = {type(np.r_): np.r_, type(np.c_): np.c_}
+
+
+def concatenator_getitem(cls: type, index: T.Type) -> T.Type:
+    """The type of ``np.r_[index]`` / ``np.c_[index]`` (``cls`` the receiver's class)."""
+    instance = CONCATENATORS.get(cls)
+    as_string = isinstance(index, T.Const) and isinstance(index.value, str)
+    if instance is None or isinstance(index, T.Str) or as_string:
+        return T.ANY  # a string key is a matrix expression, evaluated in the caller's frame
+    # The bound method, not getitem with the instance: samples are of data, not of objects.
+    found = evaluate_on_samples(getattr(instance, "__getitem__"), (index,), {})
+    return T.ANY if found is None else found
 
 
 @RULES(np.linalg.eigvals)

@@ -29,21 +29,22 @@ from gibbous.testing.cases import RuleCase
 _rng = np.random.default_rng(20261202)
 
 
-def _normal(*shape: int, dtype: t.Any = np.float64) -> t.Any:
+def normal(*shape: int, dtype: t.Any = np.float64) -> t.Any:
+    """Standard normal values of ``shape`` (both parts for a complex ``dtype``)."""
     x = _rng.standard_normal(shape)
     if np.dtype(dtype).kind == "c":
         x = x + 1j * _rng.standard_normal(shape)
     return x.astype(dtype)
 
 
-X = _normal(3, 4)
-X32 = _normal(3, 4, dtype=np.float32)
-XC = _normal(3, 4, dtype=np.complex128)
-X3 = _normal(2, 3, 4)
-V = _normal(4)
-V32 = _normal(4, dtype=np.float32)
-VC = _normal(4, dtype=np.complex128)
-S = _normal(3, 1, 4)  # a size-1 axis to squeeze
+X = normal(3, 4)
+X32 = normal(3, 4, dtype=np.float32)
+XC = normal(3, 4, dtype=np.complex128)
+X3 = normal(2, 3, 4)
+V = normal(4)
+V32 = normal(4, dtype=np.float32)
+VC = normal(4, dtype=np.complex128)
+S = normal(3, 1, 4)  # a size-1 axis to squeeze
 # float32 gradients against finite differences need looser settings.
 F32: dict[str, t.Any] = {"steps": (1e-2, 1e-3), "rtol": 1e-3, "atol": 1e-4}
 
@@ -76,6 +77,9 @@ VIEWS: list[RuleCase] = [
     case(np.ndarray.swapaxes, XC, 1, 0),
     case(np.moveaxis, X3, 0, -1),
     case(np.moveaxis, XC, 1, 0),
+    case(np.rollaxis, X3, 2),
+    case(np.rollaxis, X3, -1, 1),
+    case(np.rollaxis, XC, 1, kwargs={"start": 0}),
     case(np.squeeze, S),
     case(np.squeeze, S, kwargs={"axis": 1}),
     case(np.ndarray.squeeze, S.astype(np.complex128)),
@@ -150,8 +154,8 @@ CONVERSIONS: list[RuleCase] = [
 # Joins
 
 JOINS: list[RuleCase] = [
-    case(np.concatenate, (X, _normal(2, 4))),
-    case(np.concatenate, [X, _normal(3, 2)], 1),
+    case(np.concatenate, (X, normal(2, 4))),
+    case(np.concatenate, [X, normal(3, 2)], 1),
     case(np.concatenate, [X, V], kwargs={"axis": None}),
     case(np.concatenate, (XC, X), kwargs={"axis": -2}),
     case(np.concatenate, [V32, V32[:2]], **F32),
@@ -159,13 +163,13 @@ JOINS: list[RuleCase] = [
     case(np.stack, [X, X + 1.0], 1),
     case(np.stack, [XC, XC], kwargs={"axis": -1}),
     case(np.hstack, (V, V[:2])),
-    case(np.hstack, [X, _normal(3, 2)]),
+    case(np.hstack, [X, normal(3, 2)]),
     case(np.hstack, [1.5, V]),
     case(np.vstack, (V, V)),
-    case(np.vstack, [X, _normal(1, 4), V]),
+    case(np.vstack, [X, normal(1, 4), V]),
     case(np.vstack, [XC, XC[:1]]),
     case(np.column_stack, (V, V[::-1])),
-    case(np.column_stack, [X, _normal(3), XC[:, :1]]),
+    case(np.column_stack, [X, normal(3), XC[:, :1]]),
     case(np.dstack, (V, V)),
     case(np.dstack, [X, X[..., None]]),
 ]
@@ -177,7 +181,7 @@ DIAGONALS: list[RuleCase] = [
     case(np.diag, V),
     case(np.diag, V, 1),
     case(np.diag, VC, kwargs={"k": -2}),
-    case(np.diag, _normal(4, 4)),
+    case(np.diag, normal(4, 4)),
     case(np.diag, X, -1),
     case(np.diagflat, V),
     case(np.diagflat, X[:2, :2], 1),
@@ -186,7 +190,7 @@ DIAGONALS: list[RuleCase] = [
     case(np.ndarray.diagonal, X, -1),
     case(np.trace, X),
     case(np.trace, XC, 1),
-    case(np.ndarray.trace, _normal(4, 4)),
+    case(np.ndarray.trace, normal(4, 4)),
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -257,36 +261,36 @@ SETITEM: list[RuleCase] = [
     case(operator.setitem, X, 1, 2.5),
     case(operator.setitem, X, -1, V),
     case(operator.setitem, X, (1, 2), -0.5),
-    case(operator.setitem, X, (slice(None), 0), _normal(3)),
+    case(operator.setitem, X, (slice(None), 0), normal(3)),
     case(operator.setitem, X, slice(None, None, -1), V),  # broadcast over rows
-    case(operator.setitem, X, (slice(3, None, -2), slice(None, None, 2)), _normal(2, 1)),
-    case(operator.setitem, X, Ellipsis, _normal(3, 4)),
+    case(operator.setitem, X, (slice(3, None, -2), slice(None, None, 2)), normal(2, 1)),
+    case(operator.setitem, X, Ellipsis, normal(3, 4)),
     case(operator.setitem, X, (None, 1), V),
-    case(operator.setitem, X, (Ellipsis, 1), _normal(3)),
+    case(operator.setitem, X, (Ellipsis, 1), normal(3)),
     case(operator.setitem, X, (), 0.5),
-    case(operator.setitem, X, np.array([0, 2, 2]), _normal(3, 4)),  # the last write wins
+    case(operator.setitem, X, np.array([0, 2, 2]), normal(3, 4)),  # the last write wins
     case(operator.setitem, X, [1, 0], V),
     case(operator.setitem, X, np.array([True, False, True]), 1.5),
     case(operator.setitem, X, X > 0, 0.5),
-    case(operator.setitem, X, (np.array([0, 1, 1]), np.array([2, 3, 3])), _normal(3)),
-    case(operator.setitem, X, (slice(None), [0, 3]), _normal(3, 2)),
+    case(operator.setitem, X, (np.array([0, 1, 1]), np.array([2, 3, 3])), normal(3)),
+    case(operator.setitem, X, (slice(None), [0, 3]), normal(3, 2)),
     case(operator.setitem, X, 0, [0.5, 1.5, -2.0, 1.0]),
     case(operator.setitem, X, slice(1, None), [0.5, 1.5, -2.0, 1.0]),  # broadcast
     case(operator.setitem, X, [2, 0], ([0.5, 1.5, -2.0, 1.0], V)),
     case(operator.setitem, XC, (slice(None), 1), [0.5, 1.5, -2.0]),
     case(operator.setitem, XC, (0, 1), 1.5 - 0.5j),
-    case(operator.setitem, XC, slice(1, None), _normal(4, dtype=np.complex128)),
-    case(operator.setitem, XC, np.array([2, 2]), _normal(2, 4, dtype=np.complex128)),
+    case(operator.setitem, XC, slice(1, None), normal(4, dtype=np.complex128)),
+    case(operator.setitem, XC, np.array([2, 2]), normal(2, 4, dtype=np.complex128)),
     case(operator.setitem, X32, 0, V32, **F32),
     case(operator.setitem, X32, [1, 2], np.float32(0.5), **F32),
     case(operator.setitem, V, 2, 0.5),
     case(operator.setitem, V, slice(1, None), V[:-1]),  # the value aliases the array
     case(operator.setitem, X, [0, 1], X[2]),  # aliasing, advanced
     case(operator.setitem, X, (slice(None), np.array([3, 0])), X[:, 1:3]),
-    case(operator.setitem, X.T, np.array([1, 3]), _normal(3)),  # a non-contiguous target
+    case(operator.setitem, X.T, np.array([1, 3]), normal(3)),  # a non-contiguous target
     case(operator.setitem, X, X > 5.0, 0.5),  # nothing selected
     case(operator.setitem, X, [True, False, True], V),
-    case(operator.setitem, X, (slice(None), [True, False, False, True]), _normal(3, 1)),
+    case(operator.setitem, X, (slice(None), [True, False, False, True]), normal(3, 1)),
     case(operator.setitem, np.zeros(4, dtype=np.int64), 1, 3),  # no derivative
     case(operator.setitem, np.arange(6), np.array([1, 4, 1]), np.array([7, 8, 9])),
     # x.fill(v) and np.copyto(x, v): x[...] = v
@@ -295,7 +299,7 @@ SETITEM: list[RuleCase] = [
     case(np.ndarray.fill, X32, np.float32(0.5), **F32),
     case(np.ndarray.fill, X.T, 0.25),
     case(np.ndarray.fill, np.arange(4), 3),
-    case(np.copyto, X, _normal(3, 4)),
+    case(np.copyto, X, normal(3, 4)),
     case(np.copyto, X, V),
     case(np.copyto, X, 1.5),
     case(np.copyto, X, [0.5, 1.5, -1.0, 2.0]),
@@ -353,6 +357,15 @@ SHAPES: list[RuleCase] = [
         SORTABLE.astype(np.float32),
         other_args=(SORTABLE_GROWN.astype(np.float32),),
         **F32,
+    ),
+    case(np.partition, SORTABLE, 2, other_args=(SORTABLE_GROWN, 2)),
+    case(np.partition, SORTABLE, (0, 2), 0, other_args=(SORTABLE_GROWN, (0, 2), 0)),
+    case(np.partition, SORTABLE, 5, kwargs={"axis": None}, other_args=(SORTABLE_GROWN, 5)),
+    case(
+        np.partition,
+        SORTABLE[0] + 1j * SORTABLE[1],
+        1,
+        other_args=(SORTABLE_GROWN[0] + 1j * SORTABLE_GROWN[1], 1),
     ),
     case(np.take, X, np.array([0, 5, 5, 11])),
     case(np.take, V, np.array([-1, 0, -1])),

@@ -11,6 +11,10 @@ Importing this package registers every rule in ``DefaultContext``:
   ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``, ``trace``;
 * ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky eigh svd qr``;
 * ``numpy_arrays``: views, copies, joins, constructors and attributes of arrays;
+* ``numpy_gradient``: ``np.gradient`` (uniform spacings and coordinate arrays);
+* ``numpy_setops``: ``append``, ``insert``, ``delete``, ``unique``;
+* ``concatenators``: ``np.r_[...]`` and ``np.c_[...]``;
+* ``strided``: ``as_strided`` and ``sliding_window_view`` (windows, overlapping or not);
 * ``indexing``: ``x[i]`` and the stateful ``x[i] = v`` on arrays;
 * ``shapes``: flips, splits, ``broadcast_to``, ``tile``, ``repeat``, ``roll``, ``pad``, ``sort``,
   ``take``, index queries and rounding (no derivative), and random numbers;
@@ -30,6 +34,7 @@ tables of gradient functions), ``items`` (containers taken apart with their tang
 
 
 from gibbous.rules.prims import classes as classes
+from gibbous.rules.prims import concatenators as concatenators
 from gibbous.rules.prims import container_methods as container_methods
 from gibbous.rules.prims import containers as containers
 from gibbous.rules.prims import decompositions as decompositions
@@ -37,7 +42,9 @@ from gibbous.rules.prims import indexing as indexing
 from gibbous.rules.prims import iteration as iteration
 from gibbous.rules.prims import linalg as linalg
 from gibbous.rules.prims import numpy_arrays as numpy_arrays
+from gibbous.rules.prims import numpy_gradient as numpy_gradient
 from gibbous.rules.prims import numpy_reductions as numpy_reductions
+from gibbous.rules.prims import numpy_setops as numpy_setops
 from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects
 from gibbous.rules.prims import partials as partials
@@ -46,4 +53,5 @@ from gibbous.rules.prims import queries as queries
 from gibbous.rules.prims import runtime as runtime
 from gibbous.rules.prims import scalars as scalars
 from gibbous.rules.prims import shapes as shapes
+from gibbous.rules.prims import strided as strided
 

@@ -19,6 +19,7 @@ Conventions of the rules in this package (docs/rules.md, "Primitive rules"):
 
 from __future__ import annotations
 
+import math
 import numbers
 import typing as t
 
@@ -245,6 +246,23 @@ def bind(
         bound[name] = a.primal
     return bound
 
+
+
+def element_numbers(shape: tuple[int, ...], first: int) -> Array:
+    """``first, first + 1, ...`` laid out in ``shape``: an operand's elements by number.  Passed
+    through a call that moves elements around (``np.insert``, ``np.r_``) in the operand's place,
+    they show where each element went, by NumPy's own rules (broadcasting and casting
+    included)."""
+    size = math.prod(shape)
+    return np.arange(first, first + size, dtype=np.intp).reshape(shape)
+
+
+def collect(g: Array, routes: Array, n: int) -> Array:
+    """Entry k of the result: the sum of ``g`` over the positions where ``routes`` (shaped like
+    ``g``) is k, for k < n; an element that went to several places gets all their cotangents."""
+    acc = np.zeros(n, dtype=g.dtype)
+    np.add.at(acc, routes, g)
+    return acc
 
 
 @attrs.frozen

@@ -1,5 +1,5 @@
 """Making and reshaping arrays: views (``reshape``, ``ravel``, ``transpose``, ``.T``,
-``squeeze``, ``expand_dims``, ...), copies (``copy``, ``astype``, ``np.array``), joins
+``squeeze``, ``expand_dims``, ``moveaxis``, ``rollaxis``, ...), copies (``copy``, ``astype``, ``np.array``), joins
 (``concatenate``, ``stack``, ``hstack``, ``vstack``, ``column_stack``, ``dstack``),
 diagonals, constructors (``zeros``, ``full``, ``arange``, ``linspace``, ...) and the
 attributes of arrays.
@@ -115,6 +115,7 @@ SHAPE_OPS: dict[t.Callable[..., t.Any], Back] = {
     np.swapaxes: None,
     np.ndarray.swapaxes: None,
     np.moveaxis: None,
+    np.rollaxis: None,
     np.squeeze: None,
     np.ndarray.squeeze: None,
     np.expand_dims: None,
@@ -205,8 +206,9 @@ def number_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
 # np.array, np.asarray
 
 
-def _send_to_value(x: CD, g: t.Any) -> t.Any:
-    """Give ``g`` (shaped like ``np.array(x)``) to a scalar or (nested) list/tuple ``x``."""
+def send_to_value(x: CD, g: t.Any) -> t.Any:
+    """Give ``g`` (shaped like ``np.array(x)``) to an array, a scalar or (nested) lists and
+    tuples of them; returns x's rdata."""
     xp = x.primal
     if isinstance(xp, (list, tuple)):
         items = items_of(xp, x.fdata)
@@ -230,7 +232,7 @@ def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         g = cotangent(yf, dy)
         if g is None:
             return (NT, zero_for(x) if not isinstance(xp, (list, tuple)) else _zero_seq(x), *rest)
-        return (NT, _send_to_value(x, g), *rest)
+        return (NT, send_to_value(x, g), *rest)
 
     return CoDual(y, yf), pullback
 

@@ -1,5 +1,5 @@
 """NumPy ufuncs and the arithmetic operators on arrays, plus ``clip``, ``where``, ``real``,
-``imag``, ``conj``, ``sinc`` and ``angle``.
+``imag``, ``conj``, ``sinc``, ``angle`` and ``nan_to_num``.
 
 Each ufunc is registered for its plain positional form on arrays and scalars (every mix, with
 broadcasting): ``np.exp(x)``, ``np.add(a, 2.0)``.  Calls with ``out=`` or other keywords are not
@@ -243,6 +243,92 @@ for _x in NUMERIC:
     for _y in NUMERIC:
         primitive(np.where, ANY, _x, _y)(where_rrule)
 zero_derivative(np.where, ANY)  # the one-argument form: indices
+
+# --------------------------------------------------------------------------------------------
+# nan_to_num
+
+_NAN_TO_NUM = ("copy", "nan", "posinf", "neginf")
+_FILLS = ("nan", "posinf", "neginf")
+
+
+def _real_parts(x: t.Any, g: t.Any) -> list[tuple[t.Any, t.Any]]:
+    """(part of x, the same part of g) for each real part nan_to_num treats on its own."""
+    if _is_complex(x):
+        return [(np.real(x), np.real(g)), (np.imag(x), np.imag(g))]
+    return [(x, np.real(g))]
+
+
+def _nan_to_num_gradients(x: t.Any, g: t.Any) -> tuple[t.Any, dict[str, t.Any]]:
+    """x's gradient (g where x was finite, part by part) and each fill value's (the sum of g
+    where it was put)."""
+    parts = _real_parts(x, g)
+    kept = [np.where(np.isfinite(p), gp, 0) for p, gp in parts]
+    gx = kept[0] if len(kept) == 1 else kept[0] + 1j * kept[1]
+    fills = {}
+    tests: tuple[t.Callable[[t.Any], t.Any], ...] = (np.isnan, np.isposinf, np.isneginf)
+    for name, test in zip(_FILLS, tests):
+        fills[name] = sum(np.sum(gp, where=test(p)) for p, gp in parts)
+    return gx, fills
+
+
+@primitive(np.nan_to_num, ANY, ...)
+def nan_to_num_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None)``: the identity where x
+    is finite (each part of a complex x on its own); elsewhere a fill value, which gets the
+    cotangent there (``posinf``/``neginf`` left None fill with the dtype's extremes, constants).
+    With ``copy=False`` x is overwritten and returned; the pullback puts it back."""
+    options = bind(_NAN_TO_NUM, args, kwargs, {"copy": True}, "nan_to_num")
+    named = dict(zip(_NAN_TO_NUM, args)) | kwargs
+    operands = (*args, *kwargs.values())
+    xp = x.primal
+    if isinstance(xp, np.ndarray) and xp.dtype.kind in "fc" and not options["copy"]:
+        return _nan_to_num_in_place(f, x, named, operands)
+    y = f.primal(xp, *(c.primal for c in args), **{k: v.primal for k, v in kwargs.items()})
+    if y is xp:  # an array without nan or inf to replace (of ints), kept as it is
+        return x, lambda dy: (NT, NT, *(zero_for(c) for c in operands))
+    yf = new_fdata(y)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is None or not (isinstance(yf, np.ndarray) or isinstance(y, np.inexact)):
+            return (NT, zero_for(x), *(zero_for(c) for c in operands))
+        gx, fills = _nan_to_num_gradients(xp, g)
+        return (NT, send(x, gx) if needs(x) else zero_for(x), *_fill_rdata(named, fills))
+
+    return CoDual(y, yf), pullback
+
+
+def _fill_rdata(named: dict[str, CD], fills: dict[str, t.Any]) -> list[t.Any]:
+    return [
+        send(c, fills[k]) if k in fills and needs(c) else zero_for(c) for k, c in named.items()
+    ]
+
+
+def _nan_to_num_in_place(
+    f: CD, x: CD, named: dict[str, CD], operands: tuple[CD, ...]
+) -> RuleResult:
+    xp, dx = x.primal, x.fdata
+    saved = xp.copy()
+    f.primal(xp, **{k: v.primal for k, v in named.items()})
+    replaced = [(np.logical_not(np.isfinite(p)), part) for p, part in _real_parts(saved, dx)]
+    saved_fdata = None
+    if isinstance(dx, np.ndarray):
+        saved_fdata = dx.copy()
+        for mask, part in replaced:
+            np.copyto(part, 0, where=mask)  # the fill values' tangents start at zero
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        np.copyto(xp, saved)
+        if saved_fdata is None:
+            return (NT, NT, *(zero_for(c) for c in operands))
+        # Where x was finite its value went on, and so does the cotangent there.
+        _, fills = _nan_to_num_gradients(saved, dx)
+        for (mask, part), (_, saved_part) in zip(replaced, _real_parts(saved, saved_fdata)):
+            np.copyto(part, saved_part, where=mask)
+        return (NT, NT, *_fill_rdata(named, fills))
+
+    return x, pullback
+
 
 # --------------------------------------------------------------------------------------------
 # real, imag, conj: real and imag of a complex array are views

@@ -10,8 +10,8 @@ strides, gets new fdata instead (see its rule).
 
 **Copies** send the cotangent back by the transposed rearrangement: ``tile`` sums the tiles,
 ``repeat`` the repeats (``np.add.at``), ``roll`` rolls back, ``pad`` (constant mode) cuts out
-the interior and gives a differentiable fill value the rest, ``sort`` scatters through the
-sorting permutation, ``take``/``take_along_axis`` scatter-add (repeated indices add up),
+the interior and gives a differentiable fill value the rest, ``sort`` and ``partition``
+scatter through the permutation they made, ``take``/``take_along_axis`` scatter-add (repeated indices add up),
 ``tril``/``triu`` keep their triangle.
 
 ``diff`` (``n`` times, along an axis) gives back the negative differences of its padded
@@ -256,6 +256,27 @@ def _back_sort(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> 
     return grad.reshape(xp.shape)
 
 
+def _back_partition(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> Array:
+    """``np.partition(x, kth, axis=-1)`` permutes x's values along the axis.  ``np.argpartition``
+    need not give the permutation ``partition`` made, so it is found by matching values: the
+    k-th smallest of x (a stable sort) went where the k-th smallest of the result is.  Equal
+    values are interchangeable, as for ``np.sort``.  (The result is made again: ``partition``
+    is deterministic, and a copy rule's pullback is not handed it.)"""
+    options = bind(("kth", "axis", "kind", "order"), args, kwargs, {"axis": -1}, "partition")
+    if options.get("order") is not None:
+        raise NotImplementedError("np.partition with order=: no rule")
+    xp = np.asarray(x.primal)
+    flat = options["axis"] is None
+    source = xp.reshape(-1) if flat else xp
+    ax = -1 if flat else t.cast(int, options["axis"])
+    y = np.partition(source, t.cast(t.Any, options["kth"]), axis=ax)
+    came_from = np.argsort(source, axis=ax, kind="stable")
+    went_to = np.argsort(y, axis=ax, kind="stable")
+    grad = np.zeros(source.shape, dtype=g.dtype)
+    np.put_along_axis(grad, came_from, np.take_along_axis(g, went_to, ax), axis=ax)
+    return grad.reshape(xp.shape)
+
+
 def _take_positions(xp: Array, indices: t.Any, axis: t.Any, mode: t.Any) -> t.Any:
     n = xp.size if axis is None else xp.shape[t.cast(int, axis)]
     if mode == "wrap":
@@ -320,7 +341,8 @@ def _back_diff(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> 
 
 COPIES = {
     np.tile: _back_tile, np.repeat: _back_repeat, np.ndarray.repeat: _back_repeat,
-    np.sort: _back_sort, np.take_along_axis: _back_take_along_axis, np.diff: _back_diff,
+    np.sort: _back_sort, np.partition: _back_partition,
+    np.take_along_axis: _back_take_along_axis, np.diff: _back_diff,
 }  # fmt: skip
 
 for _fn, _gradient in COPIES.items():
