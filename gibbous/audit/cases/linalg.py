@@ -131,6 +131,18 @@ CASES += [
     _fresh(np.linalg.norm, Z34, "nuc"),
     case(np.linalg.norm, T234, kwargs={"ord": "fro", "axis": (2, 1)}),
     case(np.linalg.norm, T234, kwargs={"ord": 1, "axis": (2, 0), "keepdims": True}),
+    # ord=None with two axes is the Frobenius norm; stacks of matrices; keepdims; complex
+    case(np.linalg.norm, A34, kwargs={"axis": (0, 1)}),
+    case(np.linalg.norm, T234, kwargs={"axis": (-2, -1)}),
+    case(np.linalg.norm, T234, kwargs={"ord": None, "axis": (-1, -2), "keepdims": True}),
+    _fresh(np.linalg.norm, T234, kwargs={"ord": "nuc", "axis": (-2, -1)}),
+    _fresh(np.linalg.norm, A34, kwargs={"ord": "nuc", "keepdims": True}),
+    _fresh(np.linalg.norm, T234, kwargs={"ord": -2, "axis": (-2, -1), "keepdims": True}),
+    _fresh(np.linalg.norm, Z34, 2),
+    _fresh(np.linalg.norm, Z34, -2),
+    case(np.linalg.norm, Z34, 1),
+    case(np.linalg.norm, Z34, -np.inf),
+    case(np.linalg.norm, _c(2, 3, 4), kwargs={"ord": np.inf, "axis": (-2, -1)}),
 ]
 
 # vdot: the first operand conjugated, any shapes of equal size

@@ -100,6 +100,29 @@ def test_norm_at_zero_and_of_every_order(rng: np.random.Generator) -> None:
         check(call(np.linalg.norm, ord=order), rng.standard_normal((3, 4)), rng=rng)
 
 
+MATRIX_ORDERS = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("order", MATRIX_ORDERS, ids=str)
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((3, 4), None), ((4, 3), (0, 1)), ((3, 4), (1, 0)), ((2, 3, 4), (-2, -1)),
+     ((3, 2, 4), (0, 2)), ((2, 2, 3, 3), (-1, -2))],
+)  # fmt: skip
+def test_matrix_norms(
+    order: t.Any, shape: t.Any, axis: t.Any, rng: np.random.Generator
+) -> None:
+    """Every matrix order, of one matrix and of stacks along any two axes, keepdims or not,
+    real and complex (``ord=None`` with two axes is the Frobenius norm)."""
+    if axis is None and len(shape) != 2:
+        return
+    for keepdims in (False, True):
+        options = {"ord": order, "axis": axis, "keepdims": keepdims}
+        x = rng.standard_normal(shape)
+        check(call(np.linalg.norm, **options), x, rng=rng)
+        check(call(np.linalg.norm, **options), x + 1j * rng.standard_normal(shape), rng=rng)
+
+
 def test_diagonal_fdata_is_a_view_of_the_parents() -> None:
     """A write into the diagonal's fdata (a later rule's gradient) lands in the matrix's."""
     from gibbous.ir.types import typeof
