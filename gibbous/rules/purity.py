@@ -400,7 +400,8 @@ _NUMPY_FUNCTIONS = (
 )  # fmt: skip
 
 _NUMPY_LINALG = (
-    "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr",
+    "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr", "eig",
+    "eigvals", "eigvalsh",
 )  # fmt: skip
 
 
