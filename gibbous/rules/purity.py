@@ -406,7 +406,8 @@ _NUMPY_FUNCTIONS = (
 _NUMPY_STRIDE_TRICKS = ("as_strided", "sliding_window_view")
 
 _NUMPY_LINALG = (
-    "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr",
+    "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr", "eig",
+    "eigvals", "eigvalsh",
 )  # fmt: skip
 
 

@@ -161,7 +161,7 @@ _REDUCTIONS = """
 # cov and corrcoef (0-d for one variable), gradient (a tuple for several axes; a rule below),
 # partition, insert and delete (samples of one element are too short; rules below), polyval (the
 # coefficients' leading length), nanpercentile (a scalar for empty input), eig and eigvals
-# (real or complex by the eigenvalues; eigvals has a rule below).
+# (real or complex by the eigenvalues; they have rules below).
 _SAMPLED: dict[str, DataArgs] = {
     **dict.fromkeys(
         """transpose swapaxes moveaxis rollaxis expand_dims ravel copy concatenate stack vstack
@@ -494,6 +494,19 @@ def _eigvals(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
     if len(args) == 1 and isinstance(args[0], T.Array) and args[0].ndim is not None:
         return T.Array(None, args[0].ndim - 1)
     return T.ANY
+
+
+# NumPy 2 returns a NamedTuple (``EigResult``); NumPy 1 a plain tuple.
+_EIG_RESULT: type = type(np.linalg.eig(np.eye(1)))
+
+
+@RULES(np.linalg.eig)
+def _eig(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    # The eigenvalues and eigenvectors, real or complex as for eigvals.
+    values = _eigvals(args, kwargs)
+    if not isinstance(values, T.Array) or values.ndim is None:
+        return T.ANY
+    return T.Tuple((values, T.Array(None, values.ndim + 1)), cls=_EIG_RESULT)
 
 
 # --------------------------------------------------------------------------------------------

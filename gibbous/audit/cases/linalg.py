@@ -1,8 +1,9 @@
-"""Audit cases for ``gibbous.rules.prims.linalg`` (products, norms, diagonals)
-and ``gibbous.rules.prims.decompositions`` (inverse, solve, determinants, factorizations):
-float64, float32 and complex128 operands of every rank the rules handle, scalars mixed in,
-and well-conditioned matrices (positive definite for cholesky, distinct eigenvalues for eigh,
-distinct singular values for svd)."""
+"""Audit cases for ``gibbous.rules.prims.linalg`` (products, norms, diagonals),
+``gibbous.rules.prims.decompositions`` (inverse, solve, determinants, factorizations) and
+``gibbous.rules.prims.eigen`` (eigen-decompositions): float64, float32 and complex128 operands
+of every rank the rules handle, scalars mixed in, and well-conditioned matrices (positive
+definite for cholesky, distinct eigenvalues for eig and eigh, distinct singular values for
+svd)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,18 @@ CASES += [
     _fresh(np.linalg.norm, Z34, "nuc"),
     case(np.linalg.norm, T234, kwargs={"ord": "fro", "axis": (2, 1)}),
     case(np.linalg.norm, T234, kwargs={"ord": 1, "axis": (2, 0), "keepdims": True}),
+    # ord=None with two axes is the Frobenius norm; stacks of matrices; keepdims; complex
+    case(np.linalg.norm, A34, kwargs={"axis": (0, 1)}),
+    case(np.linalg.norm, T234, kwargs={"axis": (-2, -1)}),
+    case(np.linalg.norm, T234, kwargs={"ord": None, "axis": (-1, -2), "keepdims": True}),
+    _fresh(np.linalg.norm, T234, kwargs={"ord": "nuc", "axis": (-2, -1)}),
+    _fresh(np.linalg.norm, A34, kwargs={"ord": "nuc", "keepdims": True}),
+    _fresh(np.linalg.norm, T234, kwargs={"ord": -2, "axis": (-2, -1), "keepdims": True}),
+    _fresh(np.linalg.norm, Z34, 2),
+    _fresh(np.linalg.norm, Z34, -2),
+    case(np.linalg.norm, Z34, 1),
+    case(np.linalg.norm, Z34, -np.inf),
+    case(np.linalg.norm, _c(2, 3, 4), kwargs={"ord": np.inf, "axis": (-2, -1)}),
 ]
 
 # vdot: the first operand conjugated, any shapes of equal size
@@ -268,14 +281,49 @@ CASES += [
     _decomposition(LA.cholesky, _spd(3), others=(_spd(4),)),
     _decomposition(LA.cholesky, _spd(3, 2), others=(_spd(4, 2),)),
     _decomposition(LA.cholesky, _hpd(3), others=(_hpd(4),)),
-    _decomposition(LA.eigh, _spd(3), others=(_spd(4),)),
-    _decomposition(LA.eigh, _spd(3, 2), others=(_spd(4, 2),)),
     _decomposition(LA.svd, _tall(4, 3), kwargs={"full_matrices": False}, others=(_tall(5, 4),)),
     _decomposition(LA.svd, _tall(4, 3).T.copy(), False, others=(_tall(5, 4).T.copy(), False)),
     _decomposition(LA.svd, _tall(3, 3), others=(_tall(4, 4),)),
     _decomposition(LA.svd, _tall(4, 2, 2), kwargs={"compute_uv": False}, others=(_tall(5, 3, 2),)),
     _decomposition(LA.qr, _tall(4, 3), others=(_tall(5, 4),)),
     _decomposition(LA.qr, _tall(3, 3, 2), others=(_tall(4, 4, 2),)),
+    _decomposition(LA.qr, _c(4, 3), others=(_c(5, 4),)),
+    _decomposition(LA.qr, _c(2, 3, 3), kwargs={"mode": "reduced"}, others=(_c(2, 4, 4),)),
+    # complex factors: only the singular values (random cotangents of U and Vh depend on the
+    # phases LAPACK picks; tests/rules/prims/test_linalg.py checks losses blind to them)
+    _decomposition(LA.svd, _c(4, 3), kwargs={"compute_uv": False}, others=(_c(5, 4),)),
+    _decomposition(LA.svd, _c(2, 3, 4), False, False, others=(_c(2, 4, 5), False, False)),
+]
+
+
+def _real_spectrum(n: int, *batch: int) -> np.ndarray:
+    """Not symmetric, with distinct real eigenvalues."""
+    p = _r(*batch, n, n) + n * np.eye(n)
+    w = np.arange(1.0, n + 1.0) + _r(n) * 0.3
+    return t.cast(np.ndarray, (p * w[..., None, :]) @ np.linalg.inv(p))
+
+
+# eig: complex matrices and real ones with a real spectrum, whose eigenvectors NumPy gives as
+# continuous functions (the sign of a complex pair's eigenvector of a real matrix jumps, which
+# no finite difference of random cotangents survives: tests/rules/prims/test_eigen.py);
+# eigvals of every kind; eigh and eigvalsh reading either triangle of any matrix
+CASES += [
+    _decomposition(LA.eig, _real_spectrum(3), others=(_real_spectrum(4),)),
+    _decomposition(LA.eig, _real_spectrum(3, 2), others=(_real_spectrum(4, 2),)),
+    _decomposition(LA.eig, _c(3, 3), others=(_c(4, 4),)),
+    _decomposition(LA.eig, _c(2, 3, 3), others=(_c(2, 4, 4),)),
+    _decomposition(LA.eigvals, _r(3, 3), others=(_r(4, 4),)),
+    _decomposition(LA.eigvals, _real_spectrum(3), others=(_real_spectrum(4),)),
+    _decomposition(LA.eigvals, _c(3, 3), others=(_c(4, 4),)),
+    _decomposition(LA.eigvals, _r(2, 4, 4), others=(_r(2, 5, 5),)),
+    _decomposition(LA.eigh, _spd(3), others=(_spd(4),)),
+    _decomposition(LA.eigh, _spd(3, 2), others=(_spd(4, 2),)),
+    _decomposition(LA.eigh, _r(3, 3), "U", others=(_r(4, 4), "U")),
+    _decomposition(LA.eigh, _r(2, 3, 3), kwargs={"UPLO": "U"}, others=(_r(2, 4, 4),)),
+    _decomposition(LA.eigvalsh, _spd(3), others=(_spd(4),)),
+    _decomposition(LA.eigvalsh, _r(3, 3), kwargs={"UPLO": "U"}, others=(_r(4, 4),)),
+    _decomposition(LA.eigvalsh, _c(3, 3), "U", others=(_c(4, 4), "U")),
+    _decomposition(LA.eigvalsh, _c(2, 3, 3), kwargs={"UPLO": "L"}, others=(_c(2, 4, 4),)),
 ]
 
 # np.dot(A, B, out=C): the stateful rule of np.matmul(A, B, out=C)

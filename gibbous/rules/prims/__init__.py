@@ -9,7 +9,8 @@ Importing this package registers every rule in ``DefaultContext``:
   ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum``, ``cumprod``;
 * ``linalg``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
   ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``, ``trace``;
-* ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky eigh svd qr``;
+* ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky svd qr``;
+* ``eigen``: ``np.linalg`` ``eig eigvals eigh eigvalsh``;
 * ``numpy_arrays``: views, copies, joins, constructors and attributes of arrays;
 * ``numpy_gradient``: ``np.gradient`` (uniform spacings and coordinate arrays);
 * ``numpy_setops``: ``append``, ``insert``, ``delete``, ``unique``;
@@ -38,6 +39,7 @@ from gibbous.rules.prims import concatenators as concatenators
 from gibbous.rules.prims import container_methods as container_methods
 from gibbous.rules.prims import containers as containers
 from gibbous.rules.prims import decompositions as decompositions
+from gibbous.rules.prims import eigen as eigen
 from gibbous.rules.prims import indexing as indexing
 from gibbous.rules.prims import iteration as iteration
 from gibbous.rules.prims import linalg as linalg

@@ -1,18 +1,19 @@
 """Inverses and factorizations of matrices (``np.linalg``): ``inv``, ``solve``, ``det``,
-``slogdet``, ``pinv``, ``cholesky``, ``eigh``, ``svd`` and ``qr``, batched over leading axes.
+``slogdet``, ``pinv``, ``cholesky``, ``svd`` and ``qr``, batched over leading axes, real or
+complex; the eigen-decompositions are in ``eigen``, on the shared pieces here (``dagger``,
+``from_triangle``, ``factor_rrule``).
 
-Notation: ``X^H`` is the conjugate transpose (``_h``), ``G`` a result's cotangent.  Complex
-matrices follow tangents.md (``dL = Re(sum(conj(G) dX))``) for ``inv``, ``solve``, ``det``,
-``slogdet``, ``pinv``, ``cholesky`` and ``eigh`` (for losses that do not depend on the phases
-of the eigenvectors); ``svd`` and ``qr`` are real only (their complex factors are fixed only up
-to phases LAPACK chooses, and the rules do not derive the gauge terms).
+Notation: ``X^H`` is the conjugate transpose (``dagger``), ``G`` a result's cotangent.  Complex
+matrices follow tangents.md (``dL = Re(sum(conj(G) dX))``).  ``qr``'s factors are unique
+(LAPACK gives ``R`` a real diagonal); ``svd``'s complex singular vectors are fixed only up to a
+phase ``u_i`` and ``v_i`` share, and the rule is exact for losses blind to it (``svd_rrule``).
 
-Where these functions are not differentiable the rules say so or assume it away: ``eigh``
-needs distinct eigenvalues and ``svd`` distinct non-zero singular values (the gradient divides
-by their differences); ``pinv`` keeps the rank; ``qr`` needs at least as many rows as columns
-and full rank.  ``cholesky`` and ``eigh`` read only the lower triangle of the matrix (as
-LAPACK does, ``UPLO="L"``): the strictly upper triangle gets no gradient, and the lower one
-gets that of the Hermitian matrix it stands for.
+Where these functions are not differentiable the rules say so or assume it away: ``svd`` needs
+distinct non-zero singular values (the gradient divides by their differences: ``inf`` or
+``nan`` where two are equal); ``pinv`` keeps the rank; ``qr`` needs at least as many rows as
+columns and full rank.  ``cholesky`` reads only the lower triangle of the matrix (as LAPACK
+does): the strictly upper triangle gets no gradient, and the lower one gets that of the
+Hermitian matrix it stands for.
 """
 
 from __future__ import annotations
@@ -40,12 +41,12 @@ from gibbous.rules.prims.common import (
     zero_for,
 )
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
-from gibbous.rules.tangents import CoDual
+from gibbous.rules.tangents import CoDual, zero_fdata
 
 StatefulResult = tuple[CD, Pullback, Scratch]
 
 
-def _h(x: Array) -> Array:
+def dagger(x: Array) -> Array:
     """The conjugate transpose of (a stack of) matrices."""
     return t.cast(Array, conj(np.swapaxes(x, -1, -2)))
 
@@ -54,27 +55,36 @@ def _t(x: Array) -> Array:
     return np.swapaxes(x, -1, -2)
 
 
-def _call(f: CD, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD]) -> t.Any:
+def call_primal(f: CD, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD]) -> t.Any:
     return f.primal(x.primal, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
 
 
-def _parts(zf: t.Any, dz: t.Any, n: int) -> list[t.Any]:
+def result_parts(zf: t.Any, dz: t.Any, n: int) -> list[t.Any]:
     """The cotangents of the ``n`` parts of a tuple result (None for a zero one): arrays from
-    its fdata, numbers from its rdata."""
+    its fdata, numbers from its rdata.  An array of zeros is None too: the factors' terms
+    divide by gaps between eigenvalues (singular values), and a loss of the eigenvalues alone
+    must not get ``0 * inf`` from the eigenvectors' zero cotangent at a repeated one."""
     parts: list[t.Any] = []
     for i in range(n):
         f = zf[i] if isinstance(zf, tuple) else NT
         d = dz[i] if isinstance(dz, tuple) else NT
-        parts.append(cotangent(f, d))
+        parts.append(_nonzero(cotangent(f, d)))
     return parts
 
 
-def _from_lower(grad: Array) -> Array:
-    """The gradient of a function of the Hermitian matrix that the lower triangle of ``A``
-    stands for, given ``grad``, its gradient as a function of a Hermitian matrix: the diagonal
-    and, twice, the Hermitian part below it (the strictly upper triangle is never read)."""
-    herm = (grad + _h(grad)) / 2
-    return t.cast(Array, np.tril(2 * herm) - herm * np.eye(herm.shape[-1]))
+def _nonzero(g: t.Any) -> t.Any:
+    """A cotangent, or None for a zero array."""
+    return None if isinstance(g, np.ndarray) and not g.any() else g
+
+
+def from_triangle(grad: Array, lower: bool = True) -> Array:
+    """The gradient of a function of the Hermitian matrix that one triangle of ``A`` stands for
+    (the lower one, or the upper one for ``lower=False``), given ``grad``, its gradient as a
+    function of a Hermitian matrix: the real diagonal and, twice, the Hermitian part off it in
+    the triangle read (the other triangle is never read, and gets nothing)."""
+    herm = (grad + dagger(grad)) / 2
+    doubled = np.tril(2 * herm) if lower else np.triu(2 * herm)
+    return t.cast(Array, doubled - herm * np.eye(herm.shape[-1]))
 
 
 # --------------------------------------------------------------------------------------------
@@ -89,7 +99,7 @@ def inv_rrule(f: CD, a: CD) -> RuleResult:
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         if not needs(a):
             return NT, NT
-        zh = _h(z)
+        zh = dagger(z)
         return NT, send(a, -(zh @ zf @ zh))
 
     return CoDual(z, zf), pullback
@@ -107,8 +117,8 @@ def solve_rrule(f: CD, a: CD, b: CD) -> RuleResult:
             return NT, zero_for(a), zero_for(b)
         vector = np.ndim(bp) == 1
         g = xf[:, None] if vector else xf
-        gb = np.linalg.solve(_h(ap), g)
-        ga = -(gb @ _h(x[:, None] if vector else x)) if needs(a) else None
+        gb = np.linalg.solve(dagger(ap), g)
+        ga = -(gb @ dagger(x[:, None] if vector else x)) if needs(a) else None
         return NT, send(a, ga), send(b, gb[:, 0] if vector else gb)
 
     return CoDual(x, xf), pullback
@@ -122,7 +132,7 @@ _INV_GUFUNC: t.Any = getattr(getattr(np.linalg, "_umath_linalg", None), "inv", N
 def _add_scaled_inverse_h(dx: Array, a: Array, scale: t.Any, buf: Array | None) -> None:
     """``dx += scale * inv(a)^H`` for one matrix, through ``buf`` (no allocation) if given."""
     if buf is None or _INV_GUFUNC is None:
-        add_into(dx, scale * _h(np.linalg.inv(a)))
+        add_into(dx, scale * dagger(np.linalg.inv(a)))
         return
     _INV_GUFUNC(a, out=buf)
     if buf.dtype.kind == "c":
@@ -157,7 +167,7 @@ def det_rrule(state: Scratch | None, f: CD, a: CD) -> StatefulResult:
             _add_scaled_inverse_h(a.fdata, ap, g * np.conj(z), buf)
             return _NOTHING_2
         scale = np.asarray(g * np.conj(z))[..., None, None]
-        return NT, send(a, scale * _h(np.linalg.inv(ap)))
+        return NT, send(a, scale * dagger(np.linalg.inv(ap)))
 
     return CoDual(z, zf), pullback, state
 
@@ -176,7 +186,7 @@ def slogdet_rrule(state: Scratch | None, f: CD, a: CD) -> StatefulResult:
     complex_ = np.iscomplexobj(ap)
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g_sign, g_log = _parts(zf, dz, 2)
+        g_sign, g_log = result_parts(zf, dz, 2)
         if not needs(a) or (g_sign is None and g_log is None):
             return NT, zero_for(a)
         weight: t.Any = 0.0 if g_log is None else g_log
@@ -186,7 +196,7 @@ def slogdet_rrule(state: Scratch | None, f: CD, a: CD) -> StatefulResult:
             _add_scaled_inverse_h(a.fdata, ap, weight, buf)
             return _NOTHING_2
         weight = np.broadcast_to(weight, np.shape(z.logabsdet))
-        return NT, send(a, np.asarray(weight)[..., None, None] * _h(np.linalg.inv(ap)))
+        return NT, send(a, np.asarray(weight)[..., None, None] * dagger(np.linalg.inv(ap)))
 
     return CoDual(z, zf), pullback, state
 
@@ -201,15 +211,15 @@ def pinv_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     if bound.get("hermitian"):
         raise NotImplementedError("np.linalg.pinv with hermitian=True: no rule")
     ap = a.primal
-    z = _call(f, a, args, kwargs)
+    z = call_primal(f, a, args, kwargs)
     zf = new_fdata(z)
     rest = tuple(zero_for(x) for x in (*args, *kwargs.values()))  # rcond may be a float
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         if not needs(a):
             return (NT, NT, *rest)
-        g, zh = zf, _h(z)
-        gh = _h(g)
+        g, zh = zf, dagger(z)
+        gh = dagger(g)
         left = np.eye(ap.shape[-2]) - ap @ z  # I - A Z
         right = np.eye(ap.shape[-1]) - z @ ap  # I - Z A
         grad = -(zh @ g @ zh) + left @ gh @ (z @ zh) + (zh @ z) @ gh @ right
@@ -224,13 +234,34 @@ stateful_primitive(np.linalg.det, ARRAY, state_type=Scratch)(det_rrule)
 stateful_primitive(np.linalg.slogdet, ARRAY, state_type=Scratch)(slogdet_rrule)
 primitive(np.linalg.pinv, ARRAY, ...)(pinv_rrule)
 
+
 # --------------------------------------------------------------------------------------------
-# cholesky, eigh, svd, qr (real)
+# The rule of a factorization: cholesky, svd, qr here, the eigen-decompositions in ``eigen``
+
+Gradient = t.Callable[[t.Any, list[t.Any]], t.Any]
 
 
-def _real_only(x: Array, what: str) -> None:
-    if np.iscomplexobj(x):
-        raise NotImplementedError(f"{what} of complex matrices: no rule (phases of the factors)")
+def factor_rrule(
+    f: CD, a: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD], parts: int, grad: Gradient
+) -> RuleResult:
+    """The rule of ``f(a, *args, **kwargs)``, a function of one matrix (or stack) whose other
+    arguments are options: ``a`` gets ``grad(z, cotangents)`` of the result ``z`` and its
+    cotangents (one per part of a tuple of ``parts``, or one for ``parts == 0``), each None
+    when zero; nothing when all are."""
+    z = call_primal(f, a, args, kwargs)
+    # A result that is a strided view (``eigvals`` returns the real part of a complex buffer)
+    # gets the same view of zeros, the tangent model's layout, which ``new_fdata`` compacts.
+    strided = isinstance(z, np.ndarray) and not (z.flags.c_contiguous or z.flags.f_contiguous)
+    zf = zero_fdata(z) if strided else new_fdata(z)
+    rest = nothing(len(args) + len(kwargs))
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        gs = result_parts(zf, dz, parts) if parts else [_nonzero(cotangent(zf, dz))]
+        if not needs(a) or all(g is None for g in gs):
+            return (NT, zero_for(a), *rest)
+        return (NT, send(a, grad(z, gs)), *rest)
+
+    return CoDual(z, zf), pullback
 
 
 def cholesky_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
@@ -239,90 +270,51 @@ def cholesky_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     (``Phi*``: the strictly lower triangle and half the real diagonal), made Hermitian."""
     if bind(("upper",), args, kwargs, {}, "cholesky").get("upper"):
         raise NotImplementedError("np.linalg.cholesky with upper=True: no rule")
-    low = _call(f, a, args, kwargs)
-    lf = new_fdata(low)
-    rest = nothing(len(args) + len(kwargs))
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if not needs(a):
-            return (NT, NT, *rest)
-        p = _h(low) @ lf
+    def grad(low: Array, gs: list[t.Any]) -> Array:
+        p = dagger(low) @ gs[0]
         eye = np.eye(p.shape[-1])
         q = np.tril(p, -1) + eye * (np.real(p) * eye).sum(-1, keepdims=True) / 2
-        inner = np.linalg.solve(_h(low), q)  # L^-H Q
-        grad = _h(np.linalg.solve(_h(low), _h(inner)))  # (L^-H (L^-H Q)^H)^H = L^-H Q L^-1
-        return (NT, send(a, _from_lower(grad)), *rest)
+        inner = np.linalg.solve(dagger(low), q)  # L^-H Q
+        # (L^-H (L^-H Q)^H)^H = L^-H Q L^-1
+        return from_triangle(dagger(np.linalg.solve(dagger(low), dagger(inner))))
 
-    return CoDual(low, lf), pullback
-
-
-def eigh_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``w, V = eigh(A)`` (Hermitian, distinct eigenvalues): ``A`` gets
-    ``V (diag(g_w) + F o (V^H G_V)) V^H`` with ``F[i, j] = 1 / (w[j] - w[i])`` off the
-    diagonal, then folded onto the lower triangle.  For complex matrices each eigenvector is
-    fixed only up to a phase, which LAPACK chooses: the gradient is that of losses that do not
-    depend on the phases (``|V|``, ``V V^H``, the eigenvalues), which are all a program can
-    rely on."""
-    if bind(("UPLO",), args, kwargs, {"UPLO": "L"}, "eigh")["UPLO"] != "L":
-        raise NotImplementedError("np.linalg.eigh with UPLO='U': no rule")
-    ap = a.primal
-    z = _call(f, a, args, kwargs)
-    zf = new_fdata(z)
-    rest = nothing(len(args) + len(kwargs))
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g_w, g_v = _parts(zf, dz, 2)
-        if not needs(a) or (g_w is None and g_v is None):
-            return (NT, zero_for(a), *rest)
-        w, v = z
-        middle = np.zeros(ap.shape, np.result_type(ap))
-        if g_w is not None:
-            middle = middle + g_w[..., None] * np.eye(w.shape[-1])
-        if g_v is not None:
-            gaps = w[..., None, :] - w[..., :, None]
-            off = ~np.eye(w.shape[-1], dtype=bool)
-            inverse = np.divide(1.0, gaps, out=np.zeros_like(gaps), where=off)
-            middle = middle + inverse * (_h(v) @ g_v)
-        return (NT, send(a, _from_lower(v @ middle @ _h(v))), *rest)
-
-    return CoDual(z, zf), pullback
+    return factor_rrule(f, a, args, kwargs, 0, grad)
 
 
 SVD_PARAMETERS = ("full_matrices", "compute_uv", "hermitian")
 
 
 def svd_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``U, s, Vh = svd(A, full_matrices=False)`` (real, distinct non-zero singular values;
+    """``U, s, Vh = svd(A, full_matrices=False)`` (distinct non-zero singular values;
     ``full_matrices=True`` only for square matrices, where it is the same), and
-    ``svd(A, compute_uv=False)``.  With ``V = Vh^T``, ``F[i, j] = 1 / (s[j]^2 - s[i]^2)``:
-    ``A`` gets ``U (diag(g_s) + (F o (U^T G_U - G_U^T U)) S + S (F o (V^T G_V - G_V^T V))) V^T
-    + (I - U U^T) G_U S^-1 V^T + U S^-1 G_V^T (I - V V^T)``."""
+    ``svd(A, compute_uv=False)``; real or complex.  With ``V = Vh^H``, ``J = U^H G_U``,
+    ``K = V^H G_V`` and ``F[i, j] = 1 / (s[j]^2 - s[i]^2)``, ``A`` gets
+    ``U (diag(g_s) + (F o (J - J^H)) S + S (F o (K - K^H)) + i diag(Im(J - K) / 2s)) V^H
+    + (I - U U^H) G_U S^-1 V^H + U S^-1 G_V^H (I - V V^H)``.
+
+    Complex singular vectors are fixed only up to a phase that ``u_i`` and ``v_i`` share, which
+    LAPACK chooses without a documented rule.  A loss that does not depend on those phases
+    (``s``, ``U diag(s) Vh``, ``|U|``, ``u_i v_i^H``) gets its exact gradient; for one that
+    does, the ``i diag(...)`` term is the gradient with a phase change of ``u_i v_i^H`` split
+    evenly between ``u_i`` and ``v_i`` (docs/decisions.md)."""
     bound = bind(SVD_PARAMETERS, args, kwargs, {"full_matrices": True, "compute_uv": True}, "svd")
     ap = a.primal
-    _real_only(ap, "np.linalg.svd")
     if bound.get("hermitian"):
         raise NotImplementedError("np.linalg.svd with hermitian=True: no rule")
     m, n = ap.shape[-2:]
-    if bound["compute_uv"] and bound["full_matrices"] and m != n:
+    vectors = bool(bound["compute_uv"])
+    if vectors and bound["full_matrices"] and m != n:
         raise NotImplementedError(
             "np.linalg.svd with full_matrices=True of a non-square matrix: its extra singular "
             "vectors are not unique; pass full_matrices=False"
         )
-    z = _call(f, a, args, kwargs)
-    zf = new_fdata(z)
-    rest = nothing(len(args) + len(kwargs))
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if not needs(a):
-            return (NT, NT, *rest)
-        if not bound["compute_uv"]:
-            g_s = cotangent(zf, dz)
-            u, s, vh = np.linalg.svd(ap, full_matrices=False)
-            g_u = g_vh = None
+    def grad(z: t.Any, gs: list[t.Any]) -> Array:
+        if vectors:
+            (u, s, vh), (g_u, g_s, g_vh) = z, gs
         else:
-            g_u, g_s, g_vh = _parts(zf, dz, 3)
-            u, s, vh = z
-        v = _t(vh)
+            (u, s, vh), (g_u, g_s, g_vh) = np.linalg.svd(ap, full_matrices=False), (None, *gs, None)
         k = s.shape[-1]
         eye = np.eye(k)
         middle = np.zeros(ap.shape[:-2] + (k, k), ap.dtype)
@@ -331,54 +323,52 @@ def svd_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         squares = s * s
         gaps = squares[..., None, :] - squares[..., :, None]
         inverse = np.divide(1.0, gaps, out=np.zeros_like(gaps), where=~eye.astype(bool))
-        grad = np.zeros_like(ap)
+        outside = np.zeros_like(ap)  # the terms outside U (...) V^H
+        phase = np.zeros(s.shape)  # Im(J_ii - K_ii)
         if g_u is not None:
-            ut_gu = _t(u) @ g_u
-            middle = middle + (inverse * (ut_gu - _t(ut_gu))) * s[..., None, :]
-            grad = grad + (g_u - u @ ut_gu) / s[..., None, :] @ vh
+            j = dagger(u) @ g_u
+            middle = middle + (inverse * (j - dagger(j))) * s[..., None, :]
+            outside = outside + (g_u - u @ j) / s[..., None, :] @ vh
+            phase = phase + np.imag(np.diagonal(j, 0, -2, -1))
         if g_vh is not None:
-            g_v = _t(g_vh)
-            vt_gv = _t(v) @ g_v
-            middle = middle + s[..., :, None] * (inverse * (vt_gv - _t(vt_gv)))
-            grad = grad + u @ (_t(g_v - v @ vt_gv) / s[..., :, None])
-        return (NT, send(a, grad + u @ middle @ vh), *rest)
+            v, g_v = dagger(vh), dagger(g_vh)
+            kv = dagger(v) @ g_v
+            middle = middle + s[..., :, None] * (inverse * (kv - dagger(kv)))
+            outside = outside + u @ (dagger(g_v - v @ kv) / s[..., :, None])
+            phase = phase - np.imag(np.diagonal(kv, 0, -2, -1))
+        if np.iscomplexobj(ap):
+            middle = middle + (1j * phase / (2 * s))[..., None] * eye
+        return t.cast(Array, outside + u @ middle @ vh)
 
-    return CoDual(z, zf), pullback
+    return factor_rrule(f, a, args, kwargs, 3 if vectors else 0, grad)
 
 
 def qr_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``Q, R = qr(A)`` (``mode="reduced"``; real, rows >= columns, full rank): with
-    ``M = R G_R^T - G_Q^T Q`` and ``sym(M)`` its lower triangle mirrored onto the upper,
-    ``A`` gets ``(G_Q + Q sym(M)) R^-T``."""
+    """``Q, R = qr(A)`` (``mode="reduced"``; rows >= columns, full rank; real or complex): with
+    ``M = R G_R^H - G_Q^H Q`` and ``herm(M)`` its strictly lower triangle mirrored
+    (conjugated) onto the upper and the real part of its diagonal, ``A`` gets
+    ``(G_Q + Q herm(M)) R^-H``.  LAPACK's Householder QR gives ``R`` a real diagonal, complex
+    ``A`` included, which fixes ``Q`` and ``R`` (no phase is free): the gradient is that of
+    NumPy's factors for every loss."""
     mode = bind(("mode",), args, kwargs, {"mode": "reduced"}, "qr")["mode"]
     if mode != "reduced":
         raise NotImplementedError(f"np.linalg.qr with mode={mode!r}: no rule")
-    ap = a.primal
-    _real_only(ap, "np.linalg.qr")
-    if ap.shape[-2] < ap.shape[-1]:
+    if a.primal.shape[-2] < a.primal.shape[-1]:
         raise NotImplementedError("np.linalg.qr of a matrix with fewer rows than columns: no rule")
-    z = _call(f, a, args, kwargs)
-    zf = new_fdata(z)
-    rest = nothing(len(args) + len(kwargs))
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g_q, g_r = _parts(zf, dz, 2)
-        if not needs(a) or (g_q is None and g_r is None):
-            return (NT, zero_for(a), *rest)
-        q, r = z
+    def grad(z: t.Any, gs: list[t.Any]) -> Array:
+        (q, r), (g_q, g_r) = z, gs
         g_q = np.zeros_like(q) if g_q is None else g_q
         g_r = np.zeros_like(r) if g_r is None else g_r
-        m = r @ _t(g_r) - _t(g_q) @ q
-        sym = np.tril(m) + _t(np.tril(m, -1))
-        # (G_Q + Q sym) R^-T, as the solution X of X R^T = B: R X^T = B^T
-        rhs = g_q + q @ sym
-        grad = _t(np.linalg.solve(r, _t(rhs)))
-        return (NT, send(a, grad), *rest)
+        m = r @ dagger(g_r) - dagger(g_q) @ q
+        below = np.tril(m, -1)
+        herm = below + dagger(below) + np.real(m) * np.eye(m.shape[-1])
+        # (G_Q + Q herm) R^-H, as the solution X of X R^H = B: R X^H = B^H
+        return dagger(np.linalg.solve(r, dagger(g_q + q @ herm)))
 
-    return CoDual(z, zf), pullback
+    return factor_rrule(f, a, args, kwargs, 2, grad)
 
 
 primitive(np.linalg.cholesky, ARRAY, ...)(cholesky_rrule)
-primitive(np.linalg.eigh, ARRAY, ...)(eigh_rrule)
 primitive(np.linalg.svd, ARRAY, ...)(svd_rrule)
 primitive(np.linalg.qr, ARRAY, ...)(qr_rrule)

@@ -634,7 +634,7 @@ def _order_rdata(
 
 def _matrix_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any) -> t.Any:
     """The gradient of a matrix norm over the last two axes (``n`` and ``g`` with them kept)."""
-    if order in ("fro", "f"):
+    if order in (None, "fro", "f"):  # None with two axes is the Frobenius norm too
         return _vector_norm_grad(x, n, g, 2, (-2, -1))
     if order in ("nuc", 2, -2):  # through the SVD: sum of, largest or smallest singular value
         u, _, vh = np.linalg.svd(x, full_matrices=False)

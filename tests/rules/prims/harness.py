@@ -295,6 +295,12 @@ def call(fn: t.Any, *consts: t.Any, **kwconsts: t.Any) -> Program:
     return program
 
 
+def shape_of(x: t.Any) -> tuple[int, ...]:
+    """The shape of a value in a program: a ``Var`` of the tape, or the plain value of the
+    finite differences' run."""
+    return np.shape(getattr(x, "primal", x))
+
+
 def check_call(fn: t.Any, *values: t.Any, rng: np.random.Generator, **options: t.Any) -> Outcome:
     return check(call(fn), *values, rng=rng, **options)
 

@@ -11,7 +11,14 @@ import typing as t
 import numpy as np
 import pytest
 
-from tests.rules.prims.harness import call, check, check_call, check_like_float64, gradient
+from tests.rules.prims.harness import (
+    call,
+    check,
+    check_call,
+    check_like_float64,
+    gradient,
+    shape_of,
+)
 
 MATMUL_SHAPES = [
     ((3,), (3,)), ((3,), (3, 4)), ((2, 3), (3,)), ((2, 3), (3, 4)), ((5, 2, 3), (3, 4)),
@@ -98,6 +105,29 @@ def test_norm_at_zero_and_of_every_order(rng: np.random.Generator) -> None:
         check(call(np.linalg.norm, ord=order), rng.uniform(0.5, 1.5, 4) * [1, -1, 1, -1], rng=rng)
     for order in ("fro", "nuc", 1, -1, np.inf, -np.inf, 2, -2):
         check(call(np.linalg.norm, ord=order), rng.standard_normal((3, 4)), rng=rng)
+
+
+MATRIX_ORDERS = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("order", MATRIX_ORDERS, ids=str)
+@pytest.mark.parametrize(
+    "shape, axis",
+    [((3, 4), None), ((4, 3), (0, 1)), ((3, 4), (1, 0)), ((2, 3, 4), (-2, -1)),
+     ((3, 2, 4), (0, 2)), ((2, 2, 3, 3), (-1, -2))],
+)  # fmt: skip
+def test_matrix_norms(
+    order: t.Any, shape: t.Any, axis: t.Any, rng: np.random.Generator
+) -> None:
+    """Every matrix order, of one matrix and of stacks along any two axes, keepdims or not,
+    real and complex (``ord=None`` with two axes is the Frobenius norm)."""
+    if axis is None and len(shape) != 2:
+        return
+    for keepdims in (False, True):
+        options = {"ord": order, "axis": axis, "keepdims": keepdims}
+        x = rng.standard_normal(shape)
+        check(call(np.linalg.norm, **options), x, rng=rng)
+        check(call(np.linalg.norm, **options), x + 1j * rng.standard_normal(shape), rng=rng)
 
 
 def test_diagonal_fdata_is_a_view_of_the_parents() -> None:
@@ -195,8 +225,12 @@ def test_unsupported_decompositions_raise(rng: np.random.Generator) -> None:
     tall = rng.standard_normal((4, 3))
     with pytest.raises(NotImplementedError, match="full_matrices"):
         gradient(call(np.linalg.svd), tall, seed=None)
-    with pytest.raises(NotImplementedError, match="complex"):
-        gradient(call(np.linalg.svd, full_matrices=False), np.eye(2) + 0j, seed=None)
+    with pytest.raises(NotImplementedError, match="full_matrices"):
+        gradient(call(np.linalg.svd), tall + 1j, seed=None)
+    with pytest.raises(NotImplementedError, match="hermitian"):
+        gradient(call(np.linalg.svd, hermitian=True), np.eye(2), seed=None)
+    with pytest.raises(NotImplementedError, match="fewer rows"):
+        gradient(call(np.linalg.qr), tall.T + 1j, seed=None)
     with pytest.raises(NotImplementedError, match="fewer rows"):
         gradient(call(np.linalg.qr), tall.T, seed=None)
     with pytest.raises(NotImplementedError, match="mode"):
@@ -218,3 +252,81 @@ def test_complex_eigh_for_losses_blind_to_phases(rng: np.random.Generator) -> No
         return tape.call(operator.add, tape.call(np.sum, weighted), tape.call(np.sum, values))
 
     check(program, a, rng=rng)
+
+
+def _c(rng: np.random.Generator, *shape: int) -> t.Any:
+    return rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (5, 2), (2, 4, 3)], ids=str)
+def test_complex_qr(shape: t.Any, rng: np.random.Generator) -> None:
+    """LAPACK gives R a real diagonal, which fixes the factors: random cotangents of both."""
+    a = _c(rng, *shape)
+    assert np.all(np.imag(np.diagonal(np.linalg.qr(a).R, 0, -2, -1)) == 0)
+    check_call(np.linalg.qr, a, rng=rng)
+    check(call(np.linalg.qr, "reduced"), a, rng=rng)
+
+
+def _svd_loss(kind: str, full: bool) -> t.Any:
+    """A program of ``svd``: losses that do not depend on the phases ``u_i`` and ``v_i``
+    share."""
+
+    def program(tape: t.Any, a: t.Any) -> t.Any:
+        triple = tape.call(np.linalg.svd, a, full_matrices=full)
+        u, s, vh = (tape.call(operator.getitem, triple, i) for i in range(3))
+        if kind == "s":
+            return tape.call(np.sum, tape.call(operator.mul, s, s))
+        if kind == "|U|, |Vh|":
+            parts = []
+            for x in (u, vh):
+                m = tape.call(np.abs, x)
+                shape = shape_of(m)
+                weights = tape.const(np.linspace(0.5, 2.0, int(np.prod(shape))).reshape(shape))
+                squares = tape.call(operator.mul, m, m)
+                parts.append(tape.call(np.sum, tape.call(operator.mul, squares, weights)))
+            return tape.call(operator.add, *parts)
+        # U diag(s^2) Vh over the k = min(m, n) singular pairs
+        k = shape_of(s)[-1]
+        uk = tape.call(operator.getitem, u, (Ellipsis, slice(None), slice(0, k)))
+        vk = tape.call(operator.getitem, vh, (Ellipsis, slice(0, k), slice(None)))
+        s2 = tape.call(operator.mul, s, s)
+        row = tape.call(operator.getitem, s2, (Ellipsis, None, slice(None)))
+        product = tape.call(operator.matmul, tape.call(operator.mul, uk, row), vk)
+        return tape.call(np.sum, tape.call(np.real, tape.call(operator.mul, product, product)))
+
+    return program
+
+
+@pytest.mark.parametrize("kind", ["s", "|U|, |Vh|", "U diag(s^2) Vh"])
+@pytest.mark.parametrize(
+    "shape, full", [((4, 3), False), ((3, 4), False), ((3, 3), True), ((2, 4, 3), False)], ids=str
+)
+def test_complex_svd_for_losses_blind_to_phases(
+    kind: str, shape: t.Any, full: bool, rng: np.random.Generator
+) -> None:
+    check(_svd_loss(kind, full), _c(rng, *shape), rng=rng)
+    check(_svd_loss(kind, full), rng.standard_normal(shape), rng=rng)  # real: every loss
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4), (2, 3, 3)], ids=str)
+def test_complex_singular_values(shape: t.Any, rng: np.random.Generator) -> None:
+    check(call(np.linalg.svd, compute_uv=False), _c(rng, *shape), rng=rng)
+    check(call(np.linalg.svd, False, False), _c(rng, *shape), rng=rng)
+
+
+def test_complex_svd_splits_a_phase_change_evenly(rng: np.random.Generator) -> None:
+    """A loss that depends on the phases gets the gradient of the documented split: turning
+    the phase of ``u_i v_i^H`` by ``t`` turns ``u_i`` by ``t/2`` and ``v_i`` by ``-t/2``.
+    Here ``L = Im(u_00)``: the direction ``i u_0 v_0^H`` (which turns ``u_0 v_0^H`` by
+    ``1 / s_0``) moves ``u_00`` by ``i u_00 / (2 s_0)``."""
+    a = _c(rng, 3, 3)
+    u, s, vh = np.linalg.svd(a)
+
+    def program(tape: t.Any, a: t.Any) -> t.Any:
+        first = tape.call(operator.getitem, tape.call(np.linalg.svd, a), 0)
+        return tape.call(np.imag, tape.call(operator.getitem, first, (0, 0)))
+
+    (g,) = gradient(program, a)
+    direction = 1j * np.outer(u[:, 0], vh[0])
+    claimed = float(np.real(np.vdot(g, direction)))
+    np.testing.assert_allclose(claimed, np.real(u[0, 0]) / (2 * s[0]), rtol=1e-8)
