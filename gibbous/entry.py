@@ -23,7 +23,13 @@ import typing as t
 
 import attrs
 
-from gibbous.rules.callables import bound_builtin, callable_instance, collapse, partial_tangent
+from gibbous.rules.callables import (
+    bound_builtin,
+    cached,
+    callable_instance,
+    collapse,
+    partial_tangent,
+)
 from gibbous.rules.derived import ir_parameters
 from gibbous.rules.registry import callable_name
 from gibbous.rules.tangents import NO_TANGENT
@@ -122,6 +128,9 @@ def unwrap(f: t.Any, args: tuple[object, ...], kwargs: dict[str, object]) -> Unw
         elif isinstance(f, staticmethod):
             layers.append(_Static())
             f = f.__func__
+        elif cached(f):
+            layers.append(_Static())
+            f = f.__wrapped__
         elif bound_builtin(f) is not None:
             function, receiver = t.cast(tuple[object, object], bound_builtin(f))
             layers.append(_Method(python=False))

@@ -28,6 +28,8 @@ from gibbous.passes.typeinfer import InferenceError, infer_types
 from gibbous.rules.callables import (
     InstanceCallRule,
     PartialRule,
+    WrappedCallRule,
+    cached,
     callable_instance,
     partial_shape,
 )
@@ -327,8 +329,11 @@ class Session:
             maker = self._derived(callee, n, kwnames, arg_types, loc)
         if maker is None and isinstance(callee, functools.partial):
             _, bound, kept = partial_shape(callee, kwnames)
-            inner = DynamicRule(self, self.ctx, (*kept, *kwnames), loc)
-            return PartialRule(inner, bound, kept)
+            dynamic = DynamicRule(self, self.ctx, (*kept, *kwnames), loc)
+            return PartialRule(dynamic, bound, kept)
+        if maker is None and cached(callee):
+            wrapped = self.resolve(getattr(callee, "__wrapped__"), arg_types, kwnames, loc)
+            return None if wrapped is None else WrappedCallRule(wrapped)
         if maker is None and callable_instance(callee):
             method = t.cast(pytypes.FunctionType, type(callee).__call__)
             types = (T.typeof(callee), *arg_types)
@@ -340,8 +345,9 @@ _PRIMAL = PrimalRule()
 
 
 def _adapted(fn: object) -> bool:
-    """Callables whose call is another's: partials and instances with ``__call__``."""
-    return isinstance(fn, functools.partial) or callable_instance(fn)
+    """Callables whose call is another's: partials, instances with ``__call__``, memoised
+    functions."""
+    return isinstance(fn, functools.partial) or callable_instance(fn) or cached(fn)
 
 
 def _describe_call(op: Call) -> str:

@@ -8,6 +8,9 @@ rule of the function it stands for.
 * ``obj(*args)`` for an instance of a Python class with ``__call__`` is
   ``type(obj).__call__(obj, *args)``; the callable's tangent is ``obj``'s
   (``InstanceCallRule``).
+* A function memoised by ``functools.lru_cache`` / ``functools.cache`` is its
+  ``__wrapped__`` function (the cache changes how fast, not what, it computes); the cache
+  itself has no tangent (``WrappedCallRule``).
 
 The entry point (``gibbous.entry``) and call sites (``gibbous.session``) share these meanings.
 """
@@ -42,6 +45,14 @@ def bound_builtin(f: object) -> tuple[object, object] | None:
         return None
     function = getattr(type(receiver), getattr(f, "__name__", ""), None)
     return None if function is None else (function, receiver)
+
+
+def cached(f: object) -> bool:
+    """A function memoised by ``functools.lru_cache`` (or ``functools.cache``)."""
+    return isinstance(f, _LRU_CACHE_WRAPPER)
+
+
+_LRU_CACHE_WRAPPER: type = type(functools.lru_cache(lambda: None))
 
 
 def collapse(fields: dict[str, t.Any]) -> t.Any:
@@ -133,7 +144,30 @@ class InstanceCallRule:
             reset()
 
 
+@attrs.frozen(eq=False)
+class WrappedCallRule:
+    """A call of a memoised function through the rule of the function it wraps."""
+
+    rule: RRule
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        wrapped = CoDual(getattr(f.primal, "__wrapped__"), NO_TANGENT)
+        y, pullback = self.rule(wrapped, *args, **kwargs)
+
+        def unwrapped(dy: t.Any) -> tuple[t.Any, ...]:
+            return (NO_TANGENT, *pullback(dy)[1:])
+
+        return y, unwrapped
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
 __all__ = [
+    "WrappedCallRule",
+    "cached",
     "InstanceCallRule",
     "PartialRule",
     "bound_builtin",

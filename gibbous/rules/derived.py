@@ -42,7 +42,7 @@ from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.printer import UnprintableError, format_type
-from gibbous.rules.callables import callable_instance, partial_shape
+from gibbous.rules.callables import cached, callable_instance, partial_shape
 from gibbous.rules.purity import register_pure
 from gibbous.rules.registry import (
     Context,
@@ -775,6 +775,8 @@ def _callee_key(callee: object, kwnames: tuple[str, ...] = ()) -> object:
         return partial_shape(callee, kwnames)
     if callable_instance(callee):
         return ("instance", type(callee))
+    if cached(callee):
+        return ("cached", function_key(getattr(callee, "__wrapped__")) or id(callee))
     method = _unbind(callee)
     if method is not None:
         return ("method", id(method[0]), T.typeof(method[1]))
@@ -784,8 +786,8 @@ def _callee_key(callee: object, kwnames: tuple[str, ...] = ()) -> object:
 def _same_callee(kept: object, callee: object) -> bool:
     if kept is callee:
         return True
-    if isinstance(callee, functools.partial) or callable_instance(callee):
-        return True  # keyed by shape or class, which the key already compared
+    if isinstance(callee, functools.partial) or callable_instance(callee) or cached(callee):
+        return True  # keyed by shape, class or code, which the key already compared
     a, b = _unbind(kept), _unbind(callee)
     if a is not None and b is not None:
         return a[0] is b[0]

@@ -509,6 +509,7 @@ NEVER_DIFFERENTIABLE: tuple[type, ...] = (
     # Exceptions carry no derivative: what is passed into one and read back in a handler is a
     # constant there (docs/decisions.md).
     BaseException,
+    type(functools.lru_cache(lambda: None)),  # a memoised function: its cache is no state
     builtins.int,  # and bool
     builtins.str,
     builtins.bytes,

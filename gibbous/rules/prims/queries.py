@@ -88,6 +88,22 @@ _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
     (np.shape, (ANY,)),
     (np.ndim, (ANY,)),
     (np.size, (...,)),
+    # what library code asks of its arguments before computing (SciPy's array API checks)
+    (np.iterable, (ANY,)),
+    (np.result_type, (...,)),
+    (np.can_cast, (...,)),
+    (np.promote_types, (ANY, ANY)),
+    (np.min_scalar_type, (ANY,)),
+    (np.issubdtype, (ANY, ANY)),
+    (np.isrealobj, (ANY,)),
+    (np.iscomplex, (ANY,)),
+    (np.isfortran, (ANY,)),
+    (np.may_share_memory, (...,)),
+    (np.shares_memory, (...,)),
+    (np.broadcast_shapes, (...,)),
+    (np.finfo, (ANY,)),
+    (np.iinfo, (ANY,)),
+    (np.dtype, (...,)),
     *((getattr(str, _name), (STR, ...)) for _name in _STR_METHODS),
 )
 for _zero_fn, _pattern in _ZERO:
