@@ -17,6 +17,7 @@ import copy
 import functools
 import types as pytypes
 import typing as t
+import warnings
 
 import numpy as np
 
@@ -224,7 +225,12 @@ def _snapshot(value: object) -> t.Any:
         return value
     if kind is np.ndarray:
         return t.cast(np.ndarray[t.Any, t.Any], value).copy()
-    return copy.deepcopy(value)
+    try:
+        with warnings.catch_warnings():  # 3.12 deprecates copying itertools objects
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return copy.deepcopy(value)
+    except Exception:  # an object that cannot be copied (np.finfo) is returned as it is
+        return value
 
 
 def _zero_fdatas(f: object, args: tuple[object, ...]) -> tuple[t.Any, ...]:
