@@ -9,8 +9,10 @@ active call site (a registered primitive, a derived rule, a constructor, a dynam
 
 from __future__ import annotations
 
+import builtins
 import functools
 import inspect
+import math
 import types as pytypes
 import typing as t
 
@@ -52,6 +54,15 @@ from gibbous.rules.derived import (
     function_key,
     ir_parameters,
     rule_name,
+)
+from gibbous.rules.generators import (
+    FRAME,
+    DrainRule,
+    GeneratorCallRule,
+    GeneratorNextRule,
+    iter_frame_rrule,
+    load_frame_rrule,
+    save_frame_rrule,
 )
 from gibbous.rules.inline import InlineRule, find_inline
 from gibbous.rules.prims.classes import TWINS, by_code, twin
@@ -137,7 +148,7 @@ class Session:
         return made
 
     def _build(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
-        if not derivable(fn):
+        if not derivable(fn) and not isinstance(fn, runtime.GeneratorResume):
             raise TypeError(
                 f"build_rrule derives rules of Python functions; {callable_name(fn)} is not "
                 "one (write a rule for it with gibbous.primitive)"
@@ -158,7 +169,8 @@ class Session:
         PassManager(pipeline, verify=self.debug).run(typed)
         prune_attribute_reads(typed)
         # The IR of a generator expression reads the cells of the function it wraps.
-        activity = analyse(typed, fn.fn if isinstance(fn, runtime.GenexprFunction) else fn)
+        wrapped = isinstance(fn, (runtime.GenexprFunction, runtime.GeneratorResume))
+        activity = analyse(typed, t.cast(t.Any, fn).fn if wrapped else fn)
         ad = differentiate(
             typed,
             activity,
@@ -204,6 +216,15 @@ class Session:
         callee = op.callee
         if any(isinstance(ty, T.Bottom) for ty in types):
             return lambda: _PRIMAL  # an operand that never exists: the call never runs
+        if isinstance(callee, Constant):
+            lowered = self._generator(callee.value, types, op.kwnames, op.loc)
+            if lowered is not None:
+                return lowered
+            steps = callee.value in _STEPS or _consumes(callee.value)
+            if steps and types and isinstance(types[0], T.Any):
+                # It may be a generator's frame, known only at run time.
+                ctx, kwnames, loc = self.ctx, op.kwnames, op.loc
+                return lambda: DynamicRule(self, ctx, kwnames, loc)
         if isinstance(callee, Constant):
             fn = callee.value
             maker = self.primitive(fn, types, op.kwnames, op.loc)
@@ -318,6 +339,9 @@ class Session:
         loc: Location | None,
     ) -> RRule | None:
         """The rule of a dynamic call site for these runtime types (``Resolver``)."""
+        lowered = self._generator(callee, arg_types, kwnames, loc)
+        if lowered is not None:
+            return t.cast(RRule, lowered())
         maker = self.primitive(callee, arg_types, kwnames, loc)
         double = twin(callee)
         if maker is None and double is not None:
@@ -341,7 +365,69 @@ class Session:
         return None if maker is None else t.cast(RRule, maker())
 
 
+    # -- generators (gibbous.rules.generators)
+
+    def _generator(
+        self,
+        fn: object,
+        types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        loc: Location | None,
+    ) -> Maker | None:
+        """The rules of the generator lowering: calling a generator function, stepping or
+        iterating its frame, and the frame's own load and save."""
+        if fn is runtime.load_frame:
+            return lambda: load_frame_rrule
+        if fn is runtime.save_frame:
+            return lambda: save_frame_rrule
+        stepped = bool(types) and types[0] == FRAME
+        if stepped and fn is builtins.iter and len(types) == 1:
+            return lambda: iter_frame_rrule
+        if stepped and fn in (runtime.next_or_stop, builtins.next) and not kwnames:
+            stop = fn is builtins.next
+            return lambda: GeneratorNextRule(self._resume_rule, stop_iteration=stop)
+        if stepped and _consumes(fn):
+            make_list = self.primitive(runtime.make_list, (T.ANY,), (), loc)
+            assert make_list is not None
+
+            def consumer(types: tuple[T.Type, ...]) -> RRule:
+                rule = self.resolve(fn, types, kwnames, loc)
+                if rule is None:
+                    raise MissingRuleError(fn, types, kwnames, ctx=self.ctx, loc=loc)
+                return rule
+
+            return lambda: DrainRule(GeneratorNextRule(self._resume_rule), make_list(), consumer)
+        if isinstance(fn, pytypes.FunctionType) and inspect.isgeneratorfunction(fn):
+            n = len(types) - len(kwnames)
+            order, defaults, _, slots = _bind(fn, n, kwnames, types, loc)
+            if order == tuple(range(len(types))) and not kwnames:
+                return lambda: GeneratorCallRule()
+            count = len(types)
+            return lambda: BoundRule(GeneratorCallRule(), order, defaults, count, slots)
+        return None
+
+    def _resume_rule(self, fn: object) -> RRule:
+        resume = runtime.GeneratorResume(t.cast(pytypes.FunctionType, fn))
+        return LazyDerivedRule(lambda: self.program(resume, (FRAME,)))
+
+
 _PRIMAL = PrimalRule()
+_STEPS = (builtins.iter, builtins.next, runtime.next_or_stop)
+
+
+def _consumes(fn: object) -> bool:
+    """A consumer that exhausts the generator it is given (``sum(gen())``)."""
+    try:
+        return fn in _CONSUMERS
+    except TypeError:  # unhashable
+        return False
+
+
+_CONSUMERS = frozenset(
+    {builtins.sum, builtins.list, builtins.tuple, builtins.max, builtins.min, builtins.sorted,
+     builtins.any, builtins.all, builtins.set, builtins.frozenset, builtins.dict, math.fsum,
+     math.prod}
+)
 
 
 def _adapted(fn: object) -> bool:

@@ -86,7 +86,7 @@ def _split(
     for k, d in enumerate(ops):
         if d.target is not None:
             leaders.add(first_at[d.target])
-        if isinstance(d.op, O.JUMPS + O.ENDS):
+        if isinstance(d.op, O.JUMPS + O.ENDS + (O.Yield,)):  # a yield is where a resume begins
             leaders.add(k + 1)
     starts = sorted(k for k in leaders if k < len(ops))
     blocks = [Block(n, s, e) for n, (s, e) in enumerate(zip(starts, starts[1:] + [len(ops)]))]

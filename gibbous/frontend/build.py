@@ -43,7 +43,7 @@ _BOOL_RESULTS: frozenset[object] = frozenset(
 # Calls that cannot raise (but on running out of memory): no handler edge for them.
 _NO_RAISE: frozenset[object] = frozenset(
     {R.make_tuple, R.make_list, R.make_cell, R.closure_cell, R.is_stop, caught, t.cast,
-     operator.is_, operator.is_not}
+     operator.is_, operator.is_not, R.load_frame, R.save_frame}
 )
 
 
@@ -81,12 +81,14 @@ def _callee_value(call: Call) -> object:
 
 class FunctionBuilder:
     """Builds the IR of one function (or, with ``collect``, of a generator expression's body
-    as a function returning the list of its values)."""
+    as a function returning the list of its values; with ``resume``, of a generator function's
+    resume function: ``runtime.GeneratorResume``)."""
 
-    def __init__(self, fn: types.FunctionType, collect: bool = False) -> None:
+    def __init__(self, fn: types.FunctionType, collect: bool = False, resume: bool = False) -> None:
         self.fn = fn
         self.code: types.CodeType = fn.__code__
         self.collect = collect
+        self.resume = resume
         self.file = self.code.co_filename
         self.line = self.code.co_firstlineno
         code = self.code
@@ -96,11 +98,15 @@ class FunctionBuilder:
         self.arg_names = list(code.co_varnames[:nargs])
         extra = [n for n in code.co_cellvars if n not in code.co_varnames]
         self.local_names = [*code.co_varnames, *extra, *code.co_freevars]
+        params = [("frame", ANY)] if resume else [(name, ANY) for name in self.arg_names]
         self.func = Function(
-            fn.__qualname__,
-            [(name, ANY) for name in self.arg_names],
+            f"{fn.__qualname__}.resume" if resume else fn.__qualname__,
+            params,
             loc=Location(self.file, code.co_firstlineno),
         )
+        # resume mode: (label, continuation block, where the value sent in goes, how many
+        # values the continuation takes) for each yield
+        self.continuations: list[tuple[int, Block, int, int]] = []
         self.b = Builder(self.func)
         self.unbound = Constant(R.UNBOUND)
         self.protected: set[int] = set()  # ids of block arguments to keep (loop items)
@@ -187,11 +193,11 @@ class FunctionBuilder:
     def build(self) -> Function:
         ops = decode_ops(self.code)
         analysis = B.split(ops, exception_table(self.code))
-        checks.check_code(self.fn, self.collect, analysis)
+        checks.check_code(self.fn, self.collect, analysis, self.resume)
         B.analyse(analysis, self.code, self.arg_names)
         self.analysis = analysis
         first = analysis.reachable[0]
-        has_preds = any(True for _ in analysis.graph.predecessors(first.index))
+        has_preds = self.resume or any(True for _ in analysis.graph.predecessors(first.index))
         for block in analysis.reachable:
             if block is first and not has_preds:
                 self.ir_blocks[block.index] = self.func.entry
@@ -199,18 +205,65 @@ class FunctionBuilder:
                 self.ir_blocks[block.index] = self._new_block(block)
         self.b.loc = Location(self.file, self.code.co_firstlineno)
         initial: dict[str, Value] = {n: self.unbound for n in self.local_names}
-        initial.update(zip(self.arg_names, self.func.args))
+        if not self.resume:
+            initial.update(zip(self.arg_names, self.func.args))
         if self.collect:
             self.values = self.call(R.make_list, name="values")
-        if has_preds:
+        if has_preds and not self.resume:
             self.stack, self.locals = [], initial
             self.b.jump(self.ir_blocks[first.index], *self._edge_args(first))
         for block in analysis.reachable:
             self._build_block(block, initial if self.ir_blocks[block.index] is self.func.entry
                               else None)
+        if self.resume:
+            self._dispatch(first, initial)
         remove_trivial_arguments(self.func, self.protected)
-        checks.check_generator_expressions(self.fn, self.func)
+        checks.lazy_generator_expressions(self.func)
         return self.func
+
+    # --- generators, lowered (resume mode) ---------------------------------------------------
+
+    def _yield(self, block: B.Block) -> None:
+        """``yield v``: save what the code after it needs in the frame, and return ``v``; the
+        dispatch at the entry jumps there with the frame's values when resumed."""
+        value = self.pop_value()
+        self.push(self.const(None))  # what iteration sends in; a placeholder while saving
+        succ = self._fall(block)
+        args = self._edge_args(succ)
+        sent = sum(s is not B.Slot.NULL for s in succ.entry_stack or ()) - 1
+        label = len(self.continuations) + 1
+        frame = self.func.args[0]
+        self.call(R.save_frame, frame, label, *(a for i, a in enumerate(args) if i != sent))
+        self.continuations.append((label, self.ir_blocks[succ.index], sent, len(args)))
+        self.b.ret(value)
+
+    def _dispatch(self, first: B.Block, initial: dict[str, Value]) -> None:
+        """The entry of a resume function: load the frame, and go where the generator
+        stopped: to its start with its arguments (label 0), after a yield with the values
+        saved there, or nowhere if it finished (``STOP``)."""
+        self.b.at_end(self.func.entry)
+        self.b.loc = Location(self.file, self.code.co_firstlineno)
+        self.handler = None
+        loaded = self.call(R.load_frame, self.func.args[0], name="loaded")
+        label = self.call(operator.getitem, loaded, 0, name="label")
+        saved = self.call(operator.getitem, loaded, 1, name="saved")
+        arms = [(0, self.ir_blocks[first.index], 0, 0)]
+        arms += [(k, block, sent, n) for k, block, sent, n in self.continuations]
+        for k, block, sent, n in arms:
+            here, rest = self.func.add_block(), self.func.add_block()
+            self.b.branch(self.call(operator.eq, label, k), here, [], rest, [])
+            self.b.at_end(here)
+            if k == 0:  # the start, with the arguments
+                self.stack, self.locals = [], dict(initial)
+                for i, name in enumerate(self.arg_names):
+                    self.locals[name] = self.call(operator.getitem, saved, i, name=name)
+                args = self._edge_args(first)
+            else:  # the values saved at yield k, and what iteration sends in
+                args = [self.call(operator.getitem, saved, i) for i in range(n - 1)]
+                args.insert(sent, self.const(None))
+            self.b.jump(block, *args)
+            self.b.at_end(rest)
+        self.b.ret(self.const(R.STOP))  # finished: every next stops
 
     def _new_block(self, block: B.Block) -> Block:
         ir = self.func.add_block()
@@ -273,6 +326,10 @@ class FunctionBuilder:
                 self._terminate(block, d)
                 self.handler = None
                 return
+            if self.resume and isinstance(d.op, O.Yield):
+                self._yield(block)
+                self.handler = None
+                return
             self._op(k, d.op)
         self.handler = None
         succ = self.analysis.blocks[block.edges[0][0]]
@@ -306,6 +363,10 @@ class FunctionBuilder:
             case O.Jump(target=target):
                 succ = self._target(target)
                 self.b.jump(self.ir_blocks[succ.index], *self._edge_args(succ))
+            case O.Return() if self.resume:  # the generator finished (its value is lost)
+                self.pop_value()
+                self.call(R.save_frame, self.func.args[0], -1)
+                self.b.ret(self.const(R.STOP))
             case O.Return():
                 value = self.pop_value()
                 self.b.ret(self.values if self.values is not None else value)
@@ -553,7 +614,7 @@ class FunctionBuilder:
                 self.stack[-1], self.stack[-i] = self.stack[-i], self.stack[-1]
             case O.Pop():
                 self.pop()
-            case O.ReturnGenerator() if self.collect:
+            case O.ReturnGenerator() if self.collect or self.resume:
                 self.push(self.const(None))
             case O.Yield() if self.collect:
                 self.call(list.append, self.values, self.pop_value())
@@ -707,6 +768,8 @@ def function_ir(fn: object) -> Function:
     """
     if isinstance(fn, R.GenexprFunction):
         builder = FunctionBuilder(fn.fn, collect=True)
+    elif isinstance(fn, R.GeneratorResume):
+        builder = FunctionBuilder(fn.fn, resume=True)
     elif isinstance(fn, types.FunctionType):
         builder = FunctionBuilder(fn)
     else:

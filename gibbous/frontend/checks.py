@@ -2,8 +2,8 @@
 
 Before: async and generator functions, and unsupported operations reachable from the entry
 (handlers included).  During: calls of builtins that need the caller's frame (``exec``,
-``locals()``, ...).  After: generator expressions whose consumer might not exhaust them (we run
-them eagerly).  Each raises ``UnsupportedConstructError`` naming the construct and line.
+``locals()``, ...).  Each raises ``UnsupportedConstructError`` naming the construct and line.
+After: generator expressions that no consumer exhausts become generator functions.
 """
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ import builtins
 import inspect
 import math
 import types
+import typing as t
 
 from gibbous.frontend import ops as O
 from gibbous.frontend import runtime as R
 from gibbous.frontend.blocks import Analysis
 from gibbous.frontend.errors import UnsupportedConstructError
-from gibbous.ir.core import Call, Constant, Function, Result
+from gibbous.ir.core import Block, Call, Constant, Function, Result
 
 _ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
@@ -56,15 +57,24 @@ def error(fn: types.FunctionType, construct: str, hint: str, line: int | None) -
     )
 
 
-def check_code(fn: types.FunctionType, collect: bool, analysis: Analysis) -> None:
-    """Raise for what gibbous cannot translate at all; the first construct in the code wins."""
+def check_code(
+    fn: types.FunctionType, collect: bool, analysis: Analysis, resume: bool = False
+) -> None:
+    """Raise for what gibbous cannot translate at all; the first construct in the code wins.
+    ``collect``: a generator expression run eagerly; ``resume``: a generator's resume
+    function (``runtime.GeneratorResume``)."""
     code = fn.__code__
     if code.co_flags & _ASYNC_FLAGS:
         raise error(fn, "an async function", "differentiate a plain (synchronous) function",
                     code.co_firstlineno)
-    if code.co_flags & inspect.CO_GENERATOR and not collect:
+    if resume and not code.co_flags & inspect.CO_GENERATOR:
+        raise AssertionError("only a generator function has a resume function")
+    if code.co_flags & inspect.CO_GENERATOR and not (collect or resume):
         yields = [d.line for d in analysis.ops if isinstance(d.op, O.Yield)]
-        hint = "return a list of the values instead of yielding them"
+        hint = (
+            "call it inside the differentiated function (a for loop, next(), sum(), list(), "
+            "... step it there), or differentiate a function that consumes what it yields"
+        )
         raise error(fn, "a generator function", hint, min(yields, default=None))
     if collect and not is_genexpr(code):
         raise AssertionError("only a generator expression can be collected into a list")
@@ -92,22 +102,26 @@ def check_callee(fn: types.FunctionType, line: int, callee: object, nargs: int) 
         raise error(fn, *problem, line)
 
 
-def check_generator_expressions(fn: types.FunctionType, func: Function) -> None:
-    """Raise where a generator expression's values go anywhere but into a consumer that
-    exhausts them: only there does running it eagerly into a list mean the same."""
-    for call in func.calls():
+def lazy_generator_expressions(func: Function) -> None:
+    """A generator expression runs eagerly into a list only where a consumer exhausts it
+    (``sum``, ``max``, ``tuple``, ...), which means the same; anywhere else (passed to a
+    function, stepped by ``next``, zipped) it is made a generator function as Python makes it,
+    which differentiated code steps one item at a time (``runtime.GeneratorFrame``)."""
+    for call in list(func.calls()):
         callee = call.callee
         if not (isinstance(callee, Result) and _callee_value(callee.op) is R.make_genexpr):
             continue
-        for use in call.result.uses:
-            if not _consumes_genexpr(use.user, use.index):
-                raise error(
-                    fn,
-                    "a generator expression not consumed by sum(), max(), tuple(), ...",
-                    "use a list comprehension [...] instead: gibbous runs generator "
-                    "expressions eagerly, which is only safe where they are exhausted",
-                    call.loc.line if call.loc is not None else None,
-                )
+        if all(_consumes_genexpr(use.user, use.index) for use in call.result.uses):
+            continue
+        made = callee.op
+        code, owner, closure = made.args
+        none = Constant(None)
+        function = Call(
+            Constant(R.make_function), [code, owner, none, none, closure], loc=made.loc
+        )
+        t.cast(Block, made.parent).insert_before(made, function)
+        made.result.replace_all_uses_with(function.result)
+        made.erase()
 
 
 def _callee_value(call: Call) -> object:

@@ -81,7 +81,10 @@ COMPARISONS: tuple[t.Callable[..., object], ...] = (
 
 CONVERSIONS: dict[int, t.Callable[[object], str]] = {1: str, 2: repr, 3: ascii}
 
-_GENERATOR = ("a generator function", "return a list of the values instead of yielding them")
+_GENERATOR = (
+    "'yield from' or .send() into a generator",
+    "loop over the inner iterable and yield each value",
+)
 _ASYNC = ("an async function", "differentiate a plain (synchronous) function")
 _MATCH = ("a match statement", "use if/elif with isinstance() and len() instead")
 _SCOPE = ("module or class level code", "differentiate a function")

@@ -173,6 +173,75 @@ def make_genexpr(
     return GenexprFunction(make_function(code, owner, None, None, closure))
 
 
+# --- generator functions, lowered ------------------------------------------------------------
+# A generator is differentiated as a state machine: its frame (``GeneratorFrame``) holds where it
+# stopped and the values live there; each ``next`` is one call of its *resume function*
+# (``GeneratorResume``), whose IR (built by ``function_ir``) loads the frame, jumps to where the
+# generator stopped, and at the next ``yield`` saves the frame and returns the value (``STOP``
+# at the end).  Each step is an ordinary call on the tape.
+
+
+class GeneratorResume:
+    """The resume function of the generator function ``fn`` (see above).  ``function_ir``
+    builds its IR, taking one argument: the ``GeneratorFrame``."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: types.FunctionType) -> None:
+        self.fn = fn
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GeneratorResume) and other.fn is self.fn
+
+    def __hash__(self) -> int:
+        return hash(self.fn)
+
+    def __repr__(self) -> str:
+        return f"<resume function of the generator {self.fn.__qualname__}>"
+
+
+class GeneratorFrame:
+    """A generator being differentiated: its function, where it stopped (``label``: 0 not
+    started, -1 finished or running) and the values live there (the arguments, at first).
+
+    Only the differentiated code steps it (a ``for`` loop, ``next``); anything else that
+    iterates it is refused, since it would run the generator without recording it."""
+
+    __slots__ = ("fn", "label", "values")
+
+    def __init__(self, fn: types.FunctionType, values: tuple[object, ...]) -> None:
+        self.fn, self.label, self.values = fn, 0, values
+
+    def __iter__(self) -> GeneratorFrame:
+        return self
+
+    def __next__(self) -> object:
+        from gibbous.ir.exceptions import GibbousError
+
+        raise GibbousError(
+            f"the generator {self.fn.__qualname__}() is differentiated step by step, and only a "
+            "for loop or next() in the differentiated code can step it; a library function "
+            "iterating it (list(), zip(), enumerate(), ...) cannot.  Iterate it with a for "
+            "loop, or make the generator return a list"
+        )
+
+    def __repr__(self) -> str:
+        return f"<generator {self.fn.__qualname__} differentiated, at {self.label}>"
+
+
+def load_frame(frame: GeneratorFrame) -> tuple[int, tuple[object, ...]]:
+    """Where the generator stopped and the values saved there; from now on it is running (an
+    exception out of it finishes it, as in CPython)."""
+    label, values = frame.label, frame.values
+    frame.label, frame.values = -1, ()
+    return label, values
+
+
+def save_frame(frame: GeneratorFrame, label: int, *values: object) -> None:
+    """The generator stops at ``label`` (-1: it finished) with ``values`` live."""
+    frame.label, frame.values = label, values
+
+
 # --- iteration -------------------------------------------------------------------------------
 
 

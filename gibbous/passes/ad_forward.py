@@ -26,7 +26,7 @@ from gibbous.frontend import runtime
 from gibbous.ir import names
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.cfg import reachable
+from gibbous.ir.cfg import reverse_postorder
 from gibbous.ir.core import (
     Block,
     Branch,
@@ -117,7 +117,8 @@ class Forward:
         self.f, self.act, self.site_maker = f, act, site_maker
         params = [("self", CODUAL), *((a.name, CODUAL) for a in f.args)]
         self.g = Function(f"{f.name}.forward", params, loc=f.loc, entry_name=f.entry.name)
-        self.blocks = [b for b in f.blocks if b in reachable(f)]
+        # Dominators first: every value is converted where it is defined, before its uses.
+        self.blocks = reverse_postorder(f)
         self.cd: dict[Value, Value] = {}  # primal value -> its CoDual in g
         self.pr: dict[Value, Value] = {}  # primal value -> its primal in g
         self.placeholders: list[Placeholder] = []

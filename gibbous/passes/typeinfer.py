@@ -379,6 +379,11 @@ class _Inference:
     def _call_function(
         self, op: Call, fn: pytypes.FunctionType, args: list[T.Type], kwargs: dict[str, T.Type]
     ) -> T.Type:
+        if fn.__code__.co_flags & inspect.CO_GENERATOR:
+            # Differentiated, a generator is a frame stepped by its resume function (the
+            # lowering of gibbous.frontend.runtime); what it yields is known step by step only.
+            self.unknown_code(*args, *kwargs.values())
+            return _FRAME
         ir = self.callee_ir(fn) if self.callee_ir is not None else None
         params = _bind(fn, args, kwargs) if ir is not None else None
         if ir is None or params is None or len(params) != len(ir.args):
@@ -1312,6 +1317,9 @@ def _unpack_ex(
     return T.Tuple((found,) * before + (inf.fresh(op, list, [found]),) + (found,) * after)
 
 
+_FRAME = T.Object(R.GeneratorFrame)
+
+
 @_handles(iter)
 def _iter(
     inf: _Inference, op: Call, fn: object, args: list[T.Type], kwargs: dict[str, T.Type]
@@ -1319,6 +1327,8 @@ def _iter(
     if len(args) != 1 or kwargs:
         return None
     x = args[0]
+    if x == _FRAME:  # a generator is its own iterator
+        return x
     if isinstance(x, Iter):
         return Iter(x.item, source=x.source) if x.cls in VIEW_CLASSES else x
     found = inf.element(x)

@@ -800,8 +800,9 @@ def function_key(fn: object) -> tuple[object, ...] | None:
     their derived programs: a program reads its function object only through its ``CoDual``
     argument, and ``BoundRule`` reads defaults from the function called.  So a closure or
     generator expression made anew on every call is compiled once."""
-    kind = "genexpr" if isinstance(fn, runtime.GenexprFunction) else "function"
-    if isinstance(fn, runtime.GenexprFunction):
+    kind = "function"
+    if isinstance(fn, (runtime.GenexprFunction, runtime.GeneratorResume)):
+        kind = "genexpr" if isinstance(fn, runtime.GenexprFunction) else "resume"
         fn = fn.fn
     if not isinstance(fn, pytypes.FunctionType):
         return None

@@ -30,7 +30,7 @@ from gibbous.api import build_rrule, value_and_pullback
 from gibbous.rules.derived import PartialCallError
 from gibbous.rules.registry import MissingRuleError
 from gibbous.rules.tangents import NoTangent, Tangent, is_differentiable, randn_tangent
-from tests.frontend import corpus, corpus_exceptions, corpus_numeric
+from tests.frontend import corpus, corpus_exceptions, corpus_generators, corpus_numeric
 from tests.frontend.helpers import same
 from tests.rules.fd import _perturb_all, _scale, inner, pairing
 
@@ -106,7 +106,9 @@ def direction(xs: t.Sequence[object], rng: np.random.Generator) -> list[t.Any]:
     return [_scale(v, 1.0 / norm) for v in d] if norm > 0 else d
 
 
-_CORPUS_FILES = frozenset({corpus.__file__, corpus_numeric.__file__, corpus_exceptions.__file__})
+_CORPUS_FILES = frozenset(
+    m.__file__ for m in (corpus, corpus_numeric, corpus_exceptions, corpus_generators)
+)
 Path = tuple[tuple[str, int], ...]
 
 

@@ -960,7 +960,8 @@ def literal_match(x):
 
 # --- numerical code (tests/frontend/corpus_numeric.py) ---------------------------------------
 
-from tests.frontend import corpus_exceptions, corpus_numeric  # noqa: E402
+from tests.frontend import corpus_exceptions, corpus_generators, corpus_numeric  # noqa: E402
 
 CASES.extend(corpus_numeric.CASES)
 CASES.extend(corpus_exceptions.CASES)
+CASES.extend(corpus_generators.CASES)

@@ -14,7 +14,7 @@ from gibbous.backends.numpy import compile_function
 from gibbous.frontend import function_ir, runtime
 from gibbous.ir import verify
 from gibbous.ir.core import Call, Constant, Function
-from tests.frontend import corpus, corpus_exceptions, corpus_numeric
+from tests.frontend import corpus, corpus_exceptions, corpus_generators, corpus_numeric
 from tests.frontend.helpers import run_both, same
 from tests.frontend import interp
 from tests.frontend.interp import run
@@ -38,13 +38,16 @@ def test_ir_means_what_the_function_means(
     assert same(native_args, ir_args), "mutable arguments end in different states"
 
 
+_FILES = tuple(m.__file__ for m in (corpus, corpus_numeric, corpus_exceptions, corpus_generators))
+
+
 def _corpus_code(fn: object) -> bool:
     """Functions of the corpus, nested ones and generator expressions included."""
     if isinstance(fn, runtime.GenexprFunction):
         return True
     return (
         isinstance(fn, types.FunctionType)
-        and fn.__code__.co_filename in (corpus.__file__, corpus_numeric.__file__, corpus_exceptions.__file__)
+        and fn.__code__.co_filename in _FILES
         and not fn.__code__.co_flags & inspect.CO_GENERATOR  # unsupported on its own
     )
 

@@ -79,10 +79,6 @@ def bare_raise(x):
     raise  # <- a bare 'raise' outside an except block
 
 
-def lazy_genexpr(xs):
-    return next(x for x in xs if x > 0)  # <- a generator expression not consumed by
-
-
 def unsupported_after_supported_code(x):
     y = x * 2
     z = math.sin(y)
@@ -108,6 +104,5 @@ CASES = [
     uses_match,
     calls_super,
     bare_raise,
-    lazy_genexpr,
     unsupported_after_supported_code,
 ]
