@@ -7,6 +7,7 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``numpy_ufuncs``: ufuncs and operators on arrays, ``clip``, ``where``, ``real``/``imag``/``conj``;
 * ``numpy_reductions``: ``sum``, ``mean``, ``prod``, ``max``/``min``, ``var``, ``std``,
   ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum``, ``cumprod``;
+* ``sequences``: the reductions and ``np.linalg.norm`` of lists and tuples (``np.sum([a, b])``);
 * ``linalg``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
   ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``, ``trace``;
 * ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky eigh svd qr``;
@@ -43,5 +44,6 @@ from gibbous.rules.prims import pybuiltins as pybuiltins
 from gibbous.rules.prims import queries as queries
 from gibbous.rules.prims import runtime as runtime
 from gibbous.rules.prims import scalars as scalars
+from gibbous.rules.prims import sequences as sequences
 from gibbous.rules.prims import shapes as shapes
 

@@ -1,0 +1,71 @@
+"""Whole user functions with Python idioms that go through hand-written rules: reductions of
+lists and tuples, ``getattr`` with a default, the ``random`` module.  Each gradient is taken
+with ``gibbous.grad`` and with ``value_and_gradient(build_rrule(...))``, and checked against
+central finite differences."""
+
+from __future__ import annotations
+
+import typing as t
+
+import numpy as np
+
+import gibbous
+from tests.ad.conftest import check
+
+
+def both(f: t.Callable[..., t.Any], *args: t.Any, rng: np.random.Generator) -> tuple[t.Any, ...]:
+    """The gradients of ``f`` at ``args`` by ``value_and_gradient`` (checked against finite
+    differences) and by ``gibbous.grad`` (checked to agree)."""
+    _, _, grads = check(f, *args, rng=rng)
+    by_grad = gibbous.grad(f, argnums=tuple(range(len(args))))(*args)
+    for a, b in zip(grads[1:], by_grad):
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return t.cast(tuple[t.Any, ...], grads[1:])
+
+
+# --------------------------------------------------------------------------------------------
+# Reductions of lists and tuples
+
+
+def sum_of_list(a: float, b: float) -> float:
+    return float(np.sum([a * a, b]))
+
+
+def rows_of_a_tuple(x: np.ndarray, y: np.ndarray) -> float:
+    total = np.sum((x, y * y), axis=0)
+    return float(np.mean([total, x]) + np.var((x[0], y[1], x[2])) + np.std([x, y]))
+
+
+def norms_and_extremes(a: float, b: float, x: np.ndarray) -> float:
+    nested = [[a, b], [b * a, 2.0]]
+    return float(
+        np.linalg.norm([a, b])
+        + np.max(nested)
+        + np.min((a, b))
+        + np.prod([a, b, 1.5])
+        + np.average([a, b], weights=[b, 1.0])
+        + np.sum(np.cumsum([x, 2.0 * x], axis=0))
+        + np.linalg.norm(nested, "fro")
+    )
+
+
+def test_sum_of_a_list(rng: np.random.Generator) -> None:
+    assert both(sum_of_list, 1.5, -0.5, rng=rng) == (3.0, 1.0)
+
+
+def test_reductions_of_lists_and_tuples(rng: np.random.Generator) -> None:
+    x, y = rng.standard_normal(3), rng.standard_normal(3)
+    both(rows_of_a_tuple, x, y, rng=rng)
+    both(norms_and_extremes, 0.7, 1.3, rng.standard_normal(2), rng=rng)
+
+
+def running_total(xs: list[float]) -> float:
+    out = 0.0
+    for k in range(1, len(xs)):
+        out += float(np.sum(xs[:k])) * xs[k]
+    return out
+
+
+def test_a_list_argument_gets_its_gradient_in_its_tangent(rng: np.random.Generator) -> None:
+    (g,) = both(running_total, [0.5, -1.0, 2.0, 0.25], rng=rng)
+    assert isinstance(g, list) and len(g) == 4
