@@ -69,3 +69,27 @@ def running_total(xs: list[float]) -> float:
 def test_a_list_argument_gets_its_gradient_in_its_tangent(rng: np.random.Generator) -> None:
     (g,) = both(running_total, [0.5, -1.0, 2.0, 0.25], rng=rng)
     assert isinstance(g, list) and len(g) == 4
+
+
+# --------------------------------------------------------------------------------------------
+# getattr with a default
+
+
+class Layer:
+    def __init__(self, w: np.ndarray) -> None:
+        self.w = w
+
+
+def scaled(layer: Layer, x: np.ndarray, s: float) -> float:
+    w = getattr(layer, "w", x)  # there: the default gets nothing
+    b = getattr(layer, "bias", s * x)  # missing: the default, with its gradient
+    c = getattr(layer, "scale", s)  # a float default
+    return float(np.sum(w * x + b * b)) * c
+
+
+def test_getattr_with_a_default(rng: np.random.Generator) -> None:
+    layer, x, s = Layer(rng.standard_normal(3)), rng.standard_normal(3), 0.5
+    _, _, grads = check(scaled, layer, x, s, rng=rng)
+    total = np.sum(layer.w * x + s * s * x * x)
+    np.testing.assert_allclose(grads[3], total + s * np.sum(2 * s * x * x))
+    np.testing.assert_allclose(gibbous.grad(scaled, argnums=(1, 2))(layer, x, s)[1], grads[3])
