@@ -17,6 +17,7 @@ Importing this package registers every rule in ``DefaultContext``:
   ``take``, index queries and rounding (no derivative), and random numbers;
 * ``containers``, ``container_methods``, ``iteration``, ``pybuiltins``: tuples, lists, dicts,
   their methods, iterators, ``sum``, ``min``, ``max``;
+* ``pyrandom``: Python's ``random`` module (draws, ``choice``, ``shuffle``);
 * ``queries``: comparisons, bitwise operators and other calls without derivative;
 * ``objects``: ``getattr``/``setattr``/``delattr`` on objects;
 * ``classes``: ``tuple.__new__`` for NamedTuples (constructing classes is derived);
@@ -41,6 +42,7 @@ from gibbous.rules.prims import numpy_reductions as numpy_reductions
 from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects
 from gibbous.rules.prims import pybuiltins as pybuiltins
+from gibbous.rules.prims import pyrandom as pyrandom
 from gibbous.rules.prims import queries as queries
 from gibbous.rules.prims import runtime as runtime
 from gibbous.rules.prims import scalars as scalars
