@@ -13,6 +13,7 @@ import builtins
 import cmath
 import math
 import operator
+import random
 import typing as t
 
 import numpy as np
@@ -530,3 +531,46 @@ def _str(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
 def _hash(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
     return EXACT_INT
 
+
+
+# --------------------------------------------------------------------------------------------
+# Python's random module: its functions (methods bound to the module's Random instance) and
+# the methods of random.Random with the instance first.  Not folded: a draw advances its
+# generator.  A float draw of Python numbers is a float (``mu + sigma z``); of anything else
+# (an array sigma, a user number) unknown.
+
+_FLOAT_DRAWS = ("random", "gauss", "normalvariate", "lognormvariate", "uniform", "expovariate")
+_INT_DRAWS = ("randint", "randrange", "getrandbits")
+
+
+Rule = t.Callable[[tuple[T.Type, ...], dict[str, T.Type]], T.Type]
+
+
+def _draw_rule(result: T.Type, skip: int) -> Rule:
+    def rule(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+        params = (*args[skip:], *kwargs.values())
+        numbers = all(T.is_subtype(a, T.FLOAT) or T.is_subtype(a, T.INT) for a in params)
+        return result if numbers else T.ANY
+
+    return rule
+
+
+def _choice_rule(skip: int) -> Rule:
+    def rule(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+        seq = args[skip] if len(args) == skip + 1 and not kwargs else None
+        if isinstance(seq, T.List):
+            return seq.item
+        if isinstance(seq, T.Tuple) and seq.items:
+            return join_all(seq.items)
+        return T.ANY
+
+    return rule
+
+
+for _skip, _owner in ((0, random), (1, random.Random)):
+    for _name in _FLOAT_DRAWS:
+        RULES.add([getattr(_owner, _name)], _draw_rule(T.FLOAT, _skip))
+    for _name in _INT_DRAWS:
+        RULES.add([getattr(_owner, _name)], _draw_rule(T.INT, _skip))
+    RULES.add([getattr(_owner, "choice")], _choice_rule(_skip))
+    RULES.add([getattr(_owner, "shuffle"), getattr(_owner, "seed")], lambda args, kwargs: T.NONE)

@@ -1027,3 +1027,18 @@ def test_typeof_gives_subclasses_their_own_class() -> None:
     assert T.typeof(MyList()) == T.Object(MyList)
     assert T.typeof(True) == T.BOOL
     assert T.typeof(builtins.int(3)) == T.INT
+
+
+def test_python_random() -> None:
+    rng = T.Object(random.Random)
+    assert result_type(C(random.gauss), (T.FLOAT, C(2.0)), {}) == T.FLOAT
+    assert result_type(C(random.Random.uniform), (rng, C(1), T.FLOAT), {}) == T.FLOAT
+    assert result_type(C(random.random), (), {}) == T.FLOAT
+    assert result_type(C(random.gauss), (T.Array("float64", 1), C(2.0)), {}) == T.ANY
+    assert result_type(C(random.Random.randint), (rng, C(1), C(3)), {}) == T.INT
+    assert result_type(C(random.choice), (T.List(T.FLOAT),), {}) == T.FLOAT
+    assert result_type(C(random.Random.choice), (rng, T.Tuple((T.INT, T.FLOAT))), {}) == join(
+        T.INT, T.FLOAT
+    )
+    assert result_type(C(random.choice), (T.Array("float64", 1),), {}) == T.ANY
+    assert result_type(C(random.shuffle), (T.List(T.FLOAT),), {}) == T.NONE

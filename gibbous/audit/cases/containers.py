@@ -333,6 +333,21 @@ CASES += [
     case(builtins.delattr, Plain(1.5, A), "w"),
     case(builtins.delattr, Slotted(1.5), "v"),
 ]
+# getattr with a default: the attribute when there is one (the default gets nothing), else
+# the default itself, with its gradient
+CASES += [
+    case(builtins.getattr, Point(1.5, 2.5), "x", 0.5),
+    case(builtins.getattr, Point(1.5, 2.5), "missing", 0.5),
+    case(builtins.getattr, Point(1.5, A), "missing", B),
+    case(builtins.getattr, Frozen(1.5, A), "w", B),
+    case(builtins.getattr, Plain(1.5, A), "scale", [0.5, 1.5]),
+    case(builtins.getattr, Pair(1.5, A), "c", (2.5, B)),
+    case(builtins.getattr, np, "no_such_constant", 2.5),
+    case(builtins.getattr, M, "T", None),
+    case(builtins.getattr, M, "missing", 2.5),
+    case(builtins.getattr, 1.5 + 2.0j, "imag", 0.5),
+    case(builtins.getattr, 1.5, "missing", A),
+]
 
 # --------------------------------------------------------------------------------------------
 # The frontend's runtime helpers

@@ -111,6 +111,8 @@ CASES += [
     case(np.average, X3, kwargs={"axis": 0, "keepdims": True}),
     case(np.average, F2, kwargs={"axis": 0, "weights": _real(3, 4, dtype=np.float32)}),
     case(np.average, Z2, kwargs={"axis": -1, "weights": _complex(4)}),
+    case(np.average, X2, kwargs={"axis": 1, "weights": [0.1, 0.2, 0.3, 0.4]}),  # converted
+    case(np.average, X1, None, (0.5, 0.25, 1.0, 0.75, 1.5)),
 ]
 
 # cumulative products, with a zero (the exact path) and without
@@ -166,3 +168,37 @@ XZ2[[1, 3]] = 0.0
 for fn in (np.prod, np.ndarray.prod):
     CASES += [case(fn, XZ1), case(fn, XZ2)]
 CASES += [case(np.prod, Z2 * np.array([1, 0, 1, 1]))]
+
+# Lists and tuples (gibbous.rules.prims.sequences): floats, arrays of one shape, nested lists;
+# the rule of each is the array's, run on np.asarray of the sequence.  Distinct values, so
+# the cases of max, min and ptp have no ties.
+FLOATS = [float(v) for v in _real(4)]
+ROWS = (_real(3), _real(3))
+NESTED = [[float(v) for v in row] for row in _real(2, 3)]
+SEQUENCE_CASES: list[RuleCase] = []
+for fn in (
+    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.var, np.std, np.ptp,
+    np.average, np.nansum, np.nanmean, np.cumsum, np.cumprod, np.linalg.norm,
+):  # fmt: skip
+    SEQUENCE_CASES += [
+        case(fn, FLOATS),
+        case(fn, tuple(FLOATS[:3])),
+        case(fn, ROWS, kwargs={"axis": 0}),
+        case(fn, NESTED, 1),
+    ]
+SEQUENCE_CASES += [
+    case(np.average, ROWS, kwargs={"axis": 0, "weights": [0.25, 0.75]}),  # weights a list too
+    case(np.average, FLOATS, kwargs={"weights": tuple(_real(4))}),
+    case(np.std, ROWS, kwargs={"ddof": 1}),
+    case(np.sum, [X2, 2.0 * X2], kwargs={"axis": (0, 2), "keepdims": True}),
+    case(np.linalg.norm, NESTED, "fro"),
+    case(np.linalg.norm, [np.float32(0.5), np.float32(1.5)]),
+    case(np.sum, [0.5 + 1.0j, 1.5 - 0.5j]),
+    case(np.sum, [1, 2, 3]),  # ints: no derivative
+]
+SEQUENCE_CASES += [  # out=: the array rule's stateful one
+    case(np.sum, ROWS, kwargs={"axis": 1, "out": _real(2)}),
+    case(np.mean, ROWS, kwargs={"axis": 1, "out": _real(2)}),
+    case(np.cumsum, ROWS, kwargs={"axis": 1, "out": _real(2, 3)}),
+]
+CASES += SEQUENCE_CASES

@@ -35,6 +35,7 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import random
 import types
 import typing as t
 import warnings
@@ -498,6 +499,64 @@ def _genexpr_parts() -> tuple[types.CodeType, types.FunctionType, tuple[types.Ce
 DERIVED: list[RuleCase] = [case(runtime.make_genexpr, *_genexpr_parts())]
 
 # --------------------------------------------------------------------------------------------
+# Python's random module (gibbous.rules.prims.pyrandom).  The module's functions are methods
+# bound to its hidden Random instance, which the harness copies for each call (as NumPy's
+# generators), so the rule and the primal draw the same numbers; the methods take a Random of
+# their own.  Fresh instances: gauss caches its second draw in the instance.
+
+
+_NOT_REWOUND = (
+    "mutation",
+    "gauss caches its second draw in the generator (gauss_next), and seed clears it: the "
+    "pullback leaves the generator's state as the primal leaves it, never rewound",
+)
+
+
+def _draw(bound: bool, name: str, *args: object) -> RuleCase:
+    deviation = _NOT_REWOUND if name == "gauss" else None
+    if bound:
+        return case(getattr(random, name), *args, deviation=deviation)
+    return case(getattr(random.Random, name), random.Random(7), *args, deviation=deviation)
+
+
+def _cached_draw() -> random.Random:
+    rng = random.Random(7)
+    rng.gauss()  # the second draw waits in gauss_next
+    return rng
+
+
+def _python_random() -> list[RuleCase]:
+    vector = np.array([0.5, 1.5, 2.5])
+    matrix = np.array([[0.5, 1.5], [2.5, 3.5]])
+    out: list[RuleCase] = []
+    for bound in (True, False):
+        out += [
+            _draw(bound, "gauss", 0.5, 2.0),
+            _draw(bound, "gauss"),
+            _draw(bound, "normalvariate", 0.5, 1.5),
+            _draw(bound, "lognormvariate", 0.25, 0.5),
+            _draw(bound, "uniform", -1.0, 2.5),
+            _draw(bound, "expovariate", 1.5),
+            _draw(bound, "random"),
+            _draw(bound, "randint", 0, 5),
+            _draw(bound, "randrange", 10),
+            _draw(bound, "getrandbits", 8),
+            _draw(bound, "randbytes", 4),
+            _draw(bound, "seed", 3),  # gauss_next None: nothing changes there
+            _draw(bound, "choice", [0.5, 1.5, vector]),
+            _draw(bound, "choice", (0.5, 2.5, 1.5)),
+            _draw(bound, "choice", vector),
+            _draw(bound, "choice", matrix),
+            _draw(bound, "shuffle", [0.5, 1.5, 2.5, vector]),
+        ]
+    out += [
+        case(random.Random.gauss, _cached_draw(), 0.5, 2.0, deviation=_NOT_REWOUND),
+        case(random.Random.seed, _cached_draw(), 3, deviation=_NOT_REWOUND),
+    ]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
 
 CASES: list[RuleCase] = [
     *_operator_cases(),
@@ -509,4 +568,5 @@ CASES: list[RuleCase] = [
     *PYBUILTINS,
     *QUERIES,
     *DERIVED,
+    *_python_random(),
 ]

@@ -7,6 +7,7 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``numpy_ufuncs``: ufuncs and operators on arrays, ``clip``, ``where``, ``real``/``imag``/``conj``;
 * ``numpy_reductions``: ``sum``, ``mean``, ``prod``, ``max``/``min``, ``var``, ``std``,
   ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum``, ``cumprod``;
+* ``sequences``: the reductions and ``np.linalg.norm`` of lists and tuples (``np.sum([a, b])``);
 * ``linalg``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
   ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``, ``trace``;
 * ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky svd qr``;
@@ -21,6 +22,7 @@ Importing this package registers every rule in ``DefaultContext``:
   ``take``, index queries and rounding (no derivative), and random numbers;
 * ``containers``, ``container_methods``, ``iteration``, ``pybuiltins``: tuples, lists, dicts,
   their methods, iterators, ``sum``, ``min``, ``max``;
+* ``pyrandom``: Python's ``random`` module (draws, ``choice``, ``shuffle``);
 * ``queries``: comparisons, bitwise operators and other calls without derivative;
 * ``objects``: ``getattr``/``setattr``/``delattr`` on objects;
 * ``partials``: ``functools.partial`` (calling one: ``gibbous.rules.callables``);
@@ -51,9 +53,11 @@ from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects
 from gibbous.rules.prims import partials as partials
 from gibbous.rules.prims import pybuiltins as pybuiltins
+from gibbous.rules.prims import pyrandom as pyrandom
 from gibbous.rules.prims import queries as queries
 from gibbous.rules.prims import runtime as runtime
 from gibbous.rules.prims import scalars as scalars
+from gibbous.rules.prims import sequences as sequences
 from gibbous.rules.prims import shapes as shapes
 from gibbous.rules.prims import strided as strided
 

@@ -36,7 +36,7 @@ from gibbous.rules.prims.common import (
     new_fdata,
 )
 from gibbous.rules.prims.items import items_of
-from gibbous.rules.prims.numpy_arrays import send_to_value
+from gibbous.rules.prims.items import send_to_value
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual, zero_rdata
 

@@ -78,13 +78,17 @@ def make_list_rrule(f: CD, *xs: CD) -> RuleResult:
 
 @primitive(runtime.make_dict, ...)
 def make_dict_rrule(f: CD, *kvs: CD) -> RuleResult:
+    """``make_dict(k1, v1, k2, v2, ...)``, and any helper of the same arguments that builds a
+    dict of some of the pairs (a ``locals()`` leaving out unbound names): the tangent has the
+    keys of the dict made, in its order, each from the pair whose value the dict holds."""
     y = f.primal(*(c.primal for c in kvs))
-    tangent: dict[t.Any, t.Any] = {}
     last: dict[t.Any, int] = {}  # key -> the pair that set it (a repeated key keeps the last)
     for j in range(0, len(kvs), 2):
-        key, value = kvs[j].primal, kvs[j + 1]
-        tangent[key] = full_tangent(value.primal, value.fdata)
-        last[key] = j
+        key = kvs[j].primal
+        if key in y and y[key] is kvs[j + 1].primal:
+            last[key] = j
+    values = {key: kvs[j + 1] for key, j in last.items()}
+    tangent = {key: full_tangent(values[key].primal, values[key].fdata) for key in y}
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         rdata = [zero_rdata(c.primal) for c in kvs]

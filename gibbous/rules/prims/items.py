@@ -12,6 +12,11 @@ dict views, used by every rule that takes a container apart (iteration, unpackin
 * ``rdata()``: the container's own rdata after the sends: for a tuple, the tuple of its items'
   accumulated rdata; ``NoTangent()`` for the others (their tangents live in their fdata, where
   the sends went).
+
+``send_to_value(x, g)`` gives a gradient shaped like ``np.asarray(x)`` to a scalar or (nested)
+list/tuple operand ``x``, and ``as_array(x)`` makes that array with its own fdata: NumPy
+functions that take "array-likes" convert them so, and their rules convert them the same way
+and run the array's rule (``np.sum([a * a, b])``, ``np.average(x, weights=[u, v])``).
 """
 
 from __future__ import annotations
@@ -22,7 +27,18 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.rules.prims.common import NT, Array, add_into, is_inexact_scalar, scalar_rdata
+from gibbous.rules.prims.common import (
+    CD,
+    NT,
+    Array,
+    add_into,
+    is_inexact_scalar,
+    needs,
+    new_fdata,
+    scalar_rdata,
+    send,
+    zero_for,
+)
 from gibbous.rules.tangents import (
     CoDual,
     NoTangent,
@@ -311,3 +327,30 @@ def _any_differentiable(primal: object) -> bool:
     except TypeError:
         return False
 
+
+
+def send_to_value(x: CD, g: t.Any) -> t.Any:
+    """Give ``g`` (shaped like ``np.asarray(x.primal)``; None: nothing) to a scalar or a
+    (nested) list/tuple ``x`` of scalars and arrays; x's rdata."""
+    xp = x.primal
+    if isinstance(xp, (list, tuple)):
+        items = items_of(xp, x.fdata)
+        if g is not None:
+            for j in range(len(items)):
+                items.send(j, g[j])
+        return items.rdata()
+    return send(x, g) if g is not None and needs(x) else zero_for(x)
+
+
+def as_array(x: CD) -> tuple[CD, t.Callable[[], t.Any]]:
+    """``np.asarray(x.primal)`` for an array-like operand ``x`` (a list or tuple), with new
+    zero fdata, and ``back()``, which sends the cotangent collected in that fdata to x's items
+    (after the array's pullback has run) and returns x's rdata.  What NumPy does to such an
+    argument, so a rule run on the array computes what the primal computes."""
+    xa = np.asarray(x.primal)
+    xf = new_fdata(xa)
+
+    def back() -> t.Any:
+        return send_to_value(x, xf if isinstance(xf, np.ndarray) else None)
+
+    return CoDual(xa, xf), back

@@ -46,7 +46,7 @@ from gibbous.rules.prims.common import (
     view_fdata,
     zero_for,
 )
-from gibbous.rules.prims.items import items_of
+from gibbous.rules.prims.items import items_of, send_to_value
 from gibbous.rules.prims.numpy_reductions import normalize_axes
 from gibbous.rules.prims.numpy_ufuncs import real_or_imag
 from gibbous.rules.registry import primitive, zero_derivative
@@ -206,18 +206,6 @@ def number_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
 # np.array, np.asarray
 
 
-def send_to_value(x: CD, g: t.Any) -> t.Any:
-    """Give ``g`` (shaped like ``np.array(x)``) to an array, a scalar or (nested) lists and
-    tuples of them; returns x's rdata."""
-    xp = x.primal
-    if isinstance(xp, (list, tuple)):
-        items = items_of(xp, x.fdata)
-        for j in range(len(items)):
-            items.send(j, g[j])
-        return items.rdata()
-    return send(x, g) if needs(x) else zero_for(x)
-
-
 def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
     """``np.array(x, ...)``/``np.asarray(x, ...)`` of an array, a scalar or nested lists and
     tuples of those: the gradient flows back to each scalar and array inside."""
@@ -229,16 +217,9 @@ def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
     rest = nothing(len(args) + len(kwargs))
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(yf, dy)
-        if g is None:
-            return (NT, zero_for(x) if not isinstance(xp, (list, tuple)) else _zero_seq(x), *rest)
-        return (NT, send_to_value(x, g), *rest)
+        return (NT, send_to_value(x, cotangent(yf, dy)), *rest)
 
     return CoDual(y, yf), pullback
-
-
-def _zero_seq(x: CD) -> t.Any:
-    return items_of(x.primal, x.fdata).rdata()
 
 
 for _fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):

@@ -33,7 +33,7 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
-from gibbous.rules.prims.numpy_arrays import send_to_value
+from gibbous.rules.prims.items import send_to_value
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual
 

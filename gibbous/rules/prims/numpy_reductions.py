@@ -45,6 +45,7 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
+from gibbous.rules.prims.items import as_array
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
 
@@ -501,6 +502,9 @@ def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     w_index = operand_index(AVERAGE_PARAMETERS, args, kwargs, "weights")
     operands = (f, a, *args, *kwargs.values())
     w_cd = None if w_index is None or operands[w_index].primal is None else operands[w_index]
+    w_back = None
+    if w_cd is not None and isinstance(w_cd.primal, (list, tuple)):  # as NumPy converts them
+        w_cd, w_back = as_array(w_cd)
     zf = new_fdata(z)
     n = len(operands)
 
@@ -528,6 +532,8 @@ def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
             spread = tuple(i for i in range(gw.ndim) if wb.shape[i] == 1)
             gw = np.sum(gw, axis=spread, keepdims=True)
             rdata[w_index] = send(w_cd, gw.reshape(wp.shape))
+        if w_back is not None and w_index is not None:
+            rdata[w_index] = w_back()
         return tuple(rdata)
 
     return CoDual(z, zf), pullback

@@ -15,6 +15,10 @@
 * Attributes computed by code (properties, ``__getattr__``) are not differentiated: reading one
   that has a tangent is an error, not a silent zero.  Class attributes (constants) have no
   derivative.
+* ``getattr(x, name, default)`` is the two-argument rule where the attribute exists (the
+  default gets a zero gradient) and the default itself where it does not (an AttributeError,
+  as ``getattr`` catches it): the result then *is* the default, with its fdata, and the
+  pullback returns its cotangent as the default's rdata.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import typing as t
 import numpy as np
 
 from gibbous.ir import types as T
-from gibbous.rules.prims.common import ANY, CD, NT, STR, RuleResult
+from gibbous.rules.prims.common import ANY, ARRAY, CD, NT, NUMBER, STR, RuleResult
 from gibbous.rules.prims.items import (
     Throwaway,
     TupleItems,
@@ -35,6 +39,7 @@ from gibbous.rules.prims.items import (
     rdata_tangent,
     throwaway_state,
 )
+from gibbous.rules.prims.numpy_arrays import array_getattr_rrule, number_getattr_rrule
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import (
     CoDual,
@@ -169,6 +174,38 @@ def _getattr(state: Throwaway, f: CD, x: CD, name: CD) -> RuleResult:
             raise _not_differentiated(obj, n, "its value is computed by code")
     # A class attribute, or an attribute of something without a tangent: a constant.
     return CoDual(y, state.fdata("value", y)), lambda dy: (NT, zero_rdata(obj), NT)
+
+
+def with_default(read: t.Callable[[], RuleResult], x: CD, default: CD) -> RuleResult:
+    """``getattr(x, name, default)`` from ``read()``, the rule of ``getattr(x, name)``."""
+    try:
+        y, pullback = read()
+    except AttributeError:  # what getattr catches to return the default
+
+        def pullback_default(dy: t.Any) -> tuple[t.Any, ...]:
+            return NT, zero_rdata(x.primal), NT, zero_rdata(default.primal) if dy is NT else dy
+
+        return default, pullback_default
+    zero = zero_rdata(default.primal)
+    return y, lambda dy: (*pullback(dy), zero)
+
+
+@stateful_primitive(builtins.getattr, OBJECT, STR, ANY, state_type=Throwaway)
+def getattr_default_rrule(
+    state: Throwaway | None, f: CD, x: CD, name: CD, default: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    kept = throwaway_state(state)
+    return (*with_default(lambda: _getattr(kept, f, x, name), x, default), kept)
+
+
+@primitive(builtins.getattr, ARRAY, STR, ANY)
+def array_getattr_default_rrule(f: CD, x: CD, name: CD, default: CD) -> RuleResult:
+    return with_default(lambda: array_getattr_rrule(f, x, name), x, default)
+
+
+@primitive(builtins.getattr, NUMBER, STR, ANY)
+def number_getattr_default_rrule(f: CD, x: CD, name: CD, default: CD) -> RuleResult:
+    return with_default(lambda: number_getattr_rrule(f, x, name), x, default)
 
 
 @primitive(builtins.setattr, OBJECT, STR, ANY)

@@ -567,7 +567,7 @@ for _cls, _pattern in ((np.random.Generator, GENERATOR), (np.random.RandomState,
     primitive(_cls.permutation, _pattern, T.INT, ...)(no_derivative_rrule)
 
 
-def _unit(y: t.Any, a: t.Any, b: t.Any) -> t.Any:
+def unit(y: t.Any, a: t.Any, b: t.Any) -> t.Any:
     """``(y - a) / b``, 0 where b is 0: the standard draw behind ``y = a + b u``."""
     if not any(isinstance(v, np.ndarray) for v in (y, a, b)):  # one draw: no arrays needed
         return (y - a) / b if b != 0 else 0.0 * y
@@ -577,33 +577,36 @@ def _unit(y: t.Any, a: t.Any, b: t.Any) -> t.Any:
 
 
 def _path_normal(y: t.Any, p: Options) -> dict[str, t.Any]:
-    z = _unit(y, p["loc"], p["scale"])
+    z = unit(y, p["loc"], p["scale"])
     return {"loc": 1.0, "scale": z}
 
 
 def _path_uniform(y: t.Any, p: Options) -> dict[str, t.Any]:
-    u = _unit(y, p["low"], np.subtract(p["high"], p["low"]))
+    u = unit(y, p["low"], np.subtract(p["high"], p["low"]))
     return {"low": 1.0 - u, "high": u}
 
 
 def _path_exponential(y: t.Any, p: Options) -> dict[str, t.Any]:
-    return {"scale": _unit(y, 0.0, p["scale"])}
+    return {"scale": unit(y, 0.0, p["scale"])}
 
 
 Partials = t.Callable[[t.Any, Options], dict[str, t.Any]]
+# The parameters in order (``size`` is not differentiated), their defaults, and the partial
+# derivatives ``d y / d parameter`` of the draws ``y`` for the same state of the generator.
+Pathwise = tuple[tuple[str, ...], Options, Partials]
 
-# name: (parameters in order, their defaults, d y / d parameter for the same draws)
-_PATHWISE: dict[str, tuple[tuple[str, ...], Options, Partials]] = {
+_PATHWISE: dict[str, Pathwise] = {
     "normal": (("loc", "scale", "size"), {"loc": 0.0, "scale": 1.0}, _path_normal),
     "uniform": (("low", "high", "size"), {"low": 0.0, "high": 1.0}, _path_uniform),
     "exponential": (("scale", "size"), {"scale": 1.0}, _path_exponential),
 }
 
 
-def _pathwise_rrule(name: str, bound: bool) -> t.Callable[..., RuleResult]:
-    """The rule of ``Generator.name(rng, ...)`` and ``RandomState.name(rng, ...)``, or with
-    ``bound``, of the legacy ``np.random.name(...)`` (bound to NumPy's global RandomState)."""
-    names, defaults, partials = _PATHWISE[name]
+def pathwise_rrule(name: str, spec: Pathwise, bound: bool) -> t.Callable[..., RuleResult]:
+    """The rule of a draw differentiated along the path, called as a method with its
+    generator first (``Generator.normal(rng, ...)``), or with ``bound``, as a method bound to
+    one (``np.random.normal(...)``, ``random.gauss(...)``)."""
+    names, defaults, partials = spec
 
     def rrule(f: CD, *operands: CD, **kwargs: CD) -> RuleResult:
         receiver, args = ((), operands) if bound else ((NT,), operands[1:])
@@ -629,12 +632,14 @@ def _pathwise_rrule(name: str, bound: bool) -> t.Callable[..., RuleResult]:
     return rrule
 
 
-for _name in _PATHWISE:
-    primitive(getattr(np.random.Generator, _name), GENERATOR, ...)(_pathwise_rrule(_name, False))
-    primitive(getattr(np.random.RandomState, _name), RANDOM_STATE, ...)(
-        _pathwise_rrule(_name, False)
+for _name, _spec in _PATHWISE.items():
+    primitive(getattr(np.random.Generator, _name), GENERATOR, ...)(
+        pathwise_rrule(_name, _spec, False)
     )
-    primitive(getattr(np.random, _name), ...)(_pathwise_rrule(_name, True))
+    primitive(getattr(np.random.RandomState, _name), RANDOM_STATE, ...)(
+        pathwise_rrule(_name, _spec, False)
+    )
+    primitive(getattr(np.random, _name), ...)(pathwise_rrule(_name, _spec, True))
 
 # The legacy functions are bound methods of NumPy's global RandomState: a call of a constant
 # ``np.random.rand`` is looked up as itself, not through ``RandomState.rand``.

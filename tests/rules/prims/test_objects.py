@@ -84,6 +84,38 @@ def test_slots_and_deleting_attributes(rng: np.random.Generator) -> None:
     check(deleting, Point(1.5, -0.5), rng=rng)
 
 
+FROZEN = Frozen(2.5, np.ones(3))  # no attribute "x": the default
+
+
+@pytest.mark.parametrize("attribute", ["x", "missing"])
+def test_getattr_with_a_default(attribute: str, rng: np.random.Generator) -> None:
+    def program(tape: t.Any, p: t.Any, v: t.Any, w: t.Any) -> t.Any:
+        got = tape.call(builtins.getattr, p, tape.const(attribute), v)
+        square = tape.call(operator.mul, v, v)
+        frozen = tape.call(builtins.getattr, tape.const(FROZEN), tape.const(attribute), square)
+        on_array = "real" if attribute == "x" else attribute
+        array = tape.call(builtins.getattr, w, tape.const(on_array), w)
+        total = tape.call(np.sum, tape.call(operator.mul, array, got))
+        return tape.call(operator.add, total, frozen)
+
+    check(program, Point(1.5, -0.5), 0.75, rng.standard_normal(3), rng=rng)
+
+
+def test_getattr_default_gets_the_cotangent_only_when_missing() -> None:
+    def program(name: str) -> t.Any:
+        def run(tape: t.Any, p: t.Any, v: t.Any) -> t.Any:
+            return tape.call(builtins.getattr, p, tape.const(name), v)
+
+        return run
+
+    point, default = gradient(program("x"), Point(1.5, -0.5), 0.75, seed=2.0)
+    assert default == 0.0 and point.fields["x"] == 2.0
+    point, default = gradient(program("missing"), Point(1.5, -0.5), 0.75, seed=2.0)
+    assert default == 2.0 and point.fields["x"] == 0.0
+    _, default = gradient(program("imag"), 1.5, 0.75, seed=2.0)  # a float's imag: 0.0
+    assert default == 0.0
+
+
 def test_an_array_field_shares_its_fdata(rng: np.random.Generator) -> None:
     def program(tape: t.Any, p: t.Any, w: t.Any) -> t.Any:
         tape.call(builtins.setattr, p, tape.const("x"), w)
