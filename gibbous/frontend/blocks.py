@@ -271,6 +271,9 @@ def _uses_defs(
 
     for k in range(block.start, block.stop):
         match ops[k].op:
+            case O.LoadGlobal(name="locals"):  # locals() reads every local (conservatively:
+                for name in code.co_varnames:  # whatever the global named locals is)
+                    use(name)
             case O.LoadFast(name=name) | O.LoadDeref(name=name) | O.StoreDeref(name=name):
                 use(name)
             case O.DeleteDeref(name=name) | O.MakeCell(name=name):

@@ -665,9 +665,27 @@ class FunctionBuilder:
         args = self.pop_values(argc)
         callee = self._callee(args)
         npos = len(args) - len(kwnames)
+        if isinstance(callee, Constant) and callee.value is builtins.locals and not args:
+            self.push(self._locals())
+            return
         if isinstance(callee, Constant):
             checks.check_callee(self.fn, self.line, callee.value, len(args))
         self.push_call(callee, *args[:npos], kwargs=dict(zip(kwnames, args[npos:])))
+
+    def _locals(self) -> Value:
+        """``locals()``: a dict of the locals bound here (CPython 3.13's snapshot)."""
+        code = self.code
+        if code.co_cellvars or code.co_freevars:
+            raise self.unsupported(
+                "a call of locals() in a function with closure cells",
+                "pass the values you need explicitly",
+            )
+        pairs: list[Value] = []
+        for name in code.co_varnames:
+            value = self.locals.get(name, self.unbound)
+            if value is not self.unbound:
+                pairs += [self.const(name), value]
+        return self.call(R.make_locals, *pairs, name=self.hint)
 
     def _extend(self, k: int, op: O.ListExtend | O.SetUpdate, i: int) -> None:
         items = self.pop_value()

@@ -27,7 +27,6 @@ _FRAME_BUILTINS: dict[object, tuple[str, str]] = {
     builtins.exec: ("a call of exec()", "write the code out in the function"),
     builtins.eval: ("a call of eval()", "write the expression out in the function"),
     builtins.globals: ("a call of globals()", "refer to the global by name"),
-    builtins.locals: ("a call of locals()", "pass the values you need explicitly"),
 }
 _FRAME_BUILTINS_WITHOUT_ARGS: dict[object, tuple[str, str]] = {
     builtins.vars: ("a call of vars() without arguments", "pass the values explicitly"),

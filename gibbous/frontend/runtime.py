@@ -56,6 +56,12 @@ def make_dict(*keys_and_values: object) -> dict[object, object]:
     return d
 
 
+def make_locals(*names_and_values: object) -> dict[object, object]:
+    """``locals()``: a dict of the local variables given, leaving out the unbound ones."""
+    pairs = zip(names_and_values[0::2], names_and_values[1::2])
+    return {name: value for name, value in pairs if value is not UNBOUND}
+
+
 def _non_iterable(seq: object) -> TypeError:
     return TypeError(f"cannot unpack non-iterable {type(seq).__name__} object")
 

@@ -1231,6 +1231,15 @@ _handles(R.make_set)(_literal(set))
 _handles(R.make_dict)(_literal(dict))
 
 
+@_handles(R.make_locals)
+def _make_locals(
+    inf: _Inference, op: Call, fn: object, args: list[T.Type], kwargs: dict[str, T.Type]
+) -> T.Type | None:
+    unbound = T.Const(R.UNBOUND)
+    values = [v for v in args[1::2] if v != unbound]
+    return inf.fresh(op, dict, [T.STR, inf.join_all(values) if values else T.BOTTOM])
+
+
 @_handles(tuple)
 def _tuple(
     inf: _Inference, op: Call, fn: object, args: list[T.Type], kwargs: dict[str, T.Type]

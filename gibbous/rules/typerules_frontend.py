@@ -22,6 +22,12 @@ RULES.add([runtime.make_list], literal_rule(list))
 RULES.add([runtime.make_set], literal_rule(set))
 RULES.add([runtime.make_dict], literal_rule(dict))
 
+
+@RULES(runtime.make_locals)
+def _make_locals(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    values = [v for v in args[1::2] if v != T.Const(runtime.UNBOUND)]
+    return T.Dict(T.STR, join(*values)) if values else T.typeof({})
+
 STOP = T.Const(runtime.STOP)
 
 

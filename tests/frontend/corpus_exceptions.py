@@ -252,6 +252,16 @@ def exception_attributes(x):
         return y + len(e.args), e.args[0]
 
 
+@sample(1.5, 3.0)
+@sample(20.0, 0.5)
+def locals_snapshot(x, w):
+    y = x * 2.0
+    if x > 10:
+        z = 1.0  # unbound on the other path: locals() leaves it out
+    d = locals()
+    return d["y"] * d["w"] + len(d)
+
+
 @sample(2.0)
 @sample(0.0)
 def try_except_else_finally(x):

@@ -40,8 +40,11 @@ def calls_eval(x):
     return eval("x + 1")  # <- a call of eval()
 
 
-def calls_locals(x):
-    return locals()  # <- a call of locals()
+def calls_locals_with_cells(x):
+    def inner():
+        return x
+
+    return locals()  # <- a call of locals() in a function with closure cells
 
 
 def defines_class(x):
@@ -97,7 +100,7 @@ CASES = [
     deletes_global,
     calls_exec,
     calls_eval,
-    calls_locals,
+    calls_locals_with_cells,
     defines_class,
     imports_inside,
     from_imports_inside,

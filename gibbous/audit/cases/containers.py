@@ -124,6 +124,7 @@ CASES += [
     case(runtime.make_list, A, A),  # one array twice: one fdata
     case(runtime.make_dict, "a", 1.5, "b", M, "a", 2.5),  # a repeated key keeps the last
     case(runtime.make_dict, 1, [1.5, A], 2, (Z, 3)),
+    case(runtime.make_locals, "x", 1.5, "w", M, "unset", runtime.UNBOUND),  # locals()
     case(runtime.make_set, 1, 2, "a"),
     case(runtime.unpack, (1.5, A), 2),
     case(runtime.unpack, [1.5, np.float32(2.5), Z], 3),

@@ -76,6 +76,7 @@ def make_list_rrule(f: CD, *xs: CD) -> RuleResult:
     return CoDual([x.primal for x in xs], tangent), pullback
 
 
+@primitive(runtime.make_locals, ...)
 @primitive(runtime.make_dict, ...)
 def make_dict_rrule(f: CD, *kvs: CD) -> RuleResult:
     """``make_dict(k1, v1, k2, v2, ...)``, and any helper of the same arguments that builds a
