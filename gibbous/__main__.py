@@ -119,13 +119,7 @@ def _ir(args: argparse.Namespace) -> int:
     f = load_function(args.target)
     values = evaluate_args(args.args)
     passes = resolve_passes(args.passes)
-    if args.stage in ("forward", "reverse"):
-        from gibbous.api import build_rrule
-
-        stages = build_rrule(f, *values, passes=passes).program.description
-        ir = stages.forward if args.stage == "forward" else stages.reverse
-    else:
-        ir = code_ir(f, *values, stage=args.stage, passes=passes)
+    ir = code_ir(f, *values, stage=args.stage, passes=passes)
     output: str | bytes = str(ir) if args.format == "text" else render(ir, args.format)
     if args.output is not None:
         mode = "wb" if isinstance(output, bytes) else "w"

@@ -25,7 +25,12 @@ from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location, guard_of
 from gibbous.passes import Pass, PassManager
 from gibbous.passes.activity import Activity, analyse, carries_rdata, is_precise
-from gibbous.passes.ad import differentiate, prune_attribute_reads, slot_type_is_precise
+from gibbous.passes.ad import (
+    differentiate,
+    isolate_guarded_calls,
+    prune_attribute_reads,
+    slot_type_is_precise,
+)
 from gibbous.passes.typeinfer import InferenceError, infer_types
 from gibbous.rules.callables import (
     InstanceCallRule,
@@ -147,13 +152,18 @@ class Session:
         self._programs[key] = (fn, made)
         return made
 
-    def _build(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
+    def primal_ir(self, fn: object, arg_types: tuple[T.Type, ...], stage: str = "optimized") -> Function:
+        """The IR of ``fn`` the session differentiates, for these argument types: the
+        frontend's (``stage="frontend"``), typed (``"typed"``), or after the passes, ready for
+        the AD pass (``"optimized"``).  ``gibbous.inspect.code_ir`` shows the same."""
         if not derivable(fn) and not isinstance(fn, runtime.GeneratorResume):
             raise TypeError(
                 f"build_rrule derives rules of Python functions; {callable_name(fn)} is not "
                 "one (write a rule for it with gibbous.primitive)"
             )
         untyped = function_ir(fn)
+        if stage == "frontend":
+            return untyped
         if len(untyped.args) != len(arg_types):
             params = ", ".join(a.name or "?" for a in untyped.args)
             raise TypeError(
@@ -165,9 +175,16 @@ class Session:
             typed = infer_types(untyped, arg_types, callee_ir=_callee_ir)
         except InferenceError:
             typed = untyped  # everything Any: the dynamic path is always right
+        if stage == "typed":
+            return typed
         pipeline = STANDARD_PIPELINE if self.passes is None else self.passes
         PassManager(pipeline, verify=self.debug).run(typed)
         prune_attribute_reads(typed)
+        isolate_guarded_calls(typed)
+        return typed
+
+    def _build(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
+        typed = self.primal_ir(fn, arg_types)
         # The IR of a generator expression reads the cells of the function it wraps.
         wrapped = isinstance(fn, (runtime.GenexprFunction, runtime.GeneratorResume))
         activity = analyse(typed, t.cast(t.Any, fn).fn if wrapped else fn)

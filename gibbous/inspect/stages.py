@@ -4,21 +4,29 @@ Stages, in pipeline order:
 
 * ``frontend``  — untyped IR as read from the bytecode (every value ``any``);
 * ``typed``     — after type inference on the arguments' types;
-* ``optimized`` — after the standard passes (or the ``passes`` given).
+* ``optimized`` — after the standard passes (or the ``passes`` given): what the AD pass takes;
+* ``forward``, ``reverse`` — the two programs the AD pass makes of it.
+
+Each is exactly what ``gibbous.build_rrule(f, *args, **kwargs)`` builds and differentiates:
+the same unwrapping of ``f`` (a bound method, a partial, ...), the same binding of the
+arguments, the same pipeline (``gibbous.session.Session``), and the same IR of the callees type
+inference looks into.
 """
 
 from __future__ import annotations
 
+import types as pytypes
 import typing as t
 
-from gibbous.frontend import function_ir
+from gibbous.entry import bind, unwrap
 from gibbous.ir.core import Function
 from gibbous.ir.types import typeof
-from gibbous.passes import Pass, PassManager
-from gibbous.passes.typeinfer import infer_types
+from gibbous.passes import Pass
+from gibbous.rules.registry import DefaultContext, callable_name
+from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
+from gibbous.session import Session, derivable
 
-STAGES = ("frontend", "typed", "optimized")
-STANDARD_PIPELINE = ("fold", "dce", "cse", "simplify-cfg")
+STAGES = ("frontend", "typed", "optimized", "forward", "reverse")
 
 
 def code_ir(
@@ -26,15 +34,25 @@ def code_ir(
     *args: object,
     stage: str = "typed",
     passes: t.Sequence[Pass | str] | str | None = None,
+    **kwargs: object,
 ) -> Function:
-    """The IR of ``f`` for arguments like ``args`` at ``stage`` (a fresh copy every call)."""
+    """The IR of ``f`` for a call like ``f(*args, **kwargs)`` at ``stage`` (a fresh copy every
+    call).  ``stage`` and ``passes`` are this function's own keywords."""
     if stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; the stages are {', '.join(STAGES)}")
-    untyped = function_ir(f)
+    call = unwrap(f, args, kwargs)
+    target = call.target
+    if not derivable(target):
+        raise TypeError(
+            f"code_ir shows the IR gibbous derives a rule from; {callable_name(target)} is not "
+            "a Python function (its registered rule is used as it is)"
+        )
+    session = Session(DefaultContext, False, passes)
     if stage == "frontend":
-        return untyped
-    typed = infer_types(untyped, [typeof(a) for a in args], callee_ir=function_ir)
-    if stage == "typed":
-        return typed
-    PassManager(STANDARD_PIPELINE if passes is None else passes, verify=True).run(typed)
-    return typed
+        return session.primal_ir(target, (), stage)
+    binding = bind(t.cast(pytypes.FunctionType, target), call.args, call.kwargs)
+    types = tuple(map(typeof, binding.values))
+    if stage in ("typed", "optimized"):
+        return session.primal_ir(target, types, stage)
+    description = session.program(target, types).description
+    return t.cast(Function, description.forward if stage == "forward" else description.reverse)

@@ -57,6 +57,7 @@ __all__ = [
     "Placeholder",
     "SiteMaker",
     "differentiate",
+    "isolate_guarded_calls",
     "prune_attribute_reads",
     "slot_type_is_precise",
 ]
@@ -85,7 +86,7 @@ def differentiate(
     """The forward and reverse functions of ``f``; ``site_maker(op)`` says how each instance
     makes the rule of the active call ``op``, ``inline(op)`` which active calls are written out
     in place instead (``gibbous.rules.inline``)."""
-    isolate_guarded_calls(f)
+    isolate_guarded_calls(f)  # (done already by gibbous.session, before activity)
     fwd = Forward(f, activity, site_maker, inline)
     fwd.build()
     rev = Reverse(fwd)

@@ -131,7 +131,10 @@ class Reverse:
                 state[k] = dy
             b.jump(self.rblocks[block], *(state[key] for key in self.keys))
 
-        self.dispatch(start, self.fwd.ret_stack, self.fwd.returns, arm)
+        if self.fwd.returns:
+            self.dispatch(start, self.fwd.ret_stack, self.fwd.returns, arm)
+        else:  # it always raises: no forward call ever leaves a pullback to run
+            start.raise_(start.call(RuntimeError, "this function never returns"))
         for b in self.fwd.blocks:
             self.block(b)
 
