@@ -16,7 +16,6 @@ from gibbous.api import build_rrule
 from gibbous.frontend import runtime
 from gibbous.rules.tangents import MutableTangent, NoTangent
 from tests.ad.conftest import check
-from tests.rules.prims.test_containers import LOCALS, make_locals
 
 
 def both(f: t.Callable[..., t.Any], *args: t.Any, rng: np.random.Generator) -> tuple[t.Any, ...]:
@@ -138,30 +137,17 @@ def test_a_gauss_draw_is_mu_plus_sigma_z(rng: np.random.Generator) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# locals(): refused by the frontend today; what it would emit instead (the helper of
-# tests/rules/prims/test_containers.py, in a context of its own) differentiates with the rule
-# of make_dict
+# locals(): a dict of the locals bound at the call (runtime.make_locals, make_dict's rule)
 
 
-def uses_locals(x: float) -> float:
-    d = locals()
-    return float(d["x"] * 2.0)
-
-
-def test_locals_is_refused_by_the_frontend() -> None:
-    with pytest.raises(gibbous.UnsupportedConstructError, match="locals"):
-        gibbous.grad(uses_locals)(1.5)
-
-
-def as_the_frontend_would_emit(x: float, flag: bool) -> float:
+def uses_locals(x: float, flag: bool) -> float:
     if flag:
         y = x * x
-    d = make_locals("x", x, "flag", flag, "y", y if flag else runtime.UNBOUND)
+    d = locals()
     return float(d["x"] * 2.0 + d.get("y", 1.0) * x)
 
 
 @pytest.mark.parametrize("flag", [True, False])
 def test_locals_as_a_dict_of_the_bound_locals(flag: bool, rng: np.random.Generator) -> None:
-    rule = build_rrule(as_the_frontend_would_emit, 1.5, flag, ctx=LOCALS)
-    _, _, grads = check(as_the_frontend_would_emit, 1.5, flag, rule=rule, rng=rng)
+    _, _, grads = check(uses_locals, 1.5, flag, rng=rng)
     assert grads[1] == pytest.approx(2.0 + (3 * 1.5**2 if flag else 1.0))

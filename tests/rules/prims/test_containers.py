@@ -11,8 +11,7 @@ import pytest
 
 from gibbous import testing
 from gibbous.frontend import runtime
-from gibbous.rules.prims.containers import make_dict_rrule
-from gibbous.rules.registry import Context, DefaultContext, primitive
+
 from gibbous.rules.tangents import NoTangent
 from tests.rules.prims.harness import Tape, Var, call, check, check_call, gradient
 
@@ -117,18 +116,7 @@ def test_make_dict_with_a_repeated_key(rng: np.random.Generator) -> None:
     check(program, 1.0, 2.0, rng=rng)
 
 
-def make_locals(*names_and_values: t.Any) -> dict[str, t.Any]:
-    """What ``locals()`` would be called as (the report's proposal for the frontend): the
-    names and values of the locals, the unbound ones (``runtime.UNBOUND``) left out."""
-    pairs = zip(names_and_values[::2], names_and_values[1::2])
-    return {k: v for k, v in pairs if v is not runtime.UNBOUND}
-
-
-LOCALS = Context("Locals", parent=DefaultContext)
-primitive(make_locals, ..., ctx=LOCALS)(make_dict_rrule)
-
-
-def test_make_dicts_rule_serves_a_helper_that_leaves_pairs_out() -> None:
+def test_make_locals_leaves_the_unbound_out() -> None:
     x = np.array([0.5, 1.5])
     for args in (
         ("a", 1.5, "b", runtime.UNBOUND, "x", x),
@@ -136,7 +124,7 @@ def test_make_dicts_rule_serves_a_helper_that_leaves_pairs_out() -> None:
         ("a", 1.5),
         ("a", runtime.UNBOUND),
     ):
-        testing.test_rule(make_locals, *args, ctx=LOCALS, perf="allocs")
+        testing.test_rule(runtime.make_locals, *args, perf="allocs")
     testing.test_rule(runtime.make_dict, "k", 1.5, "m", x, "k", 2.5)  # the last k wins
 
 
