@@ -30,7 +30,13 @@ from gibbous.api import build_rrule, value_and_pullback
 from gibbous.rules.derived import PartialCallError
 from gibbous.rules.registry import MissingRuleError
 from gibbous.rules.tangents import NoTangent, Tangent, is_differentiable, randn_tangent
-from tests.frontend import corpus, corpus_exceptions, corpus_generators, corpus_numeric
+from tests.frontend import (
+    corpus,
+    corpus_exceptions,
+    corpus_generators,
+    corpus_numeric,
+    corpus_style,
+)
 from tests.frontend.helpers import same
 from tests.rules.fd import _perturb_all, _scale, inner, pairing
 
@@ -107,7 +113,8 @@ def direction(xs: t.Sequence[object], rng: np.random.Generator) -> list[t.Any]:
 
 
 _CORPUS_FILES = frozenset(
-    m.__file__ for m in (corpus, corpus_numeric, corpus_exceptions, corpus_generators)
+    m.__file__
+    for m in (corpus, corpus_numeric, corpus_exceptions, corpus_generators, corpus_style)
 )
 Path = tuple[tuple[str, int], ...]
 

@@ -960,8 +960,14 @@ def literal_match(x):
 
 # --- numerical code (tests/frontend/corpus_numeric.py) ---------------------------------------
 
-from tests.frontend import corpus_exceptions, corpus_generators, corpus_numeric  # noqa: E402
+from tests.frontend import (  # noqa: E402
+    corpus_exceptions,
+    corpus_generators,
+    corpus_numeric,
+    corpus_style,
+)
 
 CASES.extend(corpus_numeric.CASES)
 CASES.extend(corpus_exceptions.CASES)
 CASES.extend(corpus_generators.CASES)
+CASES.extend(corpus_style.CASES)

@@ -14,7 +14,13 @@ from gibbous.backends.numpy import compile_function
 from gibbous.frontend import function_ir, runtime
 from gibbous.ir import verify
 from gibbous.ir.core import Call, Constant, Function
-from tests.frontend import corpus, corpus_exceptions, corpus_generators, corpus_numeric
+from tests.frontend import (
+    corpus,
+    corpus_exceptions,
+    corpus_generators,
+    corpus_numeric,
+    corpus_style,
+)
 from tests.frontend.helpers import run_both, same
 from tests.frontend import interp
 from tests.frontend.interp import run
@@ -38,7 +44,10 @@ def test_ir_means_what_the_function_means(
     assert same(native_args, ir_args), "mutable arguments end in different states"
 
 
-_FILES = tuple(m.__file__ for m in (corpus, corpus_numeric, corpus_exceptions, corpus_generators))
+_FILES = tuple(
+    m.__file__
+    for m in (corpus, corpus_numeric, corpus_exceptions, corpus_generators, corpus_style)
+)
 
 
 def _corpus_code(fn: object) -> bool:
