@@ -224,8 +224,10 @@ class GeneratorFrame:
     def __next__(self) -> object:
         from gibbous.ir.exceptions import GibbousError
 
+        code = self.fn.__code__
         raise GibbousError(
-            f"the generator {self.fn.__qualname__}() is differentiated step by step, and only a "
+            f"the generator {self.fn.__qualname__}() ({code.co_filename}:{code.co_firstlineno})"
+            " is differentiated step by step, and only a "
             "for loop or next() in the differentiated code can step it; a library function "
             "iterating it (list(), zip(), enumerate(), ...) cannot.  Iterate it with a for "
             "loop, or make the generator return a list"
