@@ -250,3 +250,29 @@ def test_partials_and_callable_instances_inside_code() -> None:
     m = Model(RNG.standard_normal((2, 3)))
     y, (_, dm, dx) = value_and_gradient(build_rrule(passed, m, x), passed, m, x)
     fd(lambda W_, a: 2 * Model(W_)(a), (m.W, x), (dm.fields["W"], dx))
+
+
+class Loss:
+    scale = 2.0
+
+    @classmethod
+    def total(cls, x: np.ndarray) -> float:
+        return float(np.sum(x * x)) * cls.scale
+
+    @staticmethod
+    def plain(x: np.ndarray) -> float:
+        return float(np.sum(np.sin(x))) * 3.0
+
+    def __call__(self, x: np.ndarray) -> float:
+        return self.total(x) + self.plain(x)
+
+
+def test_classmethods_and_staticmethods_through_the_class_and_inside_code() -> None:
+    x = RNG.standard_normal(3)
+    for f in (Loss.total, Loss.plain, Loss()):
+        fd(f, (x,), (gibbous.grad(f)(x),))
+
+    def uses(x: np.ndarray) -> float:
+        return Loss.total(x) + Loss().plain(x) + Loss()(x)
+
+    fd(uses, (x,), (gibbous.grad(uses)(x),))
