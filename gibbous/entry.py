@@ -180,7 +180,7 @@ def bind(fn: pytypes.FunctionType, args: tuple[object, ...], kwargs: dict[str, o
     names = ir_parameters(fn)
     if not kwargs and _plain(fn.__code__) and len(args) == len(names):
         return Binding(args, tuple(("pos", i) for i in range(len(args))), len(args))
-    signature = inspect.signature(fn)
+    signature = inspect.signature(fn, follow_wrapped=False)  # its own parameters
     try:
         bound = signature.bind(*args, **kwargs)
         missing = [

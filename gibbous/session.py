@@ -482,7 +482,7 @@ def _bind(
     """Where each parameter of ``fn``'s IR comes from in a call with ``n_args`` positional
     arguments and keywords ``kwnames``: an operand index, or a default (with its CoDual, and
     where the function keeps it: ``("pos", k)`` or ``("kw", name)``)."""
-    signature = inspect.signature(fn)
+    signature = inspect.signature(fn, follow_wrapped=False)  # its own parameters
     try:
         bound = signature.bind(*range(n_args), **{k: n_args + i for i, k in enumerate(kwnames)})
     except TypeError as e:

@@ -24,7 +24,13 @@ import attrs
 from gibbous.frontend import runtime
 from gibbous.ir import types as T
 from gibbous.rules.registry import Pullback, RRule
-from gibbous.rules.tangents import NO_TANGENT, CoDual, increment, zero_rdata
+from gibbous.rules.tangents import (
+    NO_TANGENT,
+    CoDual,
+    increment,
+    register_opaque_fdata,
+    zero_rdata,
+)
 from gibbous.rules.typerules import register_type_rule
 
 _CoDual = CoDual[t.Any, t.Any]
@@ -39,6 +45,9 @@ class FrameTangent:
     fn: t.Any
     fdatas: tuple[t.Any, ...]
     rdatas: list[t.Any]
+
+
+register_opaque_fdata(FrameTangent)
 
 
 def _saved(values: t.Sequence[_CoDual]) -> tuple[tuple[t.Any, ...], list[t.Any]]:

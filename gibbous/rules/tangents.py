@@ -900,6 +900,20 @@ _ADD: dict[type, t.Callable[[t.Any, t.Any, _Seen], t.Any]] = {
 }
 
 
+def _add_opaque(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
+    if s is not tangent:
+        raise TypeError(f"cannot add {s!r} to {tangent!r}: only its own rules update it")
+    return tangent
+
+
+def register_opaque_fdata(cls: type) -> None:
+    """Fdata that only its own rules understand (an iterator's, a generator frame's): stored
+    in and read from containers and objects as it is (it is its own fdata, it has no rdata),
+    and never added to."""
+    _SPLIT[cls] = (_itself, _nothing)
+    _ADD[cls] = _add_opaque
+
+
 def _increment(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
     if s is NO_TANGENT:
         return tangent

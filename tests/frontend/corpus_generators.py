@@ -6,6 +6,7 @@ default, generators that stop early or hold a ``try``/``finally``.  Part of the 
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -154,3 +155,19 @@ def lorenz_final_energy(state, dt, steps):
     for last in lorenz_states(state, dt, steps):
         pass
     return last[0] ** 2 + last[1] ** 2 + last[2] ** 2
+
+
+@contextlib.contextmanager
+def _scaled(x, s):
+    y = x * s
+    try:
+        yield y
+    finally:
+        pass
+
+
+@sample(vec(1.0, -2.0, 0.5), 3.0)
+def contextmanager_yielding_a_value(x, s):
+    with _scaled(x, s) as y:
+        z = float(np.sum(y * y))
+    return z
