@@ -1,5 +1,6 @@
-"""Cases for ``gibbous.rules.prims.scipy_rules``: SciPy's special functions, triangular and
-Cholesky solves, and the normal log-densities.  Without SciPy there are none.
+"""Cases for ``gibbous.rules.prims.scipy_special``, ``scipy_linalg`` and ``scipy_stats``:
+SciPy's special functions, triangular and Cholesky solves, and the distributions' methods.
+Without SciPy there are none.
 
 Arguments are in each function's smooth domain: ``logit`` and ``gammaln`` away from their
 poles, positive-definite matrices for Cholesky, well-conditioned triangles, positive scales.
@@ -23,7 +24,7 @@ if importlib.util.find_spec("scipy") is not None:
     import scipy.special as sps
     import scipy.stats as sst
 
-    from gibbous.rules.prims import scipy_rules as R
+    from gibbous.rules.prims import scipy_stats as R
 
     _rng = np.random.default_rng(5)
 
