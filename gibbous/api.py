@@ -36,7 +36,6 @@ from gibbous.rules.derived import (
     FrozenConstructRule,
     constructible,
     BoundRule,
-    CallExRule,
     CheckedRule,
     DerivedRule,
     DynamicRule,
@@ -52,6 +51,7 @@ from gibbous.rules.derived import (
     ir_parameters,
     rule_name,
 )
+from gibbous.rules.higher_order import rule_factory
 from gibbous.rules.registry import (
     Context,
     DefaultContext,
@@ -450,9 +450,10 @@ class Session:
         if not any(map(activity.is_active, operands)):
             # No derivative can flow through it: run it, give the result fresh fdata.
             return lambda: _PRIMAL
-        if isinstance(callee, Constant) and callee.value is runtime.call_ex:
+        factory = rule_factory(callee.value) if isinstance(callee, Constant) else None
+        if factory is not None:  # a rule that calls back into AD: this session resolves
             ctx, loc = self.ctx, op.loc
-            return lambda: CallExRule(self, ctx, loc)
+            return lambda: factory(self, ctx, loc)
         if isinstance(callee, Constant) and twin(callee.value) is not None:
             double = t.cast(pytypes.FunctionType, twin(callee.value))
             return self._derived(double, len(op.args), op.kwnames, types, op.loc)
@@ -550,6 +551,9 @@ class Session:
     ) -> RRule | None:
         """The rule of a dynamic call site for these runtime types (``Resolver``)."""
         maker = self._primitive(callee, arg_types, kwnames, loc)
+        factory = rule_factory(callee)
+        if maker is None and factory is not None:
+            return factory(self, self.ctx, loc)
         double = twin(callee)
         if maker is None and double is not None:
             maker = self._derived(double, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
