@@ -51,6 +51,47 @@ if importlib.util.find_spec("scipy") is not None:
         ]
     CASES += [case(sps.erf, _cplx), case(sps.erfc, complex(_cplx[1]))]
 
+    # The functions scipy.stats reaches, in their domains: ndtri in (0, 1), erfinv in (-1, 1),
+    # erfcinv in (0, 2); gamma also at negative non-integers, log_ndtr far in the lower tail.
+    for _fn, _x in (
+        (sps.ndtr, _any), (sps.log_ndtr, _any), (sps.ndtri, _unit), (sps.erfcx, _any),
+        (sps.erfinv, 2 * _unit - 1), (sps.erfcinv, 2 * _unit), (sps.gamma, _pos),
+        (sps.loggamma, _pos),
+    ):  # fmt: skip
+        CASES += [
+            case(_fn, _x),
+            case(_fn, _f32(_x)),
+            case(_fn, float(_x.flat[2])),
+            case(_fn, np.float32(_x.flat[0])),
+        ]
+    CASES += [
+        case(sps.log_ndtr, np.array([-30.0, -8.5, 12.0])),
+        case(sps.gamma, np.array([-0.5, -1.5, -2.3])),
+        *(case(_fn, _cplx) for _fn in (sps.ndtr, sps.log_ndtr, sps.erfcx, sps.gamma)),
+        case(sps.loggamma, _cplx + 1.0),
+        case(sps.loggamma, complex(_cplx[1])),
+    ]
+    # beta, betaln, stdtr(df, x): every array/scalar mix; stdtr in df too (numerically), and
+    # with an integer df (no gradient for it).
+    _df = np.array([0.7, 2.5, 10.0])
+    for _fn in (sps.beta, sps.betaln):
+        CASES += [
+            case(_fn, _pos, _pos[::-1]),
+            case(_fn, _pos, _df),
+            case(_fn, 1.3, _pos),
+            case(_fn, _f32(_pos), 2.5),
+            case(_fn, 0.8, 3.1),
+        ]
+    CASES += [
+        case(sps.betaln, np.array([-0.5, -1.7]), np.array([2.2, 3.4])),
+        case(sps.stdtr, _df, _any),
+        case(sps.stdtr, 3.5, _any),
+        case(sps.stdtr, _df, 0.6),
+        case(sps.stdtr, 4, _any),
+        case(sps.stdtr, 2.5, -1.2),
+        case(sps.stdtr, _f32(_df), _f32(_any)),
+    ]
+
     # xlogy / xlog1py: every array/scalar mix, broadcasting, and x == 0 (y gets nothing there).
     _xs = np.array([[0.0, 0.7, -1.3], [2.1, 0.0, 0.4]])
     _ys = np.array([0.8, 1.9, 0.35])
