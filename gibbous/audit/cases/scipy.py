@@ -196,12 +196,25 @@ if importlib.util.find_spec("scipy") is not None:
     _x = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
     _loc = np.array([0.2, -0.3, 0.5])
     _scales = np.array([[0.8], [2.5]])
+    for _name in R.NORM_METHODS:
+        _method = getattr(R.RV_CONTINUOUS, _name)
+        _at = _x / 5 + 0.5 if _name == "ppf" else _x  # ppf of probabilities
+        CASES += [
+            case(_method, _norm, _at),
+            case(_method, _norm, _at, _loc, 1.7),
+            case(_method, _norm, _f32(_at), kwargs={"loc": 0.3, "scale": _scales}),
+            case(_method, _norm, float(_at[0, 0]), kwargs={"scale": 1.3}),
+            case(_method, _norm, np.float32(_at[1, 2]), -0.5, 2.0),
+        ]
+    # Student's t, in the degrees of freedom too (by position or keyword), on an instance with
+    # a finite support for the same reason as norm's.
+    _t = R.T_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="t")
     CASES += [
-        case(R.NORM_LOGPDF, _norm, _x),
-        case(R.NORM_LOGPDF, _norm, _x, _loc, 1.7),
-        case(R.NORM_LOGPDF, _norm, _f32(_x), kwargs={"loc": 0.3, "scale": _scales}),
-        case(R.NORM_LOGPDF, _norm, 0.7, kwargs={"scale": 1.3}),
-        case(R.NORM_LOGPDF, _norm, np.float32(0.4), -0.5, 2.0),
+        case(R.NORM_LOGPDF, _t, _x, 3.5),
+        case(R.NORM_LOGPDF, _t, _x, np.array([0.8, 2.5, 12.0]), _loc, 1.7),
+        case(R.NORM_LOGPDF, _t, _f32(_x), kwargs={"df": 4.0, "loc": 0.3, "scale": _scales}),
+        case(R.NORM_LOGPDF, _t, 0.7, 5, kwargs={"scale": 1.3}),
+        case(R.NORM_LOGPDF, _t, -0.4, kwargs={"df": 2.5}),
     ]
     _cov = _spd[:3, :3] + np.tril(np.array([[0.0, 0, 0], [0.3, 0, 0], [-0.2, 0.4, 0]]))
     _mean = np.array([0.1, -0.2, 0.3])

@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 import typing as t
 
+import attrs
 import numpy as np
+import scipy.special as sps
 import scipy.stats as sst
 
 from gibbous.ir import types as T
@@ -39,67 +41,170 @@ from gibbous.rules.prims.scipy_common import (
     zero_where,
 )
 from gibbous.rules.prims.scipy_linalg import hermitian_triangle_grad
+from gibbous.rules.prims.scipy_special import choose, g_ndtri, normal_hazard, normal_pdf
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual
 from gibbous.rules.typerules import register_type_rule
 from gibbous.rules.typerules_base import evaluate_on_samples
 
 # --------------------------------------------------------------------------------------------
-# scipy.stats: norm.logpdf and multivariate_normal.logpdf
+# Location-scale methods: norm.logpdf pdf cdf logcdf sf logsf ppf, t.logpdf
 #
-# ``norm.logpdf(x)`` is a bound method of the instance ``norm``.  Type inference turns the call
-# into one of the function ``type(norm).logpdf`` (``rv_continuous.logpdf``, shared by every
+# ``norm.cdf(x)`` is a bound method of the instance ``norm``.  Type inference turns the call
+# into one of the function ``type(norm).cdf`` (``rv_continuous.cdf``, shared by every
 # continuous distribution) with the instance first, and so does a call site typed at run time
 # (``DynamicRule`` unbinds bound methods): the rules are registered for those functions with a
-# ``norm_gen`` (``multivariate_normal_gen``) first, which other distributions do not match.
-# ``multivariate_normal.logpdf`` has a rule as a bound method too (a callee read from a global
-# such as ``logpdf = multivariate_normal.logpdf``).  ``norm.logpdf`` has none: the instance
-# holds infinite floats (its support), which no finite-difference test of a call that takes it
-# as an operand can pair, so such a rule could not be checked.
+# ``norm_gen`` (``t_gen``, ``multivariate_normal_gen``) first, which other distributions do
+# not match.  ``multivariate_normal.logpdf`` has a rule as a bound method too (a callee read
+# from a global such as ``logpdf = multivariate_normal.logpdf``).  ``norm``'s and ``t``'s
+# methods have none: the instances hold infinite floats (their support), which no
+# finite-difference test of a call that takes them as an operand can pair, so such rules could
+# not be checked.
+#
+# The value is SciPy's own (the method runs as it is); the gradient is that of ``V(u)`` with
+# ``u = (x - loc) / scale``: x gets ``V'(u) / scale``, loc ``-V'(u) / scale`` and scale
+# ``-V'(u) u / scale`` plus, for the densities, the derivative in the scale at fixed ``u``.
 
 NORM_GEN = type(sst.norm)
+T_GEN = type(sst.t)
 MVN_GEN = type(sst.multivariate_normal)
+RV_CONTINUOUS = sst.rv_continuous  # the class whose methods the distributions share
 NORM_LOGPDF = NORM_GEN.logpdf  # rv_continuous.logpdf
 MVN_LOGPDF = MVN_GEN.logpdf
-NORM_PARAMETERS = ("loc", "scale")
 MVN_PARAMETERS = ("mean", "cov", "allow_singular")
 
-def _norm_logpdf(
-    dist: t.Any, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD]
-) -> tuple[CD, t.Callable[[t.Any], tuple[t.Any, ...]]]:
-    """``-((x - loc) / scale)^2 / 2 - log(scale) - log(2 pi) / 2``: with ``u = (x - loc) /
-    scale``, x gets ``-u / scale``, loc ``u / scale`` and scale ``(u^2 - 1) / scale``.  An
-    instance with a finite support ``(a, b)`` (of ``u``) is ``-inf`` outside it: no gradient
-    there."""
-    what = "scipy.stats.norm.logpdf"
-    if any(is_complex(c.primal) for c in (x, *args, *kwargs.values())):
-        raise NotImplementedError(f"{what} of complex numbers: no rule")
-    bound = bind(NORM_PARAMETERS, args, kwargs, {"loc": 0.0, "scale": 1.0}, what)
-    iloc = position(NORM_PARAMETERS, "loc", args, kwargs)
-    iscale = position(NORM_PARAMETERS, "scale", args, kwargs)
-    z = run_primal(dist.logpdf, (x.primal,), args, kwargs)
-    zf = new_fdata(z)
-    operands = (x, *args, *kwargs.values())
-    lo, hi = float(dist.a), float(dist.b)
+# V'(u), the derivative in the scale at fixed u (or None), and the gradient of the shape
+# parameter (or None), from u, the value z, the scale s and the shape parameter.
+Derivatives = t.Callable[[t.Any, t.Any, t.Any, t.Any], tuple[t.Any, t.Any, t.Any]]
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        out = [zero_for(c) for c in operands]
-        if g is None or not any(map(needs, operands)):
+
+def _d_logpdf(u: t.Any, z: t.Any, s: t.Any, shape: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    return -u, -1 / s, None
+
+
+def _d_pdf(u: t.Any, z: t.Any, s: t.Any, shape: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    return -u * z, -z / s, None
+
+
+def _d_cdf(u: t.Any, z: t.Any, s: t.Any, shape: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    return normal_pdf(u), None, None
+
+
+def _d_logcdf(u: t.Any, z: t.Any, s: t.Any, shape: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    return normal_hazard(u, z), None, None
+
+
+def _d_sf(u: t.Any, z: t.Any, s: t.Any, shape: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    return -normal_pdf(u), None, None
+
+
+def _d_logsf(u: t.Any, z: t.Any, s: t.Any, shape: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    return -normal_hazard(-u, z), None, None
+
+
+def _d_t_logpdf(u: t.Any, z: t.Any, s: t.Any, df: t.Any) -> tuple[t.Any, t.Any, t.Any]:
+    """Student's t: ``log f = gammaln((v + 1) / 2) - gammaln(v / 2) - log(v pi) / 2 - (v + 1)
+    / 2 log1p(u^2 / v)``; ``df = inf`` is the normal (its df gets 0)."""
+    v = df.astype(float) if isinstance(df, np.ndarray) else float(df)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        du = -(v + 1) * u / (v + u * u)
+        dv = (
+            (sps.digamma((v + 1) / 2) - sps.digamma(v / 2) - 1 / v - np.log1p(u * u / v)) / 2
+            + (v + 1) * u * u / (2 * v * (v + u * u))
+        )
+    infinite = np.isinf(v)
+    return choose(infinite, -u, du), -1 / s, choose(infinite, 0.0, dv)
+
+
+# The gradients of a method's operands by parameter name ("x" for the first), from the
+# instance, the cotangent g, x, the value z and the parameters' values.
+Gradients = t.Callable[[t.Any, t.Any, t.Any, t.Any, t.Mapping[str, t.Any]], dict[str, t.Any]]
+
+
+@attrs.frozen
+class DistributionMethod:
+    """The rule's body of one method ``dist.method(x, *parameters)`` of a distribution."""
+
+    name: str  # for messages: "scipy.stats.norm.cdf"
+    method: str
+    parameters: tuple[str, ...]  # after x: the shape parameters, then loc and scale
+    gradients: Gradients
+
+    def __call__(
+        self, dist: t.Any, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD]
+    ) -> tuple[CD, t.Callable[[t.Any], tuple[t.Any, ...]]]:
+        operands = (x, *args, *kwargs.values())
+        if any(is_complex(c.primal) for c in operands):
+            raise NotImplementedError(f"{self.name} of complex numbers: no rule")
+        z = run_primal(getattr(dist, self.method), (x.primal,), args, kwargs)
+        zf = new_fdata(z)
+        names = self.parameters
+        bound = bind(names, args, kwargs, {"loc": 0.0, "scale": 1.0}, self.name)
+        slots = ((0, "x"), *((position(names, n, args, kwargs), n) for n in names))
+
+        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(zf, dz)
+            out = [zero_for(c) for c in operands]
+            if g is None or not any(map(needs, operands)):
+                return tuple(out)
+            grads = self.gradients(dist, E.numpy_scalar(g), x.primal, z, bound)
+            for i, name in slots:
+                grad = grads.get(name)
+                if i is not None and grad is not None and needs(operands[i]):
+                    out[i] = send(operands[i], grad)
             return tuple(out)
-        g = E.numpy_scalar(g)
-        s = t.cast(t.Any, bound["scale"])
-        u = (x.primal - bound["loc"]) / s
+
+        return CoDual(z, zf), pullback
+
+
+def location_scale(derivatives: Derivatives) -> Gradients:
+    """The gradients of a method whose value is ``V(u)`` (see above); an instance with a
+    finite support ``(a, b)`` (of ``u``) is flat outside it: no gradient there."""
+
+    def gradients(
+        dist: t.Any, g: t.Any, x: t.Any, z: t.Any, bound: t.Mapping[str, t.Any]
+    ) -> dict[str, t.Any]:
+        s = bound["scale"]
+        u = (x - bound["loc"]) / s
+        lo, hi = float(dist.a), float(dist.b)
         if lo > -math.inf or hi < math.inf:
             g = zero_where((u <= lo) | (u >= hi), g)
-        gu = g * u / s
-        for i, grad in ((0, -gu), (iloc, gu), (iscale, g * (u * u - 1) / s)):
-            if i is not None and needs(operands[i]):
-                out[i] = send(operands[i], grad)
-        return tuple(out)
+        shape = bound.get("df")
+        du, ds, dshape = derivatives(u, z, s, shape)
+        gu = g * du / s
+        grads = {"x": gu, "loc": -gu, "scale": -gu * u if ds is None else g * ds - gu * u}
+        if dshape is not None:
+            grads["df"] = g * dshape
+        return grads
 
-    return CoDual(z, zf), pullback
+    return gradients
 
+
+def _norm_ppf(
+    dist: t.Any, g: t.Any, q: t.Any, z: t.Any, bound: t.Mapping[str, t.Any]
+) -> dict[str, t.Any]:
+    """``loc + scale ndtri(q)``: q gets ``scale sqrt(2 pi) exp(w^2 / 2)`` with ``w =
+    ndtri(q)``, loc 1 and scale ``w``.  At ``q`` 0 or 1 (or outside) the value is the
+    support's end (or nan), flat in ``q``: no gradient for ``q`` there."""
+    w = sps.ndtri(q)
+    outside = (q <= 0) | (q >= 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        gq = zero_where(outside, g * bound["scale"] * g_ndtri(1.0, q, w))
+    return {"x": gq, "loc": g, "scale": zero_where(outside, g * w)}
+
+
+_NORM = ("loc", "scale")
+NORM_METHODS: dict[str, DistributionMethod] = {
+    name: DistributionMethod(f"scipy.stats.norm.{name}", name, _NORM, gradients)
+    for name, gradients in (
+        ("logpdf", location_scale(_d_logpdf)), ("pdf", location_scale(_d_pdf)),
+        ("cdf", location_scale(_d_cdf)), ("logcdf", location_scale(_d_logcdf)),
+        ("sf", location_scale(_d_sf)), ("logsf", location_scale(_d_logsf)), ("ppf", _norm_ppf),
+    )
+}  # fmt: skip
+T_LOGPDF = DistributionMethod(
+    "scipy.stats.t.logpdf", "logpdf", ("df", *_NORM), location_scale(_d_t_logpdf)
+)
 
 def _mvn_logpdf(
     dist: t.Any, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD]
@@ -178,7 +283,7 @@ def _bound_rule(body: t.Callable[..., t.Any]) -> t.Callable[..., RuleResult]:
         y, back = body(f.primal.__self__, x, args, kwargs)
         return y, lambda dy: (NT, *back(dy))
 
-    rrule.__qualname__ = f"bound_rule({body.__name__})"
+    rrule.__qualname__ = f"bound_rule({_body_name(body)})"
     return rrule
 
 
@@ -189,12 +294,20 @@ def _unbound_rule(body: t.Callable[..., t.Any]) -> t.Callable[..., RuleResult]:
         y, back = body(dist.primal, x, args, kwargs)
         return y, lambda dy: (NT, NT, *back(dy))
 
-    rrule.__qualname__ = f"unbound_rule({body.__name__})"
+    rrule.__qualname__ = f"unbound_rule({_body_name(body)})"
     return rrule
 
 
+def _body_name(body: object) -> str:
+    return body.name if isinstance(body, DistributionMethod) else getattr(body, "__name__", "?")
+
+
 for _kind in NUMERIC:
-    primitive(NORM_LOGPDF, T.Object(NORM_GEN), _kind, ...)(_unbound_rule(_norm_logpdf))
+    for _name, _body in NORM_METHODS.items():
+        primitive(getattr(RV_CONTINUOUS, _name), T.Object(NORM_GEN), _kind, ...)(
+            _unbound_rule(_body)
+        )
+    primitive(NORM_LOGPDF, T.Object(T_GEN), _kind, ...)(_unbound_rule(T_LOGPDF))
     primitive(sst.multivariate_normal.logpdf, _kind, ...)(_bound_rule(_mvn_logpdf))
     primitive(MVN_LOGPDF, T.Object(MVN_GEN), _kind, ...)(_unbound_rule(_mvn_logpdf))
 
@@ -203,17 +316,21 @@ for _kind in NUMERIC:
 # Type rules
 
 
-def _call_norm_logpdf(*args: object, **kwargs: object) -> object:
-    return sst.norm.logpdf(*args, **kwargs)
+# The instances whose methods have rules, by class: a type rule of ``rv_continuous.cdf`` types
+# the calls with one of them first (by sampling that instance's method), others not.
+_INSTANCES: dict[type, object] = {NORM_GEN: sst.norm, T_GEN: sst.t}
 
 
-def _norm_logpdf_type(args: TypeArgs, kwargs: TypeKwargs) -> T.Type:
-    """``rv_continuous.logpdf`` with the instance first, typed for ``norm_gen`` instances only:
-    the type of the broadcast operands (a float for scalars)."""
-    if not args or not T.is_subtype(args[0], T.Object(NORM_GEN)):
+def _method_type(name: str) -> t.Callable[[TypeArgs, TypeKwargs], T.Type]:
+    def rule(args: TypeArgs, kwargs: TypeKwargs) -> T.Type:
+        """The type of the broadcast operands (a float for scalars)."""
+        for cls, instance in _INSTANCES.items():
+            if args and T.is_subtype(args[0], T.Object(cls)):
+                found = evaluate_on_samples(getattr(instance, name), args[1:], kwargs)
+                return T.ANY if found is None else found
         return T.ANY
-    found = evaluate_on_samples(_call_norm_logpdf, args[1:], kwargs)
-    return T.ANY if found is None else found
+
+    return rule
 
 
 def _mvn_logpdf_type(args: TypeArgs, kwargs: TypeKwargs) -> T.Type:
@@ -222,5 +339,6 @@ def _mvn_logpdf_type(args: TypeArgs, kwargs: TypeKwargs) -> T.Type:
     return T.ANY
 
 
-register_type_rule(NORM_LOGPDF)(_norm_logpdf_type)
+for _name in NORM_METHODS:
+    register_type_rule(getattr(RV_CONTINUOUS, _name))(_method_type(_name))
 register_type_rule(sst.multivariate_normal.logpdf, MVN_LOGPDF)(_mvn_logpdf_type)
