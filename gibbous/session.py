@@ -42,7 +42,6 @@ from gibbous.rules.callables import (
 )
 from gibbous.rules.derived import (
     BoundRule,
-    CallExRule,
     CheckedRule,
     ConstructRule,
     DynamicRule,
@@ -69,6 +68,7 @@ from gibbous.rules.generators import (
     load_frame_rrule,
     save_frame_rrule,
 )
+from gibbous.rules.higher_order import rule_factory
 from gibbous.rules.inline import InlineRule, find_inline
 from gibbous.rules.prims.classes import TWINS, by_code, twin
 from gibbous.rules.registry import (
@@ -253,9 +253,10 @@ class Session:
         if not any(map(activity.is_active, operands)):
             # No derivative can flow through it: run it, give the result fresh fdata.
             return lambda: _PRIMAL
-        if isinstance(callee, Constant) and callee.value is runtime.call_ex:
+        factory = rule_factory(callee.value) if isinstance(callee, Constant) else None
+        if factory is not None:  # a rule that calls back into AD: this session resolves
             ctx, loc = self.ctx, op.loc
-            return lambda: CallExRule(self, ctx, loc)
+            return lambda: factory(self, ctx, loc)
         if isinstance(callee, Constant) and twin(callee.value) is not None:
             double = t.cast(pytypes.FunctionType, twin(callee.value))
             return self._derived(double, len(op.args), op.kwnames, types, op.loc)
@@ -360,6 +361,9 @@ class Session:
         if lowered is not None:
             return t.cast(RRule, lowered())
         maker = self.primitive(callee, arg_types, kwnames, loc)
+        factory = rule_factory(callee)
+        if maker is None and factory is not None:
+            return factory(self, self.ctx, loc)
         double = twin(callee)
         if maker is None and double is not None:
             maker = self._derived(double, len(arg_types) - len(kwnames), kwnames, arg_types, loc)

@@ -30,6 +30,7 @@ from gibbous.frontend.ssa import remove_trivial_arguments
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Block, Call, Constant, Function, Location, Result, Value
 from gibbous.ir.exceptions import caught, throw
+from gibbous.ir import names
 from gibbous.ir.printer import format_constant
 from gibbous.ir.types import ANY
 
@@ -768,7 +769,9 @@ def _make_printable(value: object, hint: str) -> None:
     try:
         format_constant(value)
     except Exception:  # UnprintableError, or whatever looking for a path ran into
-        R.register_object(value, hint)
+        # Named after where users import it from where it has such a name, so that the same
+        # object prints the same whichever code met it first.
+        R.register_object(value, names.public_name(value) or hint)
 
 
 def _hint_for(value: object) -> str:

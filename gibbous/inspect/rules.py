@@ -28,6 +28,7 @@ import typing as t
 
 import attrs
 
+from gibbous.rules.higher_order import MapRule
 from gibbous.session import Maker, Session
 from gibbous.rules.inline import InlineRule
 from gibbous.ir import types as T
@@ -152,7 +153,7 @@ class _Recorder(Session):
             return "stateful", f"{self._registration(op)}; state {state}", state
         if isinstance(rule, PrimalRule):
             return "primal", "no derivative can flow through it: runs as is", None
-        if isinstance(rule, (DynamicRule, CallExRule)):
+        if isinstance(rule, (DynamicRule, CallExRule, MapRule)):
             return "dynamic", "resolved at each call from the run-time callee and types", None
         if isinstance(rule, (LazyDerivedRule, GenexprRule, BoundRule)):
             detail = f"derived from the bytecode of {callable_name(callee)}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import functools
 import importlib
+import sys
 import types
 import typing as t
 
@@ -149,3 +150,66 @@ def _owner_paths(obj: object) -> list[str]:
         if owner is not None:
             paths.append(f"{owner}.{name}")
     return paths
+
+
+# --------------------------------------------------------------------------------------------
+# Public names: where users import an object from (for messages, and as the hint a registered
+# object is named by), looked for only in modules already imported: naming never imports.
+
+_PUBLIC_MODULES = (
+    "numpy", "numpy.linalg", "numpy.fft", "numpy.random",
+    "scipy.special", "scipy.linalg", "scipy.stats", "scipy.optimize", "scipy.integrate",
+    "scipy.interpolate", "scipy.signal", "scipy.fft", "scipy.ndimage", "scipy.sparse",
+    "scipy.sparse.linalg", "scipy.spatial", "scipy.cluster",
+)  # fmt: skip
+
+# module name -> id(obj) -> (public name, obj); the object kept so that an id is not reused
+_tables: dict[str, dict[int, tuple[str, object]]] = {}
+
+
+def _table(modname: str) -> dict[int, tuple[str, object]]:
+    module = sys.modules.get(modname)
+    if module is None:
+        return {}
+    table = _tables.get(modname)
+    if table is None:
+        table = {}
+        for name, obj in list(vars(module).items()):
+            if name.startswith("_"):
+                continue
+            # An alias loses to the object's own name (scipy.special.digamma, not psi).
+            known = table.get(id(obj))
+            if known is None or getattr(obj, "__name__", None) == name:
+                table[id(obj)] = (f"{modname}.{name}", obj)
+        _tables[modname] = table
+    return table
+
+
+def public_name(obj: object) -> str | None:
+    """A public name of ``obj`` in an imported module of ``_PUBLIC_MODULES``, or of the class
+    or instance a method belongs to; None if there is none."""
+    for modname in _PUBLIC_MODULES:
+        hit = _table(modname).get(id(obj))
+        if hit is not None and hit[1] is obj:
+            return hit[0]
+    name = getattr(obj, "__name__", None)
+    if not isinstance(name, str):
+        return None
+    receiver = getattr(obj, "__self__", None)
+    bound = isinstance(obj, (types.MethodType, types.BuiltinMethodType))
+    if bound and receiver is not None and not isinstance(receiver, (types.ModuleType, type)):
+        # A method of a public instance (scipy.stats.norm.cdf), else of its public class.
+        owner = public_name(receiver) or public_name(type(receiver))
+        return f"{owner}.{name}" if owner is not None else None
+    objclass = getattr(obj, "__objclass__", None)  # a method of a builtin class
+    if isinstance(objclass, type):
+        owner = public_name(objclass)
+        return f"{owner}.{name}" if owner is not None else None
+    qualname, module = getattr(obj, "__qualname__", ""), getattr(obj, "__module__", None)
+    head, _, last = qualname.rpartition(".")
+    if head and "." not in head and "<" not in head and last == name and module in sys.modules:
+        cls = getattr(sys.modules[module], head, None)
+        owner = public_name(cls) if isinstance(cls, type) else None
+        if owner is not None and vars(cls).get(name) is obj:
+            return f"{owner}.{name}"
+    return None

@@ -11,8 +11,11 @@ from __future__ import annotations
 import importlib
 import sys
 
-# library -> the module whose import registers its rules
-_PENDING: dict[str, str] = {"scipy": "gibbous.rules.prims.scipy_rules"}
+# library -> the module whose import registers its rules.  SciPy's by subpackage: a program
+# that uses scipy.special alone does not pay for importing scipy.stats.
+_PENDING: dict[str, str] = {
+    f"scipy.{area}": f"gibbous.rules.prims.scipy_{area}" for area in ("special", "linalg", "stats")
+}
 
 
 def load() -> None:

@@ -51,10 +51,10 @@ import attrs
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
-from gibbous.ir.names import import_path
 from gibbous.ir.parser import parse_type
 from gibbous.ir.printer import format_type
 from gibbous.rules import optional
+from gibbous.rules.public_names import callable_name as callable_name
 from gibbous.rules.stateful import StatefulRRule, StatefulRRuleFunction
 from gibbous.rules.tangents import CoDual, zero_fdata, zero_rdata
 
@@ -128,14 +128,6 @@ class Pattern:
         parts += [f"{name}={format_type(ty, lenient=True)}" for name, ty in self.kwargs]
         parts += ["..."] if self.rest else []
         return f"{callable_name(fn)}({', '.join(parts)})"
-
-
-def callable_name(fn: object) -> str:
-    """How messages name a callable: its import path, else its qualified name."""
-    path = import_path(fn)
-    if path is not None:
-        return path
-    return str(getattr(fn, "__qualname__", None) or repr(fn))
 
 
 def format_call(fn: object, arg_types: t.Sequence[T.Type], kwnames: t.Sequence[str]) -> str:

@@ -1,5 +1,6 @@
-"""Cases for ``gibbous.rules.prims.scipy_rules``: SciPy's special functions, triangular and
-Cholesky solves, and the normal log-densities.  Without SciPy there are none.
+"""Cases for ``gibbous.rules.prims.scipy_special``, ``scipy_linalg`` and ``scipy_stats``:
+SciPy's special functions, triangular and Cholesky solves, and the distributions' methods.
+Without SciPy there are none.
 
 Arguments are in each function's smooth domain: ``logit`` and ``gammaln`` away from their
 poles, positive-definite matrices for Cholesky, well-conditioned triangles, positive scales.
@@ -23,7 +24,7 @@ if importlib.util.find_spec("scipy") is not None:
     import scipy.special as sps
     import scipy.stats as sst
 
-    from gibbous.rules.prims import scipy_rules as R
+    from gibbous.rules.prims import scipy_stats as R
 
     _rng = np.random.default_rng(5)
 
@@ -49,6 +50,47 @@ if importlib.util.find_spec("scipy") is not None:
             case(_fn, np.float32(_x.flat[0])),
         ]
     CASES += [case(sps.erf, _cplx), case(sps.erfc, complex(_cplx[1]))]
+
+    # The functions scipy.stats reaches, in their domains: ndtri in (0, 1), erfinv in (-1, 1),
+    # erfcinv in (0, 2); gamma also at negative non-integers, log_ndtr far in the lower tail.
+    for _fn, _x in (
+        (sps.ndtr, _any), (sps.log_ndtr, _any), (sps.ndtri, _unit), (sps.erfcx, _any),
+        (sps.erfinv, 2 * _unit - 1), (sps.erfcinv, 2 * _unit), (sps.gamma, _pos),
+        (sps.loggamma, _pos),
+    ):  # fmt: skip
+        CASES += [
+            case(_fn, _x),
+            case(_fn, _f32(_x)),
+            case(_fn, float(_x.flat[2])),
+            case(_fn, np.float32(_x.flat[0])),
+        ]
+    CASES += [
+        case(sps.log_ndtr, np.array([-30.0, -8.5, 12.0])),
+        case(sps.gamma, np.array([-0.5, -1.5, -2.3])),
+        *(case(_fn, _cplx) for _fn in (sps.ndtr, sps.log_ndtr, sps.erfcx, sps.gamma)),
+        case(sps.loggamma, _cplx + 1.0),
+        case(sps.loggamma, complex(_cplx[1])),
+    ]
+    # beta, betaln, stdtr(df, x): every array/scalar mix; stdtr in df too (numerically), and
+    # with an integer df (no gradient for it).
+    _df = np.array([0.7, 2.5, 10.0])
+    for _fn in (sps.beta, sps.betaln):
+        CASES += [
+            case(_fn, _pos, _pos[::-1]),
+            case(_fn, _pos, _df),
+            case(_fn, 1.3, _pos),
+            case(_fn, _f32(_pos), 2.5),
+            case(_fn, 0.8, 3.1),
+        ]
+    CASES += [
+        case(sps.betaln, np.array([-0.5, -1.7]), np.array([2.2, 3.4])),
+        case(sps.stdtr, _df, _any),
+        case(sps.stdtr, 3.5, _any),
+        case(sps.stdtr, _df, 0.6),
+        case(sps.stdtr, 4, _any),
+        case(sps.stdtr, 2.5, -1.2),
+        case(sps.stdtr, _f32(_df), _f32(_any)),
+    ]
 
     # xlogy / xlog1py: every array/scalar mix, broadcasting, and x == 0 (y gets nothing there).
     _xs = np.array([[0.0, 0.7, -1.3], [2.1, 0.0, 0.4]])
@@ -154,12 +196,25 @@ if importlib.util.find_spec("scipy") is not None:
     _x = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
     _loc = np.array([0.2, -0.3, 0.5])
     _scales = np.array([[0.8], [2.5]])
+    for _name in R.NORM_METHODS:
+        _method = getattr(R.RV_CONTINUOUS, _name)
+        _at = _x / 5 + 0.5 if _name == "ppf" else _x  # ppf of probabilities
+        CASES += [
+            case(_method, _norm, _at),
+            case(_method, _norm, _at, _loc, 1.7),
+            case(_method, _norm, _f32(_at), kwargs={"loc": 0.3, "scale": _scales}),
+            case(_method, _norm, float(_at[0, 0]), kwargs={"scale": 1.3}),
+            case(_method, _norm, np.float32(_at[1, 2]), -0.5, 2.0),
+        ]
+    # Student's t, in the degrees of freedom too (by position or keyword), on an instance with
+    # a finite support for the same reason as norm's.
+    _t = R.T_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="t")
     CASES += [
-        case(R.NORM_LOGPDF, _norm, _x),
-        case(R.NORM_LOGPDF, _norm, _x, _loc, 1.7),
-        case(R.NORM_LOGPDF, _norm, _f32(_x), kwargs={"loc": 0.3, "scale": _scales}),
-        case(R.NORM_LOGPDF, _norm, 0.7, kwargs={"scale": 1.3}),
-        case(R.NORM_LOGPDF, _norm, np.float32(0.4), -0.5, 2.0),
+        case(R.NORM_LOGPDF, _t, _x, 3.5),
+        case(R.NORM_LOGPDF, _t, _x, np.array([0.8, 2.5, 12.0]), _loc, 1.7),
+        case(R.NORM_LOGPDF, _t, _f32(_x), kwargs={"df": 4.0, "loc": 0.3, "scale": _scales}),
+        case(R.NORM_LOGPDF, _t, 0.7, 5, kwargs={"scale": 1.3}),
+        case(R.NORM_LOGPDF, _t, -0.4, kwargs={"df": 2.5}),
     ]
     _cov = _spd[:3, :3] + np.tril(np.array([[0.0, 0, 0], [0.3, 0, 0], [-0.2, 0.4, 0]]))
     _mean = np.array([0.1, -0.2, 0.3])

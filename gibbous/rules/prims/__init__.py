@@ -28,8 +28,9 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``partials``: ``functools.partial`` (calling one: ``gibbous.rules.callables``);
 * ``classes``: ``tuple.__new__`` for NamedTuples (constructing classes is derived);
 * ``runtime``: the frontend's cells and nested functions, ``typing.cast``;
-* ``scipy_rules``: a few SciPy functions (``special``, ``linalg``, ``stats``), registered by
-  ``gibbous.rules.optional`` once SciPy is imported (the optional extra ``gibbous[scipy]``).
+* ``scipy_special``, ``scipy_linalg``, ``scipy_stats``: a few SciPy functions, registered by
+  ``gibbous.rules.optional`` once its subpackage is imported (the optional extra
+  ``gibbous[scipy]``); ``scipy_common`` holds what they share.
 
 Shared pieces: ``common`` (cotangents, ``unbroadcast``, rdata of scalars), ``elementwise`` (the
 tables of gradient functions), ``items`` (containers taken apart with their tangents).

@@ -1,6 +1,6 @@
-"""SciPy rules (gibbous.rules.prims.scipy_rules) in user functions: gradients of whole programs
-against central finite differences, the types inference gives the calls, the conventions at
-the edges (xlogy at x == 0, the triangles LAPACK reads) and the calls refused.  Each rule's own
+"""SciPy rules (gibbous.rules.prims.scipy_special, scipy_linalg, scipy_stats) in user functions:
+gradients of whole programs against central finite differences, the types inference gives the
+calls, the conventions at the edges (xlogy at x == 0, the triangles LAPACK reads) and the calls refused.  Each rule's own
 cases are gibbous/audit/cases/scipy.py, run by tests/test_audit.py."""
 
 from __future__ import annotations
@@ -163,6 +163,9 @@ def _call_types(ir: str) -> dict[str, str]:
     for line in ir.splitlines():
         if " = call " in line and " : " in line:
             callee = line.split(" = call ")[1].split("(")[0].rsplit(".", 1)[-1]
+            # A registered path's last part is the hint it was first registered under.
+            for prefix in ("scipy_special_", "scipy_linalg_"):
+                callee = callee.removeprefix(prefix)
             found[callee] = line.rsplit(" : ", 1)[1].split(" loc(")[0]
     return found
 
@@ -188,7 +191,7 @@ def test_type_of_norm_logpdf_with_the_instance_first() -> None:
     # How type inference types ``norm.logpdf(x)`` once it knows the receiver's class: the
     # function with the instance first.
     from gibbous.ir import types as T
-    from gibbous.rules.prims.scipy_rules import NORM_GEN, NORM_LOGPDF
+    from gibbous.rules.prims.scipy_stats import NORM_GEN, NORM_LOGPDF
     from gibbous.rules.typerules import result_type
 
     receiver = T.Object(NORM_GEN)
@@ -274,7 +277,7 @@ sys.modules["scipy"] = None
 import gibbous, gibbous.rules.prims as prims
 from gibbous.audit.cases.scipy import CASES
 assert CASES == [], CASES
-assert not hasattr(prims, "scipy_rules")
+assert not any(hasattr(prims, "scipy_" + area) for area in ("special", "linalg", "stats"))
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
