@@ -163,3 +163,78 @@ def test_parameters_left_out_take_their_defaults() -> None:
 
     with pytest.raises(TypeError, match=r"needs_two\(x, y\): missing a required argument: 'y'"):
         build_rrule(needs_two, 1.0)
+
+
+# --------------------------------------------------------------------------------------------
+# Messages name the user's code and the callable's public name, never gibbous's insides
+
+
+def _message(f: t.Callable[..., t.Any], *args: object) -> str:
+    with pytest.raises(gibbous.ir.exceptions.GibbousError) as info:
+        gibbous.grad(f)(*args)
+    return str(info.value)
+
+
+def _inner_j0(x: np.ndarray) -> float:
+    return float(np.sum(scipy_special.j0(x)))
+
+
+def _calls_j0(x: np.ndarray) -> float:
+    return _inner_j0(x) * 2.0
+
+
+def _dynamic_i0(x: np.ndarray, fns: list[t.Any]) -> float:
+    return float(np.sum(fns[0](x)))
+
+
+def _zipped(x: np.ndarray) -> float:
+    def gen() -> t.Any:
+        yield from_one(x)
+
+    return float(sum(a * b for a, b in zip(gen(), gen())))
+
+
+def from_one(x: np.ndarray) -> float:
+    return float(x[0])
+
+
+def _half_done(v: list[float]) -> float:
+    acc: list[float] = []
+
+    def work(x: float) -> float:
+        acc.append(x * 2.0)
+        if x < 0:
+            raise ValueError("late")
+        return x
+
+    s = 0.0
+    for x in v:
+        try:
+            s += work(x)
+        except ValueError:
+            s -= 1.0
+    return s + sum(acc)
+
+
+scipy_special = pytest.importorskip("scipy.special")
+
+
+@pytest.mark.parametrize(
+    ("f", "args", "says"),
+    [
+        (_calls_j0, (np.ones(2),), ["scipy.special.j0(f64[:])", "gibbous.primitive("]),
+        (_dynamic_i0, (np.ones(2), [np.i0]), ["numpy.i0(f64[:])"]),
+        (_zipped, (np.ones(2),), ["generator", "gen()", "for loop"]),
+        (_half_done, ([1.0, -2.0],), ["work raised (ValueError: late)", "caught"]),
+    ],
+    ids=["missing-rule", "dynamic-missing-rule", "generator-in-zip", "partial-call"],
+)
+def test_messages_name_user_code(
+    f: t.Callable[..., t.Any], args: tuple[object, ...], says: list[str]
+) -> None:
+    message = _message(f, *args)
+    for text in says:
+        assert text in message, message
+    assert "runtime.registered" not in message and "gibbous/" not in message, message
+    if f is not _half_done:
+        assert __file__ in message  # the user's code that made the call, or the generator
