@@ -238,6 +238,8 @@ class DerivedRule:
         "_depth",
         "_dirty",
         "_generation",
+        "_serials",
+        "_serial",
     )
 
     def __init__(
@@ -256,6 +258,9 @@ class DerivedRule:
         self._depth = 0
         self._dirty = False
         self._generation = 0
+        # The serial number of the call pending at each depth (see StatefulRRule).
+        self._serials: list[int] = []
+        self._serial = 0
 
     @property
     def depth(self) -> int:
@@ -306,7 +311,13 @@ class DerivedRule:
                 )
             raise
         depth = self._depth = self._depth + 1
-        return y, DerivedPullback(self, depth, self._generation, y)
+        self._serial = serial = self._serial + 1
+        serials = self._serials
+        if len(serials) < depth:
+            serials.append(serial)
+        else:
+            serials[depth - 1] = serial
+        return y, DerivedPullback(self, depth, self._generation, y, serial)
 
 
 class PartialCallError(GibbousError, RuntimeError):
@@ -316,10 +327,13 @@ class PartialCallError(GibbousError, RuntimeError):
 class DerivedPullback:
     """The pullback of one forward call of a ``DerivedRule``."""
 
-    __slots__ = ("rule", "depth", "generation", "y")
+    __slots__ = ("rule", "depth", "generation", "y", "serial")
 
-    def __init__(self, rule: DerivedRule, depth: int, generation: int, y: _CoDual) -> None:
+    def __init__(
+        self, rule: DerivedRule, depth: int, generation: int, y: _CoDual, serial: int
+    ) -> None:
         self.rule, self.depth, self.generation, self.y = rule, depth, generation, y
+        self.serial = serial
 
     def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
         rule = self.rule
@@ -327,10 +341,11 @@ class DerivedPullback:
             raise PullbackOrderError(
                 f"pullback of {rule!r} ran after the rule was reset (or left by an exception)"
             )
-        if rule._depth != self.depth:
+        if rule._depth != self.depth or rule._serials[self.depth - 1] != self.serial:
             raise PullbackOrderError(
-                f"pullback of call {self.depth} of {rule!r} ran out of order: pullbacks must "
-                "run in reverse order of the forward calls, each once"
+                f"pullback of call {self.depth} of {rule!r} ran out of order, twice, or after "
+                "a later forward call took its place: pullbacks must run in reverse order of "
+                "the forward calls, each once (it touched nothing)"
             )
         lost = rule.program.lost
         if lost:

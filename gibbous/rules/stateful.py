@@ -68,6 +68,10 @@ class StatefulRRule(t.Generic[S]):
     debug: bool = False
     _states: list[S | None] = attrs.field(factory=list, init=False)
     _depth: int = attrs.field(default=0, init=False)
+    # The serial number of the call pending at each depth: a pullback of a call superseded at
+    # its depth (forward, pullback, forward, the first pullback again) is refused.
+    _serials: list[int] = attrs.field(factory=list, init=False)
+    _serial: int = attrs.field(default=0, init=False)
 
     @property
     def depth(self) -> int:
@@ -94,6 +98,9 @@ class StatefulRRule(t.Generic[S]):
         states = self._states
         if depth == len(states):
             states.append(None)
+            self._serials.append(0)
+        self._serial = serial = self._serial + 1
+        self._serials[depth] = serial
         self._depth = depth + 1
         try:
             y, pullback, new_state = self.rule(states[depth], f, *args, **kwargs)
@@ -103,7 +110,7 @@ class StatefulRRule(t.Generic[S]):
         if self.debug:
             self._check(y, new_state)
         states[depth] = new_state
-        return y, StatefulPullback(self, pullback, depth)
+        return y, StatefulPullback(self, pullback, depth, serial)
 
     def _check(self, y: object, new_state: object) -> None:
         name = getattr(self.rule, "__qualname__", repr(self.rule))
@@ -120,16 +127,19 @@ class StatefulPullback:
     """The pullback of one forward call of a ``StatefulRRule``: gives its depth back.  (A
     plain class: one is made per forward call, and attrs' frozen ``__init__`` costs more.)"""
 
-    __slots__ = ("owner", "pullback", "depth")
+    __slots__ = ("owner", "pullback", "depth", "serial")
 
-    def __init__(self, owner: StatefulRRule[t.Any], pullback: Pullback, depth: int) -> None:
-        self.owner, self.pullback, self.depth = owner, pullback, depth
+    def __init__(
+        self, owner: StatefulRRule[t.Any], pullback: Pullback, depth: int, serial: int
+    ) -> None:
+        self.owner, self.pullback, self.depth, self.serial = owner, pullback, depth, serial
 
     def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
         owner = self.owner
-        if owner._depth <= self.depth:
+        if owner._depth <= self.depth or owner._serials[self.depth] != self.serial:
             raise PullbackOrderError(
-                f"pullback of call {self.depth} of {owner!r} ran twice or after reset()"
+                f"pullback of call {self.depth} of {owner!r} ran twice, after reset(), or "
+                "after a later forward call took its place; it touched nothing"
             )
         try:
             result = self.pullback(dy)

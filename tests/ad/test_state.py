@@ -198,3 +198,47 @@ def test_warm_calls_reuse_their_tape(rng: np.random.Generator) -> None:
     assert rule.tape.items is items and len(items) == size
     # Nothing pending holds the last call's data.
     assert all(v is None for v in items)
+
+
+def _superseding(rule: t.Any, f: t.Any, *args: t.Any) -> None:
+    """Forward 1, pullback 1, forward 2, pullback 1 again: refused before it touches anything."""
+    fdatas = zero_fdatas(f, *args)
+    _, first = rule(CoDual(f, fdatas[0]), *map(CoDual, args, fdatas[1:]))
+    first(1.0)
+    before = [np.copy(a) for a in args if isinstance(a, np.ndarray)]
+    _, second = rule(CoDual(f, fdatas[0]), *map(CoDual, args, fdatas[1:]))
+    after_forward = [np.copy(a) for a in args if isinstance(a, np.ndarray)]
+    with pytest.raises(PullbackOrderError, match="took its place"):
+        first(1.0)
+    now = [a for a in args if isinstance(a, np.ndarray)]
+    assert all(np.array_equal(a, b) for a, b in zip(now, after_forward))
+    second(1.0)  # the pending one still runs, and restores what its forward changed
+    assert all(np.array_equal(a, b) for a, b in zip(now, before))
+
+
+def matmul_into(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> float:
+    np.matmul(A, B, out=C)
+    return float(np.sum(C))
+
+
+def test_a_superseded_pullback_is_refused(rng: np.random.Generator) -> None:
+    # Regression: it ran on the later call's tape and state (and wrote into the user's C).
+    A, B = rng.standard_normal((3, 2)), rng.standard_normal((2, 4))
+    C = rng.standard_normal((3, 4))
+    _superseding(build_rrule(matmul_into, A, B, C), matmul_into, A, B, C)
+    W, x = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    _superseding(build_rrule(loss, W, x), loss, W, x)
+    # The stateful rule itself, as an entry point (a LibraryRule around a StatefulRRule).
+    library = build_rrule(np.matmul, A, B, out=C)
+    fd = zero_fdatas(np.matmul, A, B, C)
+
+    def call() -> t.Any:
+        operands = (CoDual(A, fd[1]), CoDual(B, fd[2]))
+        return library(CoDual(np.matmul, fd[0]), *operands, out=CoDual(C, fd[3]))
+
+    _, first = call()
+    first(NO_TANGENT)
+    _, second = call()
+    with pytest.raises(PullbackOrderError, match="took its place"):
+        first(NO_TANGENT)
+    second(NO_TANGENT)
