@@ -112,6 +112,14 @@ def _writes(op: Call) -> bool:
     return not is_pure_call(op)
 
 
+def _into_set(op: Call) -> bool:
+    """A set made of its operands: it keeps their values and no derivative, so its rule must
+    see them (and refuse a number with a derivative) rather than lose it unseen."""
+    ty = op.type
+    sets = (set, frozenset)
+    return isinstance(ty, T.Set) or (isinstance(ty, T.Object) and issubclass(ty.cls, sets))
+
+
 def analyse(f: Function, self_value: object) -> Activity:
     """The active values and calls of ``f``; ``self_value`` is the callable ``f`` is the IR of."""
     incoming: dict[BlockArgument, list[Value]] = {}
@@ -159,6 +167,7 @@ def analyse(f: Function, self_value: object) -> Activity:
         for op in calls
         if op.result in active
         or (_writes(op) and any(v in active and carries_fdata(v.type) for v in op.operands))
+        or (_into_set(op) and any(v in active for v in op.operands[1:]))
     )
     return Activity(frozenset(active), active_calls, self_value)
 

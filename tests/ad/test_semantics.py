@@ -9,6 +9,7 @@ import typing as t
 import numpy as np
 import pytest
 
+import gibbous
 from gibbous.api import build_rrule, value_and_gradient
 from gibbous.rules.derived import PullbackOrderError
 from gibbous.rules.tangents import CoDual, zero_fdatas
@@ -117,3 +118,17 @@ def test_value_and_pullback_returns_the_result_the_forward_pass_made() -> None:
     value, (_, dx) = value_and_pullback(rule, ybar, builds_and_writes, x)
     assert same(value, builds_and_writes(x))  # not the zeros and empty list rewound to
     assert np.allclose(dx, [2.0 + 3.0, 2.0 + 3.0, 3.0])
+
+
+def test_a_number_with_a_derivative_is_refused_on_its_way_into_a_set() -> None:
+    # Regression: sum({2 * x}) + x gave 1.0 (the set dropped the first term's derivative).
+    def through_a_set(x: float) -> float:
+        return sum({2 * x}) + x
+
+    with pytest.raises(TypeError, match="would go into a set, which keeps no derivative"):
+        gibbous.grad(through_a_set)(1.5)
+
+    def labels_only(x: float, labels: list[str]) -> float:
+        return x * len(set(labels))  # sets of what has no derivative are fine
+
+    assert gibbous.grad(labels_only)(1.5, ["a", "b", "a"]) == 2.0

@@ -44,6 +44,7 @@ from gibbous.rules.prims.items import (
     rdata_tangent,
 )
 from gibbous.rules.prims.iteration import consume
+from gibbous.rules.prims.queries import set_items_rrule
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.rules.tangents import CoDual, fdata_of, increment, rdata_of, zero_rdata
 
@@ -100,7 +101,7 @@ def make_dict_rrule(f: CD, *kvs: CD) -> RuleResult:
     return CoDual(y, tangent), pullback
 
 
-zero_derivative(runtime.make_set, ...)
+primitive(runtime.make_set, ...)(set_items_rrule)
 
 # --------------------------------------------------------------------------------------------
 # Unpacking

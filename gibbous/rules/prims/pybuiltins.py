@@ -29,6 +29,7 @@ from gibbous.rules.prims.common import (
 )
 from gibbous.rules.prims.items import Items, TupleItems
 from gibbous.rules.prims.iteration import consume
+from gibbous.rules.prims.queries import set_items_rrule
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.rules.tangents import CoDual
 
@@ -159,5 +160,7 @@ def prod_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
     return CoDual(y, yf), pullback
 
 
-for _zero_fn in (builtins.any, builtins.all, builtins.set, builtins.frozenset):
+for _zero_fn in (builtins.any, builtins.all):
     zero_derivative(_zero_fn, ...)
+for _set in (builtins.set, builtins.frozenset):
+    primitive(_set, ...)(set_items_rrule)

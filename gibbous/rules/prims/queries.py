@@ -15,7 +15,8 @@ import typing as t
 import numpy as np
 
 from gibbous.rules.prims.common import ANY, CD, LIST, NT, STR, RuleResult
-from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.frontend import runtime
+from gibbous.rules.registry import ZeroDerivativeRule, primitive, zero_derivative
 from gibbous.rules.tangents import CoDual, is_differentiable, zero_rdata
 
 # Methods of strings, which have no tangent.
@@ -111,12 +112,43 @@ for _zero_fn, _pattern in _ZERO:
 
 
 # --------------------------------------------------------------------------------------------
-# Sets: their items (hashable values) carry no tangent into the set
+# Sets: their items (hashable values) carry no tangent into the set, so a number with a
+# derivative may not go in: ``sum({2 * x}) + x`` would lose the first term's derivative (sets
+# merge equal floats, so there is no tangent per item to keep).
+
+_INEXACT = (float, complex, np.floating, np.complexfloating)
+
+
+def refuse_numbers(fn: object, values: t.Iterable[object]) -> None:
+    """Raise if any of ``values`` (going into a set) is a real or complex number."""
+    for v in values:
+        if isinstance(v, _INEXACT):
+            name = getattr(fn, "__qualname__", None) or repr(fn)
+            raise TypeError(
+                f"{name}: the number {v!r} would go into a set, which keeps no derivative (a "
+                "set merges equal numbers); differentiating through it would lose the "
+                "gradient.  Use a list or a tuple"
+            )
+
+
+def _elements(x: CD) -> t.Iterable[object]:
+    v = x.primal
+    return v if isinstance(v, (list, tuple, set, frozenset, dict)) else (v,)
+
+
+def set_items_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``{a, b}``, ``set(xs)``, ``frozenset(xs)``: no derivative, and no numbers that have one."""
+    if f.primal is runtime.make_set:
+        refuse_numbers(f.primal, (a.primal for a in args))
+    else:
+        refuse_numbers(f.primal, (v for a in args for v in _elements(a)))
+    return ZeroDerivativeRule()(f, *args, **kwargs)
 
 
 @primitive(set.add, ANY, ANY)
 def set_add_rrule(f: CD, s: CD, x: CD) -> RuleResult:
     st, v = s.primal, x.primal
+    refuse_numbers(f.primal, (v,))
     new = v not in st
     f.primal(st, v)
     rdata = (NT, NT, zero_rdata(v))
@@ -155,6 +187,7 @@ for _remove in (set.remove, set.discard):
 def set_update_rrule(f: CD, s: CD, *others: CD) -> RuleResult:
     st = s.primal
     parts = [list(o.primal) for o in others]  # an iterator is consumed once, as update would
+    refuse_numbers(f.primal, (v for part in parts for v in part))
     added = {v for part in parts for v in part if v not in st}
     f.primal(st, *parts)
     rdata = (NT, NT, *(zero_rdata(o.primal) for o in others))
