@@ -3,6 +3,7 @@ CPython bytecode through a typed SSA IR.  See README.md and docs/."""
 
 from gibbous import testing as testing
 from gibbous.api import build_rrule as build_rrule
+from gibbous.api import StaleRuleError as StaleRuleError
 from gibbous.api import grad as grad
 from gibbous.api import value_and_gradient as value_and_gradient
 from gibbous.api import value_and_pullback as value_and_pullback

@@ -23,6 +23,7 @@ import numpy as np
 
 from gibbous.entry import Binding, Unwrapped, bind, positions, unwrap
 from gibbous.ir import types as T
+from gibbous.ir.exceptions import GibbousError
 from gibbous.passes import Pass
 from gibbous.rules.derived import DerivedRule, fill_rdata, function_key
 from gibbous.rules.registry import (
@@ -182,6 +183,10 @@ class _Run:
                 raise TypeError(f"expected a rule made by gibbous.build_rrule, got {rule!r}")
         values = (*operands, *kw.values()) if kw else operands
         _check_signature(rule, target, values, tuple(kw))
+        if type(rule) is DerivedRule and rule.program.frozen:
+            rebound = _rebound(rule)
+            if rebound is not None:
+                raise StaleRuleError(f"{rebound}; build the rule again (gibbous.grad does)")
         if rule.depth:  # a top-level call: whatever was pending is abandoned
             rule.reset()
         if isinstance(rule, DerivedRule):
@@ -211,6 +216,37 @@ class _Run:
             kw = dict(zip(self.kwnames, tangents[1 + self.n :]))
         df, pos, _ = self.call.outer((tangents[0], pos, kw))
         return (df, *pos)
+
+
+class StaleRuleError(GibbousError, RuntimeError):
+    """A global that a rule's code read was rebound after the rule was built."""
+
+
+def _rebound(rule: Rule) -> str | None:
+    """What global the rule froze has been rebound since, if one has (``Program.frozen``)."""
+    if not isinstance(rule, DerivedRule):
+        return None
+    for namespace, name, value in rule.program.frozen:
+        if namespace.get(name, _MISSING) is not value:
+            module = namespace.get("__name__", "?")
+            now = namespace.get(name, _MISSING)
+            return (
+                f"the global {name} of module {module} was rebound after the rule of "
+                f"{callable_name(rule.fn)} was built (then {_short(value)}, now {_short(now)}), "
+                "and the rule would compute with its old value: gibbous reads globals once, "
+                "when it builds a rule"
+            )
+    return None
+
+
+_MISSING = object()
+
+
+def _short(value: object) -> str:
+    if value is _MISSING:
+        return "deleted"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{type(value).__name__} at 0x{id(value):x}"
 
 
 def _plain(rule: Rule, args: tuple[object, ...]) -> bool:
@@ -329,7 +365,7 @@ def grad(f: t.Callable[..., object], argnums: int | tuple[int, ...] = 0) -> t.Ca
             tuple((k, T.typeof(v)) for k, v in kwargs.items()),
         )
         rule = rules.get(key)
-        if rule is None:
+        if rule is None or (type(rule) is DerivedRule and _rebound(rule) is not None):
             session = Session(DefaultContext, False, None)
             rule = rules[key] = _build(session, unwrap(f, args, kwargs))
         _, grads = value_and_gradient(rule, f, *args, **kwargs)
@@ -349,6 +385,7 @@ __all__ = [
     "LibraryRule",
     "Rule",
     "Session",
+    "StaleRuleError",
     "build_rrule",
     "derivable",
     "grad",

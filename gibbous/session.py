@@ -10,6 +10,7 @@ active call site (a registered primitive, a derived rule, a constructor, a dynam
 from __future__ import annotations
 
 import builtins
+import dis
 import functools
 import inspect
 import math
@@ -31,6 +32,7 @@ from gibbous.passes.ad import (
     prune_attribute_reads,
     slot_type_is_precise,
 )
+from gibbous.passes.shared_objects import Rebuild, SharedObjects
 from gibbous.passes.typeinfer import InferenceError, infer_types
 from gibbous.rules.callables import (
     InstanceCallRule,
@@ -121,6 +123,19 @@ def _callee_ir(fn: object) -> Function | None:
         return None
 
 
+def globals_read(code: pytypes.CodeType) -> tuple[str, ...]:
+    """The names ``code`` reads with ``LOAD_GLOBAL``, its nested code objects' included (they
+    share its globals)."""
+    names: dict[str, None] = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL":
+            names[t.cast(str, ins.argval)] = None
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            names.update(dict.fromkeys(globals_read(const)))
+    return tuple(names)
+
+
 @attrs.define(eq=False)
 class Session:
     """The programs built for one ``build_rrule``, by function and argument types; also the
@@ -132,12 +147,30 @@ class Session:
     _programs: dict[tuple[object, ...], tuple[object, Program]] = attrs.field(factory=dict)
     # Calls whose partial work was lost (``Program.lost``), shared by every program built here.
     lost: list[str] = attrs.field(factory=list)
+    # The globals the programs froze (``Program.frozen``), each (namespace, name) once.
+    frozen: list[tuple[dict[str, object], str, object]] = attrs.field(factory=list)
+    _frozen_names: set[tuple[int, str]] = attrs.field(factory=set)
+    # Globals and captured objects, shared by the programs built here.
+    shared: SharedObjects = attrs.field(factory=SharedObjects)
     _building: set[tuple[object, ...]] = attrs.field(factory=set)
 
     def key(self, fn: object, arg_types: tuple[T.Type, ...]) -> tuple[object, ...]:
         return (function_key(fn) or ("object", id(fn)), arg_types)
 
     def program(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
+        if self._building or self.shared.sealed:
+            return self._program(fn, arg_types)
+        while True:  # the first program: built again while it finds globals to make active
+            try:
+                made = self._program(fn, arg_types)
+            except Rebuild:
+                self._programs.clear()
+                self.shared.start_over()
+                continue
+            self.shared.sealed = True
+            return made
+
+    def _program(self, fn: object, arg_types: tuple[T.Type, ...]) -> Program:
         key = self.key(fn, arg_types)
         hit = self._programs.get(key)
         if hit is not None and (hit[0] is fn or function_key(fn) is not None):
@@ -187,15 +220,38 @@ class Session:
         typed = self.primal_ir(fn, arg_types)
         # The IR of a generator expression reads the cells of the function it wraps.
         wrapped = isinstance(fn, (runtime.GenexprFunction, runtime.GeneratorResume))
-        activity = analyse(typed, t.cast(t.Any, fn).fn if wrapped else fn)
+        owner = t.cast(t.Any, fn).fn if wrapped else fn
+        while True:
+            activity = analyse(typed, owner, self.shared.written)
+            try:
+                self.shared.note(typed, activity, fn)
+            except Rebuild:
+                if not self.shared.sealed:
+                    raise  # the whole build starts over (``program``)
+                continue  # this function alone, with more objects active
+            break
         ad = differentiate(
             typed,
             activity,
             lambda op: self.site(op, activity),
             inline=self.inline,
             verify=self.debug,
+            shared=self.shared.coduals,
         )
-        return compile_program(fn, arg_types, ad, typed, self.lost)
+        self._freeze(t.cast(t.Any, fn).fn if wrapped else fn)
+        return compile_program(fn, arg_types, ad, typed, self.lost, self.frozen)
+
+    def _freeze(self, fn: object) -> None:
+        """Record the module globals ``fn``'s code reads: the frontend froze their values."""
+        code = getattr(fn, "__code__", None)
+        namespace = getattr(fn, "__globals__", None)
+        if code is None or namespace is None:
+            return
+        for name in globals_read(code):
+            key = (id(namespace), name)
+            if name in namespace and key not in self._frozen_names:
+                self._frozen_names.add(key)
+                self.frozen.append((namespace, name, namespace[name]))
 
     # -- call sites
 

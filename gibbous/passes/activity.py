@@ -120,8 +120,12 @@ def _into_set(op: Call) -> bool:
     return isinstance(ty, T.Set) or (isinstance(ty, T.Object) and issubclass(ty.cls, sets))
 
 
-def analyse(f: Function, self_value: object) -> Activity:
-    """The active values and calls of ``f``; ``self_value`` is the callable ``f`` is the IR of."""
+def analyse(
+    f: Function, self_value: object, written: t.Collection[int] = frozenset()
+) -> Activity:
+    """The active values and calls of ``f``; ``self_value`` is the callable ``f`` is the IR of;
+    ``written``, the ids of objects another function of the build differentiates through
+    (``gibbous.passes.shared_objects``): constants holding them are active here too."""
     incoming: dict[BlockArgument, list[Value]] = {}
     for b in f.blocks:
         term = b.terminator
@@ -134,12 +138,21 @@ def analyse(f: Function, self_value: object) -> Activity:
     for b in f.blocks:
         values += [*b.args, *(op.result for op in b.calls)]
 
+    # Every load of a global is a constant of its own, but they are one object: a write
+    # through one load must be seen through the others (``G[0] = x; return G[0]``).
+    same_object: dict[int, list[Value]] = {}
+    for c in constants:
+        if carries_fdata(c.type):
+            same_object.setdefault(id(c.value), []).append(c)
+
     def sources(v: Value) -> t.Sequence[Value]:
-        """The values ``v`` is computed from."""
+        """The values ``v`` is computed from, or may alias."""
         if isinstance(v, Result):
             return v.op.operands
         if isinstance(v, BlockArgument):
             return incoming.get(v, ())
+        if isinstance(v, Constant):
+            return same_object.get(id(v.value), ())
         return ()
 
     active: set[Value] = set()
@@ -157,6 +170,7 @@ def analyse(f: Function, self_value: object) -> Activity:
                     or (isinstance(v, Constant) and v.value is self_value)
                     or any(s in active for s in sources(v))
                     or (carries_fdata(v.type) and v in exposed)
+                    or (isinstance(v, Constant) and id(v.value) in written)
                 ):
                     active.add(v)
                     changed = True

@@ -37,6 +37,8 @@ per instance.
 from __future__ import annotations
 
 
+import typing as t
+
 import attrs
 import numpy as np
 
@@ -51,6 +53,7 @@ from gibbous.passes.ad_reverse import (
     slot_type_is_precise,
 )
 from gibbous.passes.manager import PassManager
+from gibbous.rules.tangents import CoDual
 
 __all__ = [
     "ADFunctions",
@@ -82,12 +85,14 @@ def differentiate(
     *,
     inline: InlineFinder = lambda op: None,
     verify: bool = False,
+    shared: dict[tuple[int, bool], tuple[object, CoDual[t.Any, t.Any]]] | None = None,
 ) -> ADFunctions:
     """The forward and reverse functions of ``f``; ``site_maker(op)`` says how each instance
     makes the rule of the active call ``op``, ``inline(op)`` which active calls are written out
-    in place instead (``gibbous.rules.inline``)."""
+    in place instead (``gibbous.rules.inline``); ``shared`` holds the CoDuals of constants
+    across the programs of a build (``gibbous.passes.shared_objects``)."""
     isolate_guarded_calls(f)  # (done already by gibbous.session, before activity)
-    fwd = Forward(f, activity, site_maker, inline)
+    fwd = Forward(f, activity, site_maker, inline, shared)
     fwd.build()
     rev = Reverse(fwd)
     rev.build()

@@ -113,6 +113,7 @@ class Forward:
         act: Activity,
         site_maker: SiteMaker,
         inline: InlineFinder = lambda op: None,
+        shared: dict[tuple[int, bool], tuple[object, CoDual[t.Any, t.Any]]] | None = None,
     ) -> None:
         self.f, self.act, self.site_maker = f, act, site_maker
         params = [("self", CODUAL), *((a.name, CODUAL) for a in f.args)]
@@ -131,7 +132,10 @@ class Forward:
         self.pred_stack: dict[Block, int] = {}
         self.returns = [b for b in self.blocks if isinstance(b.terminator, Return)]
         self.ret_stack: int | None = None
+        # The CoDuals of the constants this function uses; ``shared``, those of every program
+        # of the build, so that an object written in one and read in another has one fdata.
         self.constants: dict[tuple[int, bool], tuple[object, CoDual[t.Any, t.Any]]] = {}
+        self.shared = {} if shared is None else shared
         # Inline sites: what each saves for the reverse (constants stay constants), and per
         # block, the values its record holds and the stack the record goes onto.
         self.inline: dict[Call, InlineRule] = {}
@@ -213,11 +217,13 @@ class Forward:
                 return self.g.args[0]
             # Constants that may be written into carry fdata, one for all their uses.
             active = self.act.is_active(v)
-            hit = self.constants.get((id(v.value), active))
+            key = (id(v.value), active)
+            hit = self.constants.get(key) or self.shared.get(key)
             if hit is None:
                 made = CoDual(v.value, zero_fdata(v.value) if active else NO_TANGENT)
                 _printable(made, f"ad.codual<{_describe(v.value)}>")
-                hit = self.constants[(id(v.value), active)] = (v.value, made)
+                hit = self.shared[key] = (v.value, made)
+            self.constants[key] = hit
             return hit[1]
         return self.cd[v]
 

@@ -169,6 +169,9 @@ class Program:
     # Shared by the programs of one ``build_rrule``: calls that raised after recording
     # differentiable work which a caller then caught, lost to the gradient (see ``lose``).
     lost: list[str] = attrs.field(factory=list)
+    # Shared likewise: the globals the programs froze into their code, as (namespace, name,
+    # value), which the entry points check are still bound (``gibbous.api``).
+    frozen: list[tuple[dict[str, object], str, object]] = attrs.field(factory=list)
 
     @functools.cached_property
     def plain(self) -> bool:

@@ -44,6 +44,7 @@ def compile_program(
     ad: ADFunctions,
     typed: Function,
     lost: list[str] | None = None,
+    frozen: list[tuple[dict[str, object], str, object]] | None = None,
 ) -> Program:
     factory = Factory(ad.forward.name.removesuffix(".forward"))
     factory.bind(NO_TANGENT, "NoTangent")
@@ -73,6 +74,7 @@ def compile_program(
         ad.seed,
         Stages(typed, ad.forward, ad.reverse, compiled.source),
         [] if lost is None else lost,
+        [] if frozen is None else frozen,
     )
 
 
