@@ -33,6 +33,7 @@ from gibbous.rules.registry import (
     RRule,
     callable_name,
 )
+from gibbous.rules.tangent_check import mismatch
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
@@ -41,6 +42,7 @@ from gibbous.rules.tangents import (
     rdata_of,
     tangent_from,
     zero_fdatas,
+    zero_rdata,
     zeros_like,
 )
 from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
@@ -148,6 +150,15 @@ def value_and_pullback(
     """``f(*args, **kwargs)`` and the pullback of the cotangent ``ybar`` (shaped like the
     result)."""
     run = _Run(rule, f, args, kwargs)
+    problem = mismatch(run.y.primal, ybar, "ybar")
+    if problem is not None:
+        run.pullback(zero_rdata(run.y.primal))  # undoes what the forward pass wrote
+        raise TypeError(
+            f"value_and_pullback: ybar is not a cotangent of the result of {callable_name(f)} "
+            f"({type(run.y.primal).__name__}): {problem}.  ybar has the result's structure: a "
+            "float for a float, an array of its shape for an array, a tuple or list of "
+            "cotangents for a tuple or list, NoTangent() for what has no derivative"
+        )
     # The reverse pass undoes the forward pass's mutations, of the result too (a list it
     # appended to, an array it wrote): the value returned is the result as the forward pass
     # left it.
@@ -280,7 +291,7 @@ def _zero_fdatas(f: object, args: tuple[object, ...]) -> tuple[t.Any, ...]:
         kind = type(a)
         if kind is np.ndarray:
             array = t.cast(np.ndarray[t.Any, t.Any], a)
-            if array.base is not None or id(a) in seen:
+            if array.base is not None or id(a) in seen or array.dtype.kind == "O":
                 return zero_fdatas(f, *args)
             seen.add(id(a))
             if array.dtype.kind not in "fc":

@@ -27,6 +27,7 @@ import operator
 import typing as t
 
 import attrs
+import numpy as np
 
 from gibbous.frontend import runtime
 from gibbous.ir import types as T
@@ -112,11 +113,14 @@ def _writes(op: Call) -> bool:
     return not is_pure_call(op)
 
 
-def _into_set(op: Call) -> bool:
-    """A set made of its operands: it keeps their values and no derivative, so its rule must
-    see them (and refuse a number with a derivative) rather than lose it unseen."""
+def _into_keeper(op: Call) -> bool:
+    """A set or an array of dtype object made of its operands: it keeps their values and no
+    derivative, so its rule must see them (and refuse a number with a derivative) rather than
+    lose it unseen."""
     ty = op.type
     sets = (set, frozenset)
+    if isinstance(ty, T.Array):
+        return ty.dtype is not None and np.dtype(ty.dtype) == np.dtype(object)
     return isinstance(ty, T.Set) or (isinstance(ty, T.Object) and issubclass(ty.cls, sets))
 
 
@@ -181,7 +185,7 @@ def analyse(
         for op in calls
         if op.result in active
         or (_writes(op) and any(v in active and carries_fdata(v.type) for v in op.operands))
-        or (_into_set(op) and any(v in active for v in op.operands[1:]))
+        or (_into_keeper(op) and any(v in active for v in op.operands[1:]))
     )
     return Activity(frozenset(active), active_calls, self_value)
 

@@ -54,6 +54,8 @@ from gibbous.rules.registry import (
     primitive,
 )
 from gibbous.rules.stateful import PullbackOrderError
+from gibbous.rules.tangent_check import rdata_mismatch
+from gibbous.rules.unwind import unwind
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
@@ -320,7 +322,7 @@ class DerivedRule:
             serials.append(serial)
         else:
             serials[depth - 1] = serial
-        return y, DerivedPullback(self, depth, self._generation, y, serial)
+        return y, DerivedPullback(self, depth, self._generation, y, serial, start)
 
 
 class PartialCallError(GibbousError, RuntimeError):
@@ -330,13 +332,28 @@ class PartialCallError(GibbousError, RuntimeError):
 class DerivedPullback:
     """The pullback of one forward call of a ``DerivedRule``."""
 
-    __slots__ = ("rule", "depth", "generation", "y", "serial")
+    __slots__ = ("rule", "depth", "generation", "y", "serial", "start")
 
     def __init__(
-        self, rule: DerivedRule, depth: int, generation: int, y: _CoDual, serial: int
+        self,
+        rule: DerivedRule,
+        depth: int,
+        generation: int,
+        y: _CoDual,
+        serial: int,
+        start: int = 0,
     ) -> None:
         self.rule, self.depth, self.generation, self.y = rule, depth, generation, y
-        self.serial = serial
+        self.serial, self.start = serial, start  # start: the tape's count before the call
+
+    def abandon(self) -> None:
+        """Run the reverse pass for what it undoes, with a zero cotangent, ignoring errors
+        (``unwind``)."""
+        seed = self.rule.program.seed
+        try:
+            self(zero_rdata(self.y.primal) if seed == "exact" else NO_TANGENT)
+        except Exception:
+            pass
 
     def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
         rule = self.rule
@@ -359,16 +376,40 @@ class DerivedPullback:
             )
         seed = rule.program.seed
         if seed == "none":
-            dy = NO_TANGENT
+            if dy is not NO_TANGENT and dy is not None and type(dy) is not float:
+                if rdata_mismatch(self.y.primal, dy) is not None:  # it is ignored, but wrong
+                    _refuse_dy(rule, self.y.primal, dy)
         elif seed == "fill" and dy is NO_TANGENT:
             dy = zero_rdata(self.y.primal)
+        elif type(dy) is not float and not _same_length_tuples(dy, self.y.primal):
+            if rdata_mismatch(self.y.primal, dy) is not None:  # the slow check, rarely reached
+                _refuse_dy(rule, self.y.primal, dy)
         try:
             result = t.cast(tuple[t.Any, ...], rule.reverse(dy))
         except BaseException:
+            # The pullbacks still on the tape undo the rest of the forward pass's writes, so
+            # that the arguments are left as they were before the call.
+            unwind(rule.tape.items, self.start, rule.tape)
             rule._dirty = True
             raise
         rule._depth = self.depth - 1
         return result
+
+
+def _same_length_tuples(dy: object, y: object) -> bool:
+    """A quick test that passes the rdata of tuples that the reverse programs pass (the items
+    are not looked at: a wrong item fails in the reverse program's own arithmetic)."""
+    return type(dy) is tuple and type(y) is tuple and len(dy) == len(y)
+
+
+def _refuse_dy(rule: DerivedRule, y: object, dy: object) -> t.NoReturn:
+    problem = rdata_mismatch(y, dy, "dy") or "dy should be NoTangent()"
+    raise TypeError(
+        f"the pullback of {rule.fn_name} was given a dy that is not the rdata of its result "
+        f"({type(y).__name__}): {problem}.  dy is the rdata part of the cotangent: a float "
+        "for a float, NoTangent() for an array, a list or anything else whose cotangent goes "
+        "into the result's fdata (it touched nothing)"
+    )
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ import typing as t
 import attrs
 
 from gibbous.ir.exceptions import GibbousError
-from gibbous.rules.tangents import CoDual
+from gibbous.rules.tangents import NO_TANGENT, CoDual
 
 if t.TYPE_CHECKING:
     from gibbous.rules.registry import Pullback, RRule
@@ -133,6 +133,14 @@ class StatefulPullback:
         self, owner: StatefulRRule[t.Any], pullback: Pullback, depth: int, serial: int
     ) -> None:
         self.owner, self.pullback, self.depth, self.serial = owner, pullback, depth, serial
+
+    def abandon(self) -> None:
+        """Run the rule's pullback for what it restores, ignoring errors (``unwind``)."""
+        try:
+            self.pullback(NO_TANGENT)
+        except Exception:
+            pass
+        self.owner._depth = min(self.owner._depth, self.depth)
 
     def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
         owner = self.owner

@@ -610,7 +610,39 @@ def _classify(cls: type) -> _Kind:
 
 
 def _array_kind(x: np.ndarray[t.Any, t.Any]) -> _Kind:
-    return FLOAT_ARRAY if x.dtype.kind in "fc" else NON_DIFFERENTIABLE
+    if x.dtype.kind in "fc":
+        return FLOAT_ARRAY
+    return OBJECT_ARRAY if x.dtype.kind == "O" else NON_DIFFERENTIABLE
+
+
+class _ObjectArray(_NonDifferentiable):
+    """An array of dtype object has no tangent, so numbers with one are refused in it rather
+    than silently losing their derivative (``np.array([1.0, 2.0], dtype=object)``)."""
+
+    __slots__ = ()
+
+    def zero(self, x: t.Any, memo: TangentMemo) -> t.Any:
+        refuse_object_array(x)
+        return NO_TANGENT
+
+
+def refuse_object_array(x: np.ndarray[t.Any, t.Any]) -> None:
+    """Raise if the object array ``x`` holds a number (or anything) with a derivative."""
+    for item in x.flat:
+        if is_differentiable(item):
+            raise object_array_refusal(item)
+
+
+def object_array_refusal(item: object) -> TypeError:
+    shown = repr(item) if len(repr(item)) <= 40 else type(item).__name__
+    return TypeError(
+        f"an array of dtype object would hold {shown}, which has a derivative, but gibbous "
+        "gives arrays of dtype object none (each item is a Python object of its own): use "
+        "a float array (.astype(float)), or keep the numbers in a list"
+    )
+
+
+OBJECT_ARRAY = _ObjectArray()
 
 
 def _function_kind(x: pytypes.FunctionType) -> _Kind:

@@ -147,7 +147,7 @@ def test_complex_random_tangents_have_both_parts() -> None:
         None,
         np.arange(3),
         np.array([True, False]),
-        np.array([1.0, "a"], dtype=object),
+        np.array([1, "a"], dtype=object),
         np,
         module_level,
         len,
@@ -170,6 +170,12 @@ def test_values_without_a_tangent(x: object) -> None:
     assert randn_tangent(x, np.random.default_rng(0)) is NT
     assert tangent_from(x, NT, NT) is NT
     assert not is_differentiable(x)
+
+
+def test_an_object_array_holding_a_float_is_refused_not_given_no_tangent() -> None:
+    """It would lose the float's derivative silently (tests/ad/test_misuse.py)."""
+    with pytest.raises(TypeError, match="array of dtype object would hold 1.0"):
+        zero_fdata(np.array([1.0, "a"], dtype=object))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "complex128"])

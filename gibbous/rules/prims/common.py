@@ -29,7 +29,13 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.rules import pool
 from gibbous.rules.registry import Pullback
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata, zero_rdata
+from gibbous.rules.tangents import (
+    NO_TANGENT,
+    CoDual,
+    refuse_object_array,
+    zero_fdata,
+    zero_rdata,
+)
 
 Array = np.ndarray[t.Any, t.Any]
 CD = CoDual[t.Any, t.Any]
@@ -78,6 +84,8 @@ def new_fdata(y: object) -> t.Any:
     """The fdata of a new result: zeros for a new float array (same layout), else the zero fdata."""
     if isinstance(y, np.ndarray):
         if y.dtype.kind not in "fc":
+            if y.dtype.kind == "O":
+                refuse_object_array(y)  # a number with a derivative would lose it there
             return NT
         # What ``np.zeros_like`` gives a C-contiguous array, at a fifth of the cost; a large one
         # recycled (the quick paths of the elementwise and matmul rules give it back).

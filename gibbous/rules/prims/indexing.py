@@ -55,7 +55,7 @@ from gibbous.rules.prims.common import (
 )
 from gibbous.rules.prims.items import items_of
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
-from gibbous.rules.tangents import CoDual
+from gibbous.rules.tangents import CoDual, is_differentiable, object_array_refusal
 
 _NO_RDATA_3 = no_pullback(3)
 _NOTHING_3 = (NT, NT, NT)
@@ -271,6 +271,8 @@ def setitem_rrule(
 ) -> tuple[CD, Pullback, SetitemState]:
     a, idx = x.primal, index.primal
     dx = x.fdata if isinstance(x.fdata, np.ndarray) else None
+    if dx is None and a.dtype.kind == "O" and is_differentiable(v.primal):
+        raise object_array_refusal(v.primal)
     if not is_basic(idx):
         return _advanced_setitem(state, f, x, index, v, dx)
     vidx = view_index(idx)
