@@ -56,6 +56,7 @@ from gibbous.rules.registry import (
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.tangent_check import rdata_mismatch
 from gibbous.rules.unwind import unwind
+from gibbous.rules.user_lines import note_user_line
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
@@ -305,6 +306,8 @@ class DerivedRule:
         try:
             y = t.cast(_CoDual, self.forward(f, *args))
         except BaseException as e:
+            if isinstance(e, Exception) and not isinstance(e, StopIteration):
+                note_user_line(e, t.cast(pytypes.FunctionType, self.forward).__code__, self.fn_name)
             # Raised before recording anything (a check of the arguments, a failed fast
             # path): nothing to undo, and a caller that catches it may go on.  Otherwise the
             # operations recorded cannot be undone in part.
@@ -386,7 +389,9 @@ class DerivedPullback:
                 _refuse_dy(rule, self.y.primal, dy)
         try:
             result = t.cast(tuple[t.Any, ...], rule.reverse(dy))
-        except BaseException:
+        except BaseException as e:
+            if isinstance(e, Exception):
+                note_user_line(e, t.cast(pytypes.FunctionType, rule.reverse).__code__, rule.fn_name)
             # The pullbacks still on the tape undo the rest of the forward pass's writes, so
             # that the arguments are left as they were before the call.
             unwind(rule.tape.items, self.start, rule.tape)

@@ -200,3 +200,38 @@ def test_a_pullback_that_raises_leaves_the_arguments_restored_and_the_rule_usabl
     assert y == 12.0
     np.testing.assert_array_equal(dx, [2.0, 5.0])
     np.testing.assert_array_equal(x, [1.0, 2.0])
+
+
+# -- the user's line on errors out of the forward and reverse programs
+
+
+def _inner_set(x: float) -> float:
+    s = {x * 2.0}
+    return sum(s)
+
+
+def outer_set(x: float) -> float:
+    return _inner_set(x + 1.0) * 2.0
+
+
+def test_an_error_inside_a_rule_names_the_users_lines_innermost_first() -> None:
+    with pytest.raises(TypeError, match="would go into a set") as info:
+        value_and_gradient(build_rrule(outer_set, 1.0), outer_set, 1.0)
+    notes = getattr(info.value, "__notes__", [])
+    assert len(notes) == 2, notes
+    assert "in _inner_set" in notes[0] and "test_misuse.py" in notes[0]
+    assert "s = {x * 2.0}" in notes[0]
+    assert "in outer_set" in notes[1] and "_inner_set(x + 1.0)" in notes[1]
+
+
+def test_an_error_in_the_reverse_pass_names_the_users_line() -> None:
+    x, log = np.array([1.0, 2.0]), [0.5]
+    rule = build_rrule(mutates_around_fragile, x, log, ctx=CTX)
+    FAIL[0] = True
+    try:
+        with pytest.raises(RuntimeError) as info:
+            value_and_gradient(rule, mutates_around_fragile, x, log)
+    finally:
+        FAIL[0] = False
+    notes = getattr(info.value, "__notes__", [])
+    assert any("in _helper_mutates" in n and "return fragile(x[1])" in n for n in notes), notes
