@@ -46,6 +46,7 @@ from gibbous.ir.cfg import loop_depth  # noqa: E402
 from gibbous.ir.core import Call, Constant, Function  # noqa: E402
 from gibbous.ir.printer import format_name, function_namer  # noqa: E402
 from gibbous.passes import register_pass  # noqa: E402
+from gibbous.passes.rewrite import Match  # noqa: E402
 
 KINDS = ("scalar", "elementwise", "reduction", "matmul", "linalg", "unknown")
 
@@ -76,6 +77,21 @@ REDUCTIONS: tuple[object, ...] = (
     np.amin,
     np.average,
     np.linalg.norm,
+)
+
+
+#: The kinds, each with the matches that take its calls, in the order they are tried.
+CLASSIFIED: tuple[tuple[str, tuple[Match, ...]], ...] = (
+    ("matmul", (Match(callees=MATMUL),)),
+    ("reduction", (Match(callees=REDUCTIONS), Match(where=lambda fn: _is_ufunc_method(fn)))),
+    ("linalg", (Match(where=lambda fn: getattr(fn, "__module__", None) == "numpy.linalg"),)),
+    (
+        "elementwise",
+        (
+            Match(callees=ARITHMETIC),
+            Match(where=lambda fn: isinstance(fn, np.ufunc) or _is_math(fn)),
+        ),
+    ),
 )
 
 
@@ -134,31 +150,20 @@ def count_flops(f: Function) -> FlopReport:
 
 
 def kind_of(call: Call) -> str | None:
-    """The kind of floating-point work ``call`` does, or None if it does none."""
-    callee = call.callee
-    if not isinstance(callee, Constant):
+    """The kind of floating-point work ``call`` does, or None if it does none: the first
+    kind whose matches (``gibbous.passes.rewrite.Match``, the patterns' own) take the call,
+    then the result's type says whether it computes in floating point at all."""
+    if not isinstance(call.callee, Constant):
         return "unknown"  # called through a value: anything at all
-    fn = callee.value
-    if _is_any_of(fn, MATMUL):
-        kind = "matmul"
-    elif _is_any_of(fn, REDUCTIONS) or _is_ufunc_method(fn):
-        kind = "reduction"
-    elif getattr(fn, "__module__", None) == "numpy.linalg":
-        kind = "linalg"
-    elif _is_any_of(fn, ARITHMETIC) or isinstance(fn, np.ufunc) or _is_math(fn):
-        kind = "elementwise" if isinstance(call.type, T.Array) else "scalar"
-    else:
+    kind = next((k for k, matches in CLASSIFIED if any(m(call) for m in matches)), None)
+    if kind is None:
         return None  # conversions, indexing, constructors, calls of Python functions...
+    if kind == "elementwise" and not isinstance(call.type, T.Array):
+        kind = "scalar"
     floating = _floating(T.widen(call.type))
     if floating is None:
         return "unknown"
     return kind if floating else None
-
-
-def _is_any_of(fn: object, callables: tuple[object, ...]) -> bool:
-    # By identity: NumPy callables compare by identity anyway, and == on an arbitrary
-    # constant could run user code.
-    return any(fn is c for c in callables)
 
 
 def _is_ufunc_method(fn: object) -> bool:

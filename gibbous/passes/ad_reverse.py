@@ -38,6 +38,7 @@ from gibbous.ir.core import (
 )
 from gibbous.passes.activity import carries_rdata
 from gibbous.passes.ad_forward import Forward, identity_operand
+from gibbous.passes.rewrite import Match, Rewriter, apply_patterns, pattern
 from gibbous.rules.derived import accum
 from gibbous.rules.inline import InlineRule
 from gibbous.rules.tangents import NO_TANGENT, rdata_type, zero_rdata
@@ -327,22 +328,23 @@ def _fold_one_constant_argument(f: Function) -> bool:
     return False
 
 
-def fold_zero_sums(f: Function) -> None:
+@pattern(Match(callees=(accum, operator.add)))
+def _zero_plus(call: Call, rw: Rewriter) -> bool:
     """``accum(0.0, a)`` and ``0.0 + a`` are ``a`` where ``a`` is an adjoint of a scalar type
     (never ``NoTangent()``, unlike the rdata a pullback returns, which are typed ``any``)."""
-    for op in list(f.calls()):
-        zero, a = (op.args + (None, None))[:2]
-        if (
-            isinstance(op.callee, Constant)
-            and (op.callee.value is accum or op.callee.value is operator.add)
-            and isinstance(zero, Constant)
-            and type(zero.value) in (float, complex)
-            and zero.value == 0
-            and a is not None
-            and isinstance(a.type, (T.Float, T.Complex))
-            and a.type == op.result.type
-        ):
-            op.result.replace_all_uses_with(a)
+    if len(call.args) != 2 or call.kwargs:
+        return False
+    zero, a = call.args
+    if not (isinstance(zero, Constant) and type(zero.value) in (float, complex)):
+        return False
+    if zero.value != 0 or not isinstance(a.type, (T.Float, T.Complex)) or a.type != call.type:
+        return False
+    rw.replace_uses(a)  # the call is pure: dead-code elimination drops it
+    return True
+
+
+def fold_zero_sums(f: Function) -> None:
+    apply_patterns(f, (_zero_plus,), check=False)  # (the AD pass verifies when asked to)
 
 
 def _drop_argument(term: Terminator, target: Block, index: int) -> None:

@@ -38,7 +38,7 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.passes.manager import register_pass
-from gibbous.passes.rewrite import Edge, edges_of, incoming_edges, set_edges
+from gibbous.passes.cfg_edit import Edge, edges_of, incoming_edges, set_edges
 from gibbous.rules.purity import is_pure_call
 
 

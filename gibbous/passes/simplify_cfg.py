@@ -39,7 +39,7 @@ from gibbous.ir.cfg import reachable
 from gibbous.ir.core import Block, Branch, Constant, Function, Guard, Jump, Value
 from gibbous.ir.types import Const
 from gibbous.passes.manager import register_pass
-from gibbous.passes.rewrite import edges_of, incoming_edges, jump_instead, set_edges
+from gibbous.passes.cfg_edit import edges_of, incoming_edges, jump_instead, set_edges
 from gibbous.rules.purity import is_pure
 
 
