@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import threading
 import types as pytypes
 import typing as t
 
@@ -69,6 +70,7 @@ from gibbous.rules.tangents import (
 )
 
 _CoDual = CoDual[t.Any, t.Any]
+_Rule = t.TypeVar("_Rule", bound="DerivedRule")
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,8 +169,9 @@ class Program:
     seed: str
     description: t.Any = None  # for inspection: the typed, forward and reverse IR
     # Shared by the programs of one ``build_rrule``: calls that raised after recording
-    # differentiable work which a caller then caught, lost to the gradient (see ``lose``).
-    lost: list[str] = attrs.field(factory=list)
+    # differentiable work which a caller then caught, lost to the gradient, by the thread
+    # that made them (each thread has its own instances: gibbous.rules.toplevel).
+    lost: dict[int, list[str]] = attrs.field(factory=dict)
 
     @functools.cached_property
     def plain(self) -> bool:
@@ -187,7 +190,14 @@ class Program:
         floats, the common arguments)."""
         return tuple(map(_acceptor, self.arg_types))
 
-    def instantiate(self) -> DerivedRule:
+    @t.overload
+    def instantiate(self) -> DerivedRule: ...
+    @t.overload
+    def instantiate(self, cls: type[_Rule]) -> _Rule: ...
+
+    def instantiate(self, cls: type[DerivedRule] | None = None) -> DerivedRule:
+        """A new instance: its own tape and child rules (``cls``: a subclass, for the rules
+        users hold, gibbous.rules.toplevel)."""
         items: list[object] = []
         children: list[object] = []
         replace: dict[int, object] = {}
@@ -204,7 +214,7 @@ class Program:
         forward, reverse = self.make_functions(replace)
         tape = Tape(items, None if count is None else _cell((forward, reverse), count))
         resettable = [c for c in children if hasattr(c, "reset")]
-        return DerivedRule(self, forward, reverse, tape, resettable)
+        return (cls or DerivedRule)(self, forward, reverse, tape, resettable)
 
 
 def _acceptor(ty: T.Type) -> t.Callable[[object], bool]:
@@ -305,7 +315,7 @@ class DerivedRule:
             # operations recorded cannot be undone in part.
             if cell is not None and cell.cell_contents != start:
                 self._dirty = True
-                self.program.lost.append(
+                self.program.lost.setdefault(threading.get_ident(), []).append(
                     f"{self.fn_name} raised ({type(e).__name__}: {e}) after it had recorded "
                     "differentiable operations"
                 )
@@ -348,9 +358,10 @@ class DerivedPullback:
                 "the forward calls, each once (it touched nothing)"
             )
         lost = rule.program.lost
-        if lost:
+        mine = lost.get(threading.get_ident()) if lost else None
+        if mine:
             raise PartialCallError(
-                f"{lost[0]}, and a caller caught the exception and went on: gibbous cannot "
+                f"{mine[0]}, and a caller caught the exception and went on: gibbous cannot "
                 "undo part of a call, so there is no gradient through that path.  Raise before "
                 "any differentiable work, or test for the case instead of catching it"
             )

@@ -43,7 +43,7 @@ def compile_program(
     arg_types: t.Sequence[T.Type],
     ad: ADFunctions,
     typed: Function,
-    lost: list[str] | None = None,
+    lost: dict[int, list[str]] | None = None,
 ) -> Program:
     factory = Factory(ad.forward.name.removesuffix(".forward"))
     factory.bind(NO_TANGENT, "NoTangent")
@@ -72,7 +72,7 @@ def compile_program(
         make_functions,
         ad.seed,
         Stages(typed, ad.forward, ad.reverse, compiled.source),
-        [] if lost is None else lost,
+        {} if lost is None else lost,
     )
 
 
