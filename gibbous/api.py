@@ -46,6 +46,7 @@ from gibbous.rules.tangents import (
 from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
 from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.toplevel import (
+    UNCLAIMED,
     BuildOptions,
     EntryRule,
     PerThread,
@@ -82,14 +83,12 @@ class LibraryRule:
         self.threads = PerThread(make) if stateful else None
 
     def _mine(self) -> t.Any:
-        """This thread's rule (the registered rule itself where it keeps no state)."""
-        threads = self.threads
-        if threads is None:
+        """This thread's rule: the registered rule itself where it keeps no state or for the
+        first thread to call; None for a thread that has not called."""
+        if self.threads is None:
             return self.rule
-        mine = threads.mine()
-        if mine is threads:
-            mine = threads.claim(self._reset_own)
-        return self.rule if mine is None else mine
+        mine = self.threads.mine()
+        return None if mine is UNCLAIMED else self.rule if mine is None else mine
 
     def _reset_own(self) -> None:
         reset = getattr(self.rule, "reset", None)
@@ -99,21 +98,25 @@ class LibraryRule:
     @property
     def depth(self) -> int:
         """This thread's forward calls whose pullback has not run yet (stateful rules only)."""
-        if self.threads is not None and self.threads.mine() is self.threads:
-            return 0  # this thread has not called
         return int(getattr(self._mine(), "depth", 0))
 
     def reset(self) -> None:
-        if self.threads is None or self.threads.mine() is not self.threads:
-            reset = getattr(self._mine(), "reset", None)
-            if reset is not None:
-                reset()
+        reset = getattr(self._mine(), "reset", None)
+        if reset is not None:
+            reset()
 
     def __repr__(self) -> str:
         return f"<LibraryRule {callable_name(self.fn)}: {self.rule!r}>"
 
     def __call__(self, f: CoDual[t.Any, t.Any], *args: t.Any, **kwargs: t.Any) -> t.Any:
-        return self._mine()(f, *args, **kwargs)
+        threads = self.threads
+        if threads is None:
+            return self.rule(f, *args, **kwargs)
+        try:
+            mine = threads.local.rule
+        except AttributeError:  # this thread's first call
+            mine = threads.claim(self._reset_own)
+        return (self.rule if mine is None else mine)(f, *args, **kwargs)
 
     def __copy__(self) -> LibraryRule:
         return LibraryRule(self.fn, self.arg_types, self.kwnames, self.make, self.options)

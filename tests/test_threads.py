@@ -3,10 +3,12 @@ the gradient it would get alone (each thread gets its own rule state; docs/ad.md
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 import threading
 import typing as t
+import weakref
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ import pytest
 import gibbous
 from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
 from gibbous.rules import pool
+from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdatas
 
 THREADS = 4
@@ -271,3 +274,41 @@ def test_forward_a_forward_b_then_both_pullbacks(library: bool, b_first: bool) -
     _run_threads(lambda k: works[k](k), n=2)
     for name, expected in zip("ab", want):
         assert all(np.allclose(g, e, rtol=1e-12) for g, e in zip(got[name], expected)), name
+
+
+def test_a_thread_state_goes_with_its_thread() -> None:
+    rule = build_rrule(scalar_loop, np.ones(3))
+    rule(*_coduals(scalar_loop, np.ones(3)))  # this thread's: the rule's own state
+    made: list[t.Any] = []
+
+    def work(_: int) -> None:
+        _, pullback = rule(*_coduals(scalar_loop, np.ones(3)))
+        made.append(weakref.ref(pullback.rule.forward))  # of the instance made for it
+        assert rule.depth == 1 and pullback.rule is not rule
+
+    _run_threads(work, n=1)
+    gc.collect()
+    assert made[0]() is None
+    assert rule.depth == 1  # this thread's pending call, untouched
+
+
+def test_the_state_of_a_finished_first_thread_passes_on_reset() -> None:
+    rule = build_rrule(scalar_loop, np.ones(3))
+    pending: list[t.Any] = []
+
+    def first(_: int) -> None:
+        pending.append(rule(*_coduals(scalar_loop, np.ones(3)))[1])
+        assert pending[0].rule is rule  # the first thread to call uses the rule's own state
+
+    _run_threads(first, n=1)
+    assert rule.depth == 0  # this thread has no call pending
+    x = np.array([0.5, 1.0, 2.0])
+    _, grads = value_and_gradient(rule, scalar_loop, x)
+    assert np.allclose(grads[1], np.sin(x) + x * np.cos(x))
+    with pytest.raises(PullbackOrderError):
+        pending[0](1.0)  # the abandoned call of the finished thread refuses to run
+
+
+def _coduals(f: t.Any, *args: t.Any) -> tuple[t.Any, ...]:
+    fdatas = zero_fdatas(f, *args)
+    return (CoDual(f, fdatas[0]), *map(CoDual, args, fdatas[1:]))

@@ -250,6 +250,7 @@ class DerivedRule:
         "_generation",
         "_serials",
         "_serial",
+        "threads",
     )
 
     def __init__(
@@ -271,6 +272,9 @@ class DerivedRule:
         # The serial number of the call pending at each depth (see StatefulRRule).
         self._serials: list[int] = []
         self._serial = 0
+        # Set on the rule a user holds only (gibbous.rules.toplevel.PerThread): which state
+        # each thread uses.  Child rules run on their parent's thread and check nothing more.
+        self.threads: t.Any = None
 
     @property
     def depth(self) -> int:
@@ -303,6 +307,14 @@ class DerivedRule:
         self._generation += 1
 
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
+        threads = self.threads
+        if threads is not None:
+            try:
+                mine = threads.local.rule
+            except AttributeError:  # this thread's first call
+                mine = threads.claim(lambda: DerivedRule.reset(self))
+            if mine is not None:
+                return t.cast(tuple[_CoDual, DerivedPullback], mine(f, *args))
         if self._dirty:
             self.reset()
         cell = self.tape.cell

@@ -6,7 +6,7 @@ made on that thread's first call (``PerThread``): the first thread to call uses 
 own, every other thread an instance of the same compiled programs, kept in a
 ``threading.local`` so that it goes when its thread does.  A pullback belongs to the instance
 whose forward call made it.  Child rules of call sites are only ever called from their
-parent's thread, so they pay for no check.
+parent's thread: their ``threads`` slot is empty, and that one test is all they pay.
 
 A copy is such an instance too (fresh state, the same programs); pickling stores what the
 rule was built from (the function, the argument types, the build options) and builds it
@@ -28,8 +28,6 @@ from gibbous.passes import Pass
 from gibbous.rules.derived import DerivedRule
 from gibbous.rules.registry import Context, DefaultContext, MinimalContext, callable_name
 
-_CoDual = t.Any
-
 
 class PerThread:
     """Which rule state each thread uses: the first thread to call, the holder's own (``None``
@@ -48,20 +46,22 @@ class PerThread:
         """This thread's state on its first call: ``None`` for the holder's own."""
         with self.lock:
             owner = self.owner
-            if owner is None or not owner.is_alive():
+            own = owner is None or not owner.is_alive()
+            if own:
                 self.owner = threading.current_thread()
-                mine = None
-            else:
-                mine = self.make()
-        if mine is None and owner is not None:
+        if own and owner is not None:
             takeover()  # pending calls of a thread that has gone: their pullbacks refuse
+        mine = None if own else self.make()
         self.local.rule = mine
         return mine
 
     def mine(self) -> t.Any:
         """This thread's state if it has called already (``None``: the holder's own), else
-        ``PerThread`` itself."""
-        return getattr(self.local, "rule", self)
+        ``UNCLAIMED``."""
+        return getattr(self.local, "rule", UNCLAIMED)
+
+
+UNCLAIMED = object()
 
 
 @attrs.frozen
@@ -103,42 +103,31 @@ def _context(module: str, name: str) -> Context:
 
 
 class EntryRule(DerivedRule):
-    """A ``DerivedRule`` as ``build_rrule`` returns it: one state per calling thread (see the
-    module's docstring), copied with fresh state, pickled as what it was built from."""
+    """A ``DerivedRule`` as ``build_rrule`` returns it: one state per calling thread (its
+    ``threads``, which ``DerivedRule.__call__`` consults), copied with fresh state, pickled as
+    what it was built from."""
 
-    __slots__ = ("threads", "options")
+    __slots__ = ("options",)
 
     def __init__(self, *args: t.Any) -> None:
         super().__init__(*args)
         self.threads = PerThread(self.program.instantiate)
         self.options = BuildOptions()
 
-    def __call__(self, f: _CoDual, *args: _CoDual) -> t.Any:
-        try:
-            mine = self.threads.local.rule
-        except AttributeError:
-            mine = self.threads.claim(self._reset_own)
-        if mine is None:
-            return DerivedRule.__call__(self, f, *args)
-        return mine(f, *args)
-
-    def _reset_own(self) -> None:
-        DerivedRule.reset(self)
-
     @property
     def depth(self) -> int:
         """This thread's forward calls whose pullback has not run yet."""
-        mine = self.threads.mine()
+        mine: t.Any = getattr(self.threads.local, "rule", UNCLAIMED)
         if mine is None:
             return self._depth
-        return 0 if mine is self.threads else t.cast(int, mine.depth)
+        return 0 if mine is UNCLAIMED else t.cast(int, mine.depth)
 
     def reset(self) -> None:
         """Forget this thread's pending calls (see ``DerivedRule.reset``)."""
-        mine = self.threads.mine()
+        mine: t.Any = getattr(self.threads.local, "rule", UNCLAIMED)
         if mine is None:
             DerivedRule.reset(self)
-        elif mine is not self.threads:
+        elif mine is not UNCLAIMED:
             mine.reset()
 
     def __copy__(self) -> EntryRule:
