@@ -46,6 +46,22 @@ def large(x: np.ndarray) -> float:
     return float(np.sum(np.tanh(x) * x))
 
 
+def cube(x: float) -> float:
+    return x * x * x
+
+
+def sine_times(x: float) -> float:
+    return math.sin(x) * x
+
+
+HELPERS = [cube, sine_times, scalar_loop]
+
+
+def dynamic(x: float, k: int) -> float:
+    # The callee is known only at run time: its program is built while the rule runs.
+    return HELPERS[k](x) + x
+
+
 @pytest.fixture
 def contention() -> t.Iterator[None]:
     """Thread switches as often as the interpreter allows: races show within a few calls."""
@@ -139,6 +155,23 @@ def test_one_grad_shared_by_threads_from_its_first_call(contention: None) -> Non
     _run_threads(work)
     assert not wrong, f"{len(wrong)} wrong gradients out of {THREADS * CALLS}"
     assert len(g.rules) == 1  # type: ignore[attr-defined]
+
+
+def test_programs_built_at_run_time_by_threads_at_once(contention: None) -> None:
+    want = [3 * 0.7**2 + 1, math.cos(0.7) * 0.7 + math.sin(0.7) + 1]
+    for _ in range(3):  # a new rule each round: every thread's first calls build at once
+        rule = build_rrule(dynamic, 0.7, 0)
+        wrong: list[int] = []
+
+        def work(k: int) -> None:
+            for i in range(20):
+                j = (k + i) % 2
+                _, grads = value_and_gradient(rule, dynamic, 0.7, j)
+                if not math.isclose(grads[1], want[j], rel_tol=1e-12):
+                    wrong.append(j)
+
+        _run_threads(work)
+        assert not wrong
 
 
 def test_a_stateful_library_rule_shared_by_threads(contention: None) -> None:
