@@ -33,6 +33,7 @@ from gibbous.rules.registry import (
     RRule,
     callable_name,
 )
+from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
@@ -43,8 +44,6 @@ from gibbous.rules.tangents import (
     zero_fdatas,
     zeros_like,
 )
-from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
-from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.toplevel import (
     UNCLAIMED,
     BuildOptions,
@@ -54,6 +53,7 @@ from gibbous.rules.toplevel import (
     entry_rule,
     restore,
 )
+from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
 from gibbous.session import Session, derivable
 
 _DEFAULT = BuildOptions()
