@@ -1,1 +1,2 @@
-"""Worked examples of passes (docs/passes.md): run each file as a script."""
+"""Worked examples: passes (docs/passes.md) and gradients on Dask workers (docs/ad.md); run
+each file as a script."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import threading
 import types as pytypes
 import typing as t
 import warnings
@@ -34,6 +35,7 @@ from gibbous.rules.registry import (
     callable_name,
 )
 from gibbous.rules.tangent_check import mismatch
+from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import (
     NO_TANGENT,
     CoDual,
@@ -45,29 +47,64 @@ from gibbous.rules.tangents import (
     zero_rdata,
     zeros_like,
 )
+from gibbous.rules.toplevel import (
+    UNCLAIMED,
+    BuildOptions,
+    EntryRule,
+    PerThread,
+    by_reference,
+    entry_rule,
+    restore,
+)
 from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
 from gibbous.session import Session, derivable
+
+_DEFAULT = BuildOptions()
 
 
 class LibraryRule:
     """The rule of a callable with a registered rule, called directly:
     ``build_rrule(np.einsum, "ij,jk->ik", A, B)``.  ``rule(CoDual(f), *args, **kwargs)`` is the
-    registered rule's; its pullback returns ``(df, *dargs, *dkwargs)``."""
+    registered rule's; its pullback returns ``(df, *dargs, *dkwargs)``.  A stateful rule keeps
+    one state per calling thread (gibbous.rules.toplevel); copies get fresh state, and
+    pickling stores the callable, the argument types and the build options."""
 
-    __slots__ = ("fn", "arg_types", "kwnames", "rule")
+    __slots__ = ("fn", "arg_types", "kwnames", "rule", "make", "threads", "options")
 
     def __init__(
-        self, fn: object, arg_types: tuple[T.Type, ...], kwnames: tuple[str, ...], rule: RRule
+        self,
+        fn: object,
+        arg_types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        make: t.Callable[[], RRule],
+        options: BuildOptions | None = None,
     ) -> None:
-        self.fn, self.arg_types, self.kwnames, self.rule = fn, arg_types, kwnames, rule
+        self.fn, self.arg_types, self.kwnames, self.make = fn, arg_types, kwnames, make
+        self.rule = make()
+        self.options = options or BuildOptions()
+        stateful = isinstance(self.rule, StatefulRRule)
+        self.threads = PerThread(make) if stateful else None
+
+    def _mine(self) -> t.Any:
+        """This thread's rule: the registered rule itself where it keeps no state or for the
+        first thread to call; None for a thread that has not called."""
+        if self.threads is None:
+            return self.rule
+        mine = self.threads.mine()
+        return None if mine is UNCLAIMED else self.rule if mine is None else mine
+
+    def _reset_own(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
 
     @property
     def depth(self) -> int:
-        """Forward calls whose pullback has not run yet (kept by stateful rules only)."""
-        return int(getattr(self.rule, "depth", 0))
+        """This thread's forward calls whose pullback has not run yet (stateful rules only)."""
+        return int(getattr(self._mine(), "depth", 0))
 
     def reset(self) -> None:
-        reset = getattr(self.rule, "reset", None)
+        reset = getattr(self._mine(), "reset", None)
         if reset is not None:
             reset()
 
@@ -75,7 +112,24 @@ class LibraryRule:
         return f"<LibraryRule {callable_name(self.fn)}: {self.rule!r}>"
 
     def __call__(self, f: CoDual[t.Any, t.Any], *args: t.Any, **kwargs: t.Any) -> t.Any:
-        return self.rule(f, *args, **kwargs)
+        threads = self.threads
+        if threads is None:
+            return self.rule(f, *args, **kwargs)
+        try:
+            mine = threads.local.rule
+        except AttributeError:  # this thread's first call
+            mine = threads.claim(self._reset_own)
+        return (self.rule if mine is None else mine)(f, *args, **kwargs)
+
+    def __copy__(self) -> LibraryRule:
+        return LibraryRule(self.fn, self.arg_types, self.kwnames, self.make, self.options)
+
+    def __deepcopy__(self, memo: dict[int, object]) -> LibraryRule:
+        return self.__copy__()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        fn = by_reference(self.fn)
+        return (restore, ("library", fn, self.arg_types, self.kwnames, self.options))
 
 
 Rule = DerivedRule | LibraryRule
@@ -98,21 +152,36 @@ def build_rrule(
     standard pipeline (names or pass objects).  ``ctx``, ``debug`` and ``passes`` are this
     function's own keywords, never passed to ``f``.
     """
-    return _build(Session(ctx or DefaultContext, debug, passes), unwrap(f, args, kwargs))
+    options = BuildOptions(ctx or DefaultContext, debug, passes)
+    return _build(Session(options.ctx, debug, passes), unwrap(f, args, kwargs), options)
 
 
-def _build(session: Session, call: Unwrapped) -> Rule:
+def _build(session: Session, call: Unwrapped, options: BuildOptions = _DEFAULT) -> Rule:
     target = call.target
     kwnames = tuple(call.kwargs)
     operands = (*call.args, *call.kwargs.values())
     types = tuple(T.typeof(a) for a in operands)
-    maker = session.primitive(target, types, kwnames, None)
-    if maker is not None:
-        return LibraryRule(target, types, kwnames, maker())
+    if session.primitive(target, types, kwnames, None) is not None:
+        return library_rule(session, target, types, kwnames, options)
     if not derivable(target):
         raise MissingRuleError(target, types, kwnames, ctx=session.ctx)
     binding = bind(t.cast(pytypes.FunctionType, target), call.args, call.kwargs)
-    return session.program(target, tuple(map(T.typeof, binding.values))).instantiate()
+    program = session.program(target, tuple(map(T.typeof, binding.values)))
+    return entry_rule(program.instantiate(EntryRule), options)
+
+
+def library_rule(
+    session: Session,
+    fn: object,
+    types: tuple[T.Type, ...],
+    kwnames: tuple[str, ...],
+    options: BuildOptions,
+) -> LibraryRule:
+    """The ``LibraryRule`` of ``fn`` for these types, or ``MissingRuleError``."""
+    maker = session.primitive(fn, types, kwnames, None)
+    if maker is None:
+        raise MissingRuleError(fn, types, kwnames, ctx=session.ctx)
+    return LibraryRule(fn, types, kwnames, maker, options)
 
 
 # --------------------------------------------------------------------------------------------
@@ -194,14 +263,14 @@ class _Run:
                 raise TypeError(f"expected a rule made by gibbous.build_rrule, got {rule!r}")
         values = (*operands, *kw.values()) if kw else operands
         _check_signature(rule, target, values, tuple(kw))
-        if type(rule) is DerivedRule and rule.program.frozen:
+        if isinstance(rule, DerivedRule) and rule.program.frozen:
             rebound = _rebound(rule)
             if rebound is not None:
                 raise StaleRuleError(f"{rebound}; build the rule again (gibbous.grad does)")
         if rule.depth:  # a top-level call: whatever was pending is abandoned
             rule.reset()
-        if isinstance(rule, DerivedRule):
-            rule.program.lost.clear()
+        if isinstance(rule, DerivedRule) and rule.program.lost:
+            rule.program.lost.pop(threading.get_ident(), None)
         fdatas = _zero_fdatas(target, values)
         n = len(operands)
         coduals = tuple(map(CoDual, values, fdatas[1:]))
@@ -262,7 +331,7 @@ def _short(value: object) -> str:
 
 def _plain(rule: Rule, args: tuple[object, ...]) -> bool:
     """A derived rule of a function with positional parameters only, all given."""
-    return type(rule) is DerivedRule and rule.program.plain and len(args) == len(rule.arg_types)
+    return isinstance(rule, DerivedRule) and rule.program.plain and len(args) == len(rule.arg_types)
 
 
 def _snapshot(value: object) -> t.Any:
@@ -368,6 +437,7 @@ def grad(f: t.Callable[..., object], argnums: int | tuple[int, ...] = 0) -> t.Ca
     use and kept (in ``g.rules``)."""
     rules: dict[tuple[object, ...], Rule] = {}
     name = callable_name(f)
+    lock = threading.Lock()  # threads calling first at once build the rule once
 
     def gradient(*args: object, **kwargs: object) -> t.Any:
         picked = positions(argnums, len(args), name)
@@ -376,9 +446,12 @@ def grad(f: t.Callable[..., object], argnums: int | tuple[int, ...] = 0) -> t.Ca
             tuple((k, T.typeof(v)) for k, v in kwargs.items()),
         )
         rule = rules.get(key)
-        if rule is None or (type(rule) is DerivedRule and _rebound(rule) is not None):
-            session = Session(DefaultContext, False, None)
-            rule = rules[key] = _build(session, unwrap(f, args, kwargs))
+        if rule is None or (isinstance(rule, DerivedRule) and _rebound(rule) is not None):
+            with lock:
+                rule = rules.get(key)
+                if rule is None or (isinstance(rule, DerivedRule) and _rebound(rule) is not None):
+                    session = Session(DefaultContext, False, None)
+                    rule = rules[key] = _build(session, unwrap(f, args, kwargs))
         _, grads = value_and_gradient(rule, f, *args, **kwargs)
         if isinstance(argnums, tuple):
             return tuple(grads[1 + i] for i in picked)

@@ -14,6 +14,7 @@ import dis
 import functools
 import inspect
 import math
+import threading
 import types as pytypes
 import typing as t
 
@@ -146,13 +147,17 @@ class Session:
     passes: t.Sequence[Pass | str] | str | None
     _programs: dict[tuple[object, ...], tuple[object, Program]] = attrs.field(factory=dict)
     # Calls whose partial work was lost (``Program.lost``), shared by every program built here.
-    lost: list[str] = attrs.field(factory=list)
+    lost: dict[int, list[str]] = attrs.field(factory=dict)
     # The globals the programs froze (``Program.frozen``), each (namespace, name) once.
     frozen: list[tuple[dict[str, object], str, object]] = attrs.field(factory=list)
     _frozen_names: set[tuple[int, str]] = attrs.field(factory=set)
     # Globals and captured objects, shared by the programs built here.
     shared: SharedObjects = attrs.field(factory=SharedObjects)
     _building: set[tuple[object, ...]] = attrs.field(factory=set)
+    # Dynamic call sites build programs while they run, and the threads sharing a rule run
+    # its sites at once (gibbous.rules.toplevel): one builds, the others wait for it.
+    # Reentrant: building a program builds its callees' on the same thread.
+    _lock: threading.RLock = attrs.field(factory=threading.RLock)
 
     def key(self, fn: object, arg_types: tuple[T.Type, ...]) -> tuple[object, ...]:
         return (function_key(fn) or ("object", id(fn)), arg_types)
@@ -175,15 +180,19 @@ class Session:
         hit = self._programs.get(key)
         if hit is not None and (hit[0] is fn or function_key(fn) is not None):
             return hit[1]
-        if key in self._building:
-            raise RuntimeError(f"the program of {callable_name(fn)} is still being built")
-        self._building.add(key)
-        try:
-            made = self._build(fn, arg_types)
-        finally:
-            self._building.discard(key)
-        self._programs[key] = (fn, made)
-        return made
+        with self._lock:
+            hit = self._programs.get(key)
+            if hit is not None and (hit[0] is fn or function_key(fn) is not None):
+                return hit[1]
+            if key in self._building:
+                raise RuntimeError(f"the program of {callable_name(fn)} is still being built")
+            self._building.add(key)
+            try:
+                made = self._build(fn, arg_types)
+            finally:
+                self._building.discard(key)
+            self._programs[key] = (fn, made)
+            return made
 
     def primal_ir(self, fn: object, arg_types: tuple[T.Type, ...], stage: str = "optimized") -> Function:
         """The IR of ``fn`` the session differentiates, for these argument types: the

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 import keyword
 import re
+import threading
 import types
 import typing as t
 from collections.abc import Iterable, Iterator, Mapping
@@ -389,6 +390,7 @@ class _Registered(types.SimpleNamespace):
 registered = _Registered()
 _PREFIX = f"{__name__}.registered."
 _paths: dict[int, tuple[str, object]] = {}  # id(obj) -> (path, obj); keeps obj alive
+_register_lock = threading.Lock()
 
 
 def _identifier(hint: str) -> str:
@@ -404,18 +406,19 @@ def register_object(obj: object, name: str) -> str:
     ``name`` is a hint, made an identifier and unique; registering an object again returns its
     first path.  Registered objects live as long as the process.
     """
-    known = _paths.get(id(obj))
-    if known is not None and known[1] is obj:
-        return known[0]
-    base = _identifier(name)
-    candidate, n = base, 1
-    while hasattr(registered, candidate):
-        n += 1
-        candidate = f"{base}_{n}"
-    setattr(registered, candidate, obj)
-    path = _PREFIX + candidate
-    _paths[id(obj)] = (path, obj)
-    return path
+    with _register_lock:  # threads building at once must not take one name for two objects
+        known = _paths.get(id(obj))
+        if known is not None and known[1] is obj:
+            return known[0]
+        base = _identifier(name)
+        candidate, n = base, 1
+        while hasattr(registered, candidate):
+            n += 1
+            candidate = f"{base}_{n}"
+        setattr(registered, candidate, obj)
+        path = _PREFIX + candidate
+        _paths[id(obj)] = (path, obj)
+        return path
 
 
 def registered_path(obj: object) -> str | None:

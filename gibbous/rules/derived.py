@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import threading
 import types as pytypes
 import typing as t
 
@@ -72,6 +73,7 @@ from gibbous.rules.tangents import (
 )
 
 _CoDual = CoDual[t.Any, t.Any]
+_Rule = t.TypeVar("_Rule", bound="DerivedRule")
 
 
 # --------------------------------------------------------------------------------------------
@@ -170,8 +172,9 @@ class Program:
     seed: str
     description: t.Any = None  # for inspection: the typed, forward and reverse IR
     # Shared by the programs of one ``build_rrule``: calls that raised after recording
-    # differentiable work which a caller then caught, lost to the gradient (see ``lose``).
-    lost: list[str] = attrs.field(factory=list)
+    # differentiable work which a caller then caught, lost to the gradient, by the thread
+    # that made them (each thread has its own instances: gibbous.rules.toplevel).
+    lost: dict[int, list[str]] = attrs.field(factory=dict)
     # Shared likewise: the globals the programs froze into their code, as (namespace, name,
     # value), which the entry points check are still bound (``gibbous.api``).
     frozen: list[tuple[dict[str, object], str, object]] = attrs.field(factory=list)
@@ -193,7 +196,14 @@ class Program:
         floats, the common arguments)."""
         return tuple(map(_acceptor, self.arg_types))
 
-    def instantiate(self) -> DerivedRule:
+    @t.overload
+    def instantiate(self) -> DerivedRule: ...
+    @t.overload
+    def instantiate(self, cls: type[_Rule]) -> _Rule: ...
+
+    def instantiate(self, cls: type[DerivedRule] | None = None) -> DerivedRule:
+        """A new instance: its own tape and child rules (``cls``: a subclass, for the rules
+        users hold, gibbous.rules.toplevel)."""
         items: list[object] = []
         children: list[object] = []
         replace: dict[int, object] = {}
@@ -210,7 +220,7 @@ class Program:
         forward, reverse = self.make_functions(replace)
         tape = Tape(items, None if count is None else _cell((forward, reverse), count))
         resettable = [c for c in children if hasattr(c, "reset")]
-        return DerivedRule(self, forward, reverse, tape, resettable)
+        return (cls or DerivedRule)(self, forward, reverse, tape, resettable)
 
 
 def _acceptor(ty: T.Type) -> t.Callable[[object], bool]:
@@ -246,6 +256,7 @@ class DerivedRule:
         "_generation",
         "_serials",
         "_serial",
+        "threads",
     )
 
     def __init__(
@@ -267,6 +278,9 @@ class DerivedRule:
         # The serial number of the call pending at each depth (see StatefulRRule).
         self._serials: list[int] = []
         self._serial = 0
+        # Set on the rule a user holds only (gibbous.rules.toplevel.PerThread): which state
+        # each thread uses.  Child rules run on their parent's thread and check nothing more.
+        self.threads: t.Any = None
 
     @property
     def depth(self) -> int:
@@ -299,6 +313,14 @@ class DerivedRule:
         self._generation += 1
 
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
+        threads = self.threads
+        if threads is not None:
+            try:
+                mine = threads.local.rule
+            except AttributeError:  # this thread's first call
+                mine = threads.claim(lambda: DerivedRule.reset(self))
+            if mine is not None:
+                return t.cast(tuple[_CoDual, DerivedPullback], mine(f, *args))
         if self._dirty:
             self.reset()
         cell = self.tape.cell
@@ -313,7 +335,7 @@ class DerivedRule:
             # operations recorded cannot be undone in part.
             if cell is not None and cell.cell_contents != start:
                 self._dirty = True
-                self.program.lost.append(
+                self.program.lost.setdefault(threading.get_ident(), []).append(
                     f"{self.fn_name} raised ({type(e).__name__}: {e}) after it had recorded "
                     "differentiable operations"
                 )
@@ -371,9 +393,10 @@ class DerivedPullback:
                 "the forward calls, each once (it touched nothing)"
             )
         lost = rule.program.lost
-        if lost:
+        mine = lost.get(threading.get_ident()) if lost else None
+        if mine:
             raise PartialCallError(
-                f"{lost[0]}, and a caller caught the exception and went on: gibbous cannot "
+                f"{mine[0]}, and a caller caught the exception and went on: gibbous cannot "
                 "undo part of a call, so there is no gradient through that path.  Raise before "
                 "any differentiable work, or test for the case instead of catching it"
             )

@@ -18,6 +18,7 @@ an fdata at most once, and only one it made itself (``zeros`` for a result it re
 
 from __future__ import annotations
 
+import threading
 import typing as t
 
 import numpy as np
@@ -35,6 +36,9 @@ LIMIT_BYTES = 1 << 28
 
 _free: dict[tuple[tuple[int, ...], str], list[Array]] = {}
 _held = 0
+# Threads share the pool: a buffer goes to one of them only, and ``_held`` counts what is
+# there.  Taken for large arrays only, whose zeroing costs far more.
+_lock = threading.Lock()
 
 
 def zeros(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:
@@ -43,12 +47,11 @@ def zeros(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:
     if nbytes >= LARGE_BYTES:
         free = _free.get((shape, dtype.str))
         if free:
-            try:
-                a = free.pop()
-            except IndexError:  # another thread took it
-                pass
-            else:
-                _held -= nbytes
+            with _lock:
+                a = free.pop() if free else None
+                if a is not None:
+                    _held -= nbytes
+            if a is not None:
                 a.fill(0)
                 return a
     return fresh_zeros(shape, dtype, nbytes)
@@ -68,19 +71,23 @@ def release(a: Array) -> None:
     """Give back a large array nothing references any more (see the module's docstring)."""
     global _held
     nbytes = a.nbytes
-    if nbytes < LARGE_BYTES or _held + nbytes > LIMIT_BYTES:
+    if nbytes < LARGE_BYTES:
         return
     if a.base is not None or not a.flags.c_contiguous:  # not an array ``zeros`` made
         return
-    _free.setdefault((a.shape, a.dtype.str), []).append(a)
-    _held += nbytes
+    with _lock:
+        if _held + nbytes > LIMIT_BYTES:
+            return
+        _free.setdefault((a.shape, a.dtype.str), []).append(a)
+        _held += nbytes
 
 
 def clear() -> None:
     """Drop every array held."""
     global _held
-    _free.clear()
-    _held = 0
+    with _lock:
+        _free.clear()
+        _held = 0
 
 
 def held() -> int:

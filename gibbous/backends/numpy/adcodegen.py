@@ -43,7 +43,7 @@ def compile_program(
     arg_types: t.Sequence[T.Type],
     ad: ADFunctions,
     typed: Function,
-    lost: list[str] | None = None,
+    lost: dict[int, list[str]] | None = None,
     frozen: list[tuple[dict[str, object], str, object]] | None = None,
 ) -> Program:
     factory = Factory(ad.forward.name.removesuffix(".forward"))
@@ -73,7 +73,7 @@ def compile_program(
         make_functions,
         ad.seed,
         Stages(typed, ad.forward, ad.reverse, compiled.source),
-        [] if lost is None else lost,
+        {} if lost is None else lost,
         [] if frozen is None else frozen,
     )
 
