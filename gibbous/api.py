@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 
+from gibbous.cache import RuleCache
 from gibbous.entry import Binding, Unwrapped, bind, positions, unwrap
 from gibbous.ir import types as T
 from gibbous.ir.exceptions import GibbousError
@@ -277,7 +278,13 @@ class _Run:
         named = dict(zip(kw, coduals[n:])) if kw else {}
         self.y: CoDual[t.Any, t.Any]
         self.pullback: t.Callable[[t.Any], tuple[t.Any, ...]]
-        self.y, self.pullback = rule(CoDual(target, fdatas[0]), *coduals[:n], **named)
+        try:
+            self.y, self.pullback = rule(CoDual(target, fdatas[0]), *coduals[:n], **named)
+        except BaseException:
+            # Whatever the failure left pending (a RecursionError can strike between a
+            # child's forward program and its bookkeeping) goes now, not at the next call.
+            rule.reset()
+            raise
         self.target, self.call, self.binding = target, call, binding
         self.values, self.fdatas, self.n, self.kwnames = values, fdatas, n, tuple(kw)
 
@@ -434,10 +441,13 @@ def grad(f: t.Callable[..., object], argnums: int | tuple[int, ...] = 0) -> t.Ca
     """``g(*args, **kwargs)``: the gradient of the real scalar ``f(*args, **kwargs)`` with
     respect to positional argument ``argnums`` (negative counts from the end; a tuple of
     gradients for a tuple of positions).  One rule per argument signature is built on first
-    use and kept (in ``g.rules``)."""
-    rules: dict[tuple[object, ...], Rule] = {}
+    use and kept (in ``g.rules``, bounded: see ``gibbous.cache``)."""
+    rules: RuleCache[Rule] = RuleCache()
     name = callable_name(f)
-    lock = threading.Lock()  # threads calling first at once build the rule once
+    lock = threading.Lock()
+
+    def build(args: tuple[object, ...], kwargs: dict[str, object]) -> Rule:
+        return _build(Session(DefaultContext, False, None), unwrap(f, args, kwargs))
 
     def gradient(*args: object, **kwargs: object) -> t.Any:
         picked = positions(argnums, len(args), name)
@@ -445,13 +455,10 @@ def grad(f: t.Callable[..., object], argnums: int | tuple[int, ...] = 0) -> t.Ca
             tuple(T.typeof(a) for a in args),
             tuple((k, T.typeof(v)) for k, v in kwargs.items()),
         )
-        rule = rules.get(key)
-        if rule is None or (isinstance(rule, DerivedRule) and _rebound(rule) is not None):
-            with lock:
-                rule = rules.get(key)
-                if rule is None or (isinstance(rule, DerivedRule) and _rebound(rule) is not None):
-                    session = Session(DefaultContext, False, None)
-                    rule = rules[key] = _build(session, unwrap(f, args, kwargs))
+        with lock:  # threads calling first at once build the rule once
+            rule = rules.rule(key, build, args, kwargs)
+            if isinstance(rule, DerivedRule) and _rebound(rule) is not None:
+                rule = rules[key] = build(args, kwargs)
         _, grads = value_and_gradient(rule, f, *args, **kwargs)
         if isinstance(argnums, tuple):
             return tuple(grads[1 + i] for i in picked)

@@ -18,6 +18,7 @@ import re
 import threading
 import types
 import typing as t
+import weakref
 from collections.abc import Iterable, Iterator, Mapping
 
 from gibbous.ir import names
@@ -384,12 +385,22 @@ def bind_arguments(
 
 
 class _Registered(types.SimpleNamespace):
-    """Registered objects as attributes, so that ``names.resolve`` finds them by path."""
+    """Registered objects as attributes, so that ``names.resolve`` finds them by path; those
+    held weakly are looked up in ``_weak``."""
+
+    def __getattr__(self, name: str) -> object:
+        ref = _weak.get(name)
+        obj = None if ref is None else ref()
+        if obj is None:
+            raise AttributeError(name)
+        return obj
 
 
 registered = _Registered()
 _PREFIX = f"{__name__}.registered."
-_paths: dict[int, tuple[str, object]] = {}  # id(obj) -> (path, obj); keeps obj alive
+# id(obj) -> (path, a function giving obj back): ids are compared with the object they name
+_paths: dict[int, tuple[str, t.Callable[[], object]]] = {}
+_weak: dict[str, weakref.ref[object]] = {}  # name -> obj, for objects held weakly
 _register_lock = threading.Lock()
 
 
@@ -404,27 +415,69 @@ def register_object(obj: object, name: str) -> str:
     """Give ``obj`` a printable path, ``gibbous.frontend.runtime.registered.<name>``.
 
     ``name`` is a hint, made an identifier and unique; registering an object again returns its
-    first path.  Registered objects live as long as the process.
+    first path.  An object that supports weak references (functions, code objects, classes) is
+    held weakly, so its path lasts as long as it does (the IR that names it holds it); a local
+    function made anew on every call must not pile up here.  Others live as long as the process.
     """
+    key = id(obj)
     with _register_lock:  # threads building at once must not take one name for two objects
-        known = _paths.get(id(obj))
-        if known is not None and known[1] is obj:
+        known = _paths.get(key)
+        if known is not None and known[1]() is obj:
             return known[0]
         base = _identifier(name)
         candidate, n = base, 1
         while hasattr(registered, candidate):
             n += 1
             candidate = f"{base}_{n}"
-        setattr(registered, candidate, obj)
         path = _PREFIX + candidate
-        _paths[id(obj)] = (path, obj)
+        try:
+            held: t.Callable[[], object] = weakref.ref(obj, _forgetter(key, candidate))
+        except TypeError:  # no weak references to it
+            setattr(registered, candidate, obj)
+            held = _Strong(obj)
+        else:
+            _weak[candidate] = t.cast(weakref.ref[object], held)
+        _paths[key] = (path, held)
         return path
+
+
+def _forgetter(key: int, name: str) -> t.Callable[[object], None]:
+    def forget(ref: object) -> None:
+        if _weak.get(name) is ref:
+            del _weak[name]
+        known = _paths.get(key)
+        if known is not None and known[1] is ref:  # not a later object with the same id
+            del _paths[key]
+
+    return forget
+
+
+class _Strong:
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object) -> None:
+        self.obj = obj
+
+    def __call__(self) -> object:
+        return self.obj
+
+
+def unregister_object(obj: object) -> None:
+    """Forget ``obj``'s path (for tests: printed IR names it again by its own path)."""
+    with _register_lock:
+        known = _paths.get(id(obj))
+        if known is None or known[1]() is not obj:
+            return
+        del _paths[id(obj)]
+        name = known[0][len(_PREFIX) :]
+        _weak.pop(name, None)
+        registered.__dict__.pop(name, None)
 
 
 def registered_path(obj: object) -> str | None:
     """The path ``register_object`` gave ``obj``, if any (the hook for ``gibbous.ir.names``)."""
     known = _paths.get(id(obj))
-    return known[0] if known is not None and known[1] is obj else None
+    return known[0] if known is not None and known[1]() is obj else None
 
 
 names.add_path_provider(registered_path)

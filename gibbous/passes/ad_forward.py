@@ -21,6 +21,7 @@ import functools
 import operator
 import re
 import typing as t
+import weakref
 
 from gibbous.frontend import runtime
 from gibbous.ir import names
@@ -59,7 +60,7 @@ class Placeholder:
     ``rule`` (``what`` makes the call site's rule), ``push`` or ``pop`` (``what`` numbers a
     stack)."""
 
-    __slots__ = ("name", "kind", "what")
+    __slots__ = ("name", "kind", "what", "__weakref__")
 
     def __init__(self, name: str, kind: str, what: object) -> None:
         self.name, self.kind, self.what = name, kind, what
@@ -73,21 +74,30 @@ class Placeholder:
 
 
 # Placeholders and the CoDuals of constants have no import path; they print under this prefix
-# (the text does not parse back: these functions are for reading, not for the parser).
-_PRINTED: dict[int, tuple[object, str]] = {}
+# (the text does not parse back: these functions are for reading, not for the parser).  Held
+# weakly: a rule built and dropped must take its placeholders with it (with their makers, the
+# session, every program it built).
+_PRINTED: dict[int, tuple[weakref.ref[object], str]] = {}
 
 
 def _printed_path(obj: object) -> str | None:
+    if obj is NO_TANGENT:
+        return "gibbous.rules.tangents.NO_TANGENT"  # resolves back
     hit = _PRINTED.get(id(obj))
-    return hit[1] if hit is not None and hit[0] is obj else None
+    return hit[1] if hit is not None and hit[0]() is obj else None
 
 
 names.add_path_provider(_printed_path)
-_PRINTED[id(NO_TANGENT)] = (NO_TANGENT, "gibbous.rules.tangents.NO_TANGENT")  # resolves back
 
 
 def _printable(obj: object, path: str) -> object:
-    _PRINTED[id(obj)] = (obj, path)
+    key = id(obj)
+
+    def forget(ref: weakref.ref[object]) -> None:
+        if _PRINTED.get(key, (None,))[0] is ref:  # not a later object with the same id
+            del _PRINTED[key]
+
+    _PRINTED[key] = (weakref.ref(obj, forget), path)
     return obj
 
 

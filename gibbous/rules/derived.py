@@ -43,6 +43,7 @@ from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.printer import UnprintableError, format_type
+from gibbous.rules import recursion
 from gibbous.rules.callables import cached, callable_instance, partial_shape
 from gibbous.rules.purity import register_pure
 from gibbous.rules.registry import (
@@ -100,10 +101,9 @@ class Tape:
         return 0 if self.cell is None else t.cast(int, self.cell.cell_contents)
 
     def reset(self) -> None:
-        """Forget everything pushed: references dropped, the list's length kept."""
-        items = self.items
-        for i in range(len(items)):
-            items[i] = None
+        """Forget everything pushed and free the list (the next call appends again): a reset
+        follows calls abandoned half-way, which may have grown it far beyond a normal call."""
+        self.items.clear()
         if self.cell is not None:
             self.cell.cell_contents = 0
 
@@ -197,13 +197,14 @@ class Program:
         return tuple(map(_acceptor, self.arg_types))
 
     @t.overload
-    def instantiate(self) -> DerivedRule: ...
+    def instantiate(self, *, level: int = 0) -> DerivedRule: ...
     @t.overload
-    def instantiate(self, cls: type[_Rule]) -> _Rule: ...
+    def instantiate(self, cls: type[_Rule], *, level: int = 0) -> _Rule: ...
 
-    def instantiate(self, cls: type[DerivedRule] | None = None) -> DerivedRule:
+    def instantiate(self, cls: type[DerivedRule] | None = None, *, level: int = 0) -> DerivedRule:
         """A new instance: its own tape and child rules (``cls``: a subclass, for the rules
-        users hold, gibbous.rules.toplevel)."""
+        users hold, gibbous.rules.toplevel), ``level`` calls of derived rules deep (0: called
+        by the user; see gibbous.rules.recursion)."""
         items: list[object] = []
         children: list[object] = []
         replace: dict[int, object] = {}
@@ -220,7 +221,16 @@ class Program:
         forward, reverse = self.make_functions(replace)
         tape = Tape(items, None if count is None else _cell((forward, reverse), count))
         resettable = [c for c in children if hasattr(c, "reset")]
-        return (cls or DerivedRule)(self, forward, reverse, tape, resettable)
+        for cell in getattr(forward, "__closure__", None) or ():
+            lazy = cell.cell_contents  # (the factory has bound every variable)
+            if type(lazy) is LazyDerivedRule:
+                lazy.cell = cell
+        if recursion.boundary(level):
+            forward = recursion.with_headroom(forward, level)
+            reverse = recursion.with_headroom(reverse, level)
+        rule = (cls or DerivedRule)(self, forward, reverse, tape, resettable)
+        rule.level = level
+        return rule
 
 
 def _acceptor(ty: T.Type) -> t.Callable[[object], bool]:
@@ -257,6 +267,7 @@ class DerivedRule:
         "_serials",
         "_serial",
         "threads",
+        "level",
     )
 
     def __init__(
@@ -273,7 +284,7 @@ class DerivedRule:
         self.tape = tape
         self.children = children
         self._depth = 0
-        self._dirty = False
+        self._dirty = _CLEAN
         self._generation = 0
         # The serial number of the call pending at each depth (see StatefulRRule).
         self._serials: list[int] = []
@@ -281,6 +292,7 @@ class DerivedRule:
         # Set on the rule a user holds only (gibbous.rules.toplevel.PerThread): which state
         # each thread uses.  Child rules run on their parent's thread and check nothing more.
         self.threads: t.Any = None
+        self.level = 0  # calls of derived rules above it (see gibbous.rules.recursion)
 
     @property
     def depth(self) -> int:
@@ -304,13 +316,27 @@ class DerivedRule:
         return f"<DerivedRule {name}: depth {self._depth}>"
 
     def reset(self) -> None:
-        """Forget pending calls, here and in every child rule; keeps all buffers."""
-        self.tape.reset()
-        for child in self.children:
-            child.reset()
-        self._depth = 0
-        self._dirty = False
-        self._generation += 1
+        """Forget pending calls, here and in every child rule, and free what they held: the
+        tape, stateful rules' states (child rules and their programs stay)."""
+        # One level of recursion is an instance inside the last: a loop, not a recursion,
+        # so that a tree as deep as the recursion went can be reset.
+        todo = [self]
+        while todo:
+            rule = todo.pop()
+            rule.tape.reset()
+            for child in rule.children:
+                while type(child) in _DELEGATES:
+                    child = child.rule
+                if type(child) is LazyDerivedRule:
+                    child = child.instance
+                if type(child) is DerivedRule:
+                    todo.append(child)
+                elif child is not None and hasattr(child, "reset"):
+                    child.reset()
+            rule._depth = 0
+            rule._dirty = _CLEAN
+            rule._generation += 1
+            rule._serials.clear()
 
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
         threads = self.threads
@@ -329,12 +355,12 @@ class DerivedRule:
             y = t.cast(_CoDual, self.forward(f, *args))
         except BaseException as e:
             if isinstance(e, Exception) and not isinstance(e, StopIteration):
-                note_user_line(e, t.cast(pytypes.FunctionType, self.forward).__code__, self.fn_name)
+                note_user_line(e, _code(self.forward), self.fn_name)
             # Raised before recording anything (a check of the arguments, a failed fast
             # path): nothing to undo, and a caller that catches it may go on.  Otherwise the
             # operations recorded cannot be undone in part.
             if cell is not None and cell.cell_contents != start:
-                self._dirty = True
+                self._dirty = _FAILED
                 self.program.lost.setdefault(threading.get_ident(), []).append(
                     f"{self.fn_name} raised ({type(e).__name__}: {e}) after it had recorded "
                     "differentiable operations"
@@ -347,7 +373,15 @@ class DerivedRule:
             serials.append(serial)
         else:
             serials[depth - 1] = serial
-        return y, DerivedPullback(self, depth, self._generation, y, serial, start)
+        if depth == 1:
+            return y, DerivedPullback(self, depth, self._generation, y, serial, start)
+        return y, _WatchedPullback(self, depth, self._generation, y, serial, start)
+
+
+# ``DerivedRule._dirty``: its next forward call resets the rule first if it is not clean.
+_CLEAN = 0
+_ABANDONED = 1  # a pending call's pullback was dropped unrun: no pullback can reach depth 0
+_FAILED = 2  # an exception in a pass: the tape is not what pending pullbacks expect either
 
 
 class PartialCallError(GibbousError, RuntimeError):
@@ -382,9 +416,10 @@ class DerivedPullback:
 
     def __call__(self, dy: t.Any) -> tuple[t.Any, ...]:
         rule = self.rule
-        if rule._generation != self.generation or rule._dirty:
+        if rule._generation != self.generation or rule._dirty == _FAILED:
             raise PullbackOrderError(
-                f"pullback of {rule!r} ran after the rule was reset (or left by an exception)"
+                f"pullback of {rule!r} ran after the rule was reset, left by an exception, or "
+                "restarted because the pullback of an earlier call was dropped unrun"
             )
         if rule._depth != self.depth or rule._serials[self.depth - 1] != self.serial:
             raise PullbackOrderError(
@@ -414,14 +449,19 @@ class DerivedPullback:
             result = t.cast(tuple[t.Any, ...], rule.reverse(dy))
         except BaseException as e:
             if isinstance(e, Exception):
-                note_user_line(e, t.cast(pytypes.FunctionType, rule.reverse).__code__, rule.fn_name)
+                note_user_line(e, _code(rule.reverse), rule.fn_name)
             # The pullbacks still on the tape undo the rest of the forward pass's writes, so
             # that the arguments are left as they were before the call.
             unwind(rule.tape.items, self.start, rule.tape)
-            rule._dirty = True
+            rule._dirty = _FAILED
             raise
         rule._depth = self.depth - 1
         return result
+
+
+def _code(program: t.Callable[..., object]) -> pytypes.CodeType:
+    """The code of a forward or reverse program (through a recursion boundary's wrapper)."""
+    return t.cast(pytypes.FunctionType, getattr(program, "__wrapped__", program)).__code__
 
 
 def _same_length_tuples(dy: object, y: object) -> bool:
@@ -440,24 +480,53 @@ def _refuse_dy(rule: DerivedRule, y: object, dy: object) -> t.NoReturn:
     )
 
 
+class _WatchedPullback(DerivedPullback):
+    """The pullback of a call made while another was pending.  Dropped without running, it
+    leaves its call and those below it pending for good (pullbacks run last in, first out), so
+    the rule's next forward call starts afresh: a caller that drops pullbacks in a loop holds
+    two or three calls' data, not all of them.  The first pending call is not watched: the
+    usual top-level call pays nothing, and a second one comes before anything piles up."""
+
+    __slots__ = ()
+
+    def __del__(self) -> None:
+        rule, depth = self.rule, self.depth
+        if (
+            rule._generation == self.generation
+            and rule._depth >= depth
+            and rule._serials[depth - 1] == self.serial
+            and rule._dirty == _CLEAN
+        ):
+            rule._dirty = _ABANDONED
+
+
 # --------------------------------------------------------------------------------------------
 # Child rules of call sites
 
 
 class LazyDerivedRule:
     """The rule of a call of a Python function: instantiates the callee's program on its first
-    call, so a recursive function gets one instance per level it reaches, each built once."""
+    call, so a recursive function gets one instance per level it reaches, each built once.
 
-    __slots__ = ("program", "instance")
+    Where it is a forward program's call site (``cell``), it then puts the instance's bound
+    ``__call__`` there in its place: later calls skip a frame, which recursion pays per level
+    (and a bound method is called in the caller's frame loop where an object with
+    ``__call__`` goes through C, which 3.11 counts twice)."""
+
+    __slots__ = ("program", "instance", "cell")
 
     def __init__(self, program: t.Callable[[], Program]) -> None:
         self.program = program
         self.instance: DerivedRule | None = None
+        self.cell: pytypes.CellType | None = None
 
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, Pullback]:
         instance = self.instance
         if instance is None:
-            instance = self.instance = self.program().instantiate()
+            level = recursion.caller_level(DerivedRule.__call__.__code__)
+            instance = self.instance = self.program().instantiate(level=level)
+            if self.cell is not None:
+                self.cell.cell_contents = instance.__call__
         return instance(f, *args)
 
     def reset(self) -> None:
@@ -1123,6 +1192,10 @@ class GenexprRule:
         reset = getattr(self.rule, "reset", None)
         if reset is not None:
             reset()
+
+
+# Adapters whose ``reset`` is their ``rule``'s: ``DerivedRule.reset`` looks through them.
+_DELEGATES: tuple[type, ...] = (BoundRule, FillSeed, GenexprRule, CheckedRule, BoundMethodRule)
 
 
 @primitive(runtime.make_genexpr, T.ANY, T.ANY, T.ANY)

@@ -22,10 +22,12 @@ call needs its own saved data.  Rule writers never see the depth.
 The contract: pullbacks run in reverse order of the forward calls (last in, first out), each at
 most once.  That is what a reverse pass does; ``PullbackOrderError`` reports a violation (one
 integer comparison per pullback, always on), because a state handed to a new call while an
-older pullback still needs it would give wrong numbers, silently.  States are never freed:
-popping moves the depth, and the next forward call at that depth reuses them.  A driver that
-abandons a reverse pass half-way (an exception) calls ``reset()`` before the next forward pass,
-or the stack keeps the abandoned depths (still right, but larger).
+older pullback still needs it would give wrong numbers, silently.  Popping moves the depth,
+and the next forward call at that depth reuses the state.  A driver that abandons a reverse
+pass half-way (an exception) calls ``reset()`` before the next forward pass, which frees the
+states.  A pullback dropped unrun while an earlier call is pending (a caller that drops
+pullbacks in a loop) makes the next forward call that would need a new state start again at
+depth 0 instead, reusing the states it has: the abandoned calls' states are dead.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class StatefulRRule(t.Generic[S]):
     # its depth (forward, pullback, forward, the first pullback again) is refused.
     _serials: list[int] = attrs.field(factory=list, init=False)
     _serial: int = attrs.field(default=0, init=False)
+    # A pending call's pullback was dropped unrun (see _WatchedPullback).
+    _abandoned: bool = attrs.field(default=False, init=False)
 
     @property
     def depth(self) -> int:
@@ -88,8 +92,11 @@ class StatefulRRule(t.Generic[S]):
         return f"<StatefulRRule {name}: depth {self._depth}, {len(self._states)} state(s)>"
 
     def reset(self) -> None:
-        """Forget pending calls (after an abandoned reverse pass); keeps the states."""
+        """Forget pending calls (after an abandoned reverse pass) and free the states."""
         self._depth = 0
+        self._states.clear()
+        self._serials.clear()
+        self._abandoned = False
 
     def __call__(
         self, f: CoDual[t.Any, t.Any], *args: t.Any, **kwargs: t.Any
@@ -97,8 +104,12 @@ class StatefulRRule(t.Generic[S]):
         depth = self._depth
         states = self._states
         if depth == len(states):
-            states.append(None)
-            self._serials.append(0)
+            if self._abandoned:  # no pending call can ever be pulled back: start again
+                self._abandoned = False
+                depth = 0
+            else:
+                states.append(None)
+                self._serials.append(0)
         self._serial = serial = self._serial + 1
         self._serials[depth] = serial
         self._depth = depth + 1
@@ -110,7 +121,9 @@ class StatefulRRule(t.Generic[S]):
         if self.debug:
             self._check(y, new_state)
         states[depth] = new_state
-        return y, StatefulPullback(self, pullback, depth, serial)
+        if depth == 0:
+            return y, StatefulPullback(self, pullback, depth, serial)
+        return y, _WatchedPullback(self, pullback, depth, serial)
 
     def _check(self, y: object, new_state: object) -> None:
         name = getattr(self.rule, "__qualname__", repr(self.rule))
@@ -163,6 +176,19 @@ class StatefulPullback:
             )
         owner._depth = self.depth
         return result
+
+
+class _WatchedPullback(StatefulPullback):
+    """The pullback of a call made while another was pending: dropped unrun, it leaves the
+    calls up to its own pending for good, which the owner's next new depth notices.  (The first
+    depth is not watched: a call without nesting pays nothing.)"""
+
+    __slots__ = ()
+
+    def __del__(self) -> None:
+        owner, depth = self.owner, self.depth
+        if owner._depth > depth and owner._serials[depth] == self.serial:
+            owner._abandoned = True
 
 
 def plain_rrule(rule: StatefulRRuleFunction[S]) -> RRule:

@@ -66,13 +66,12 @@ def test_callable_names(fn: object, name: str) -> None:
     from gibbous.frontend import runtime
 
     known = runtime.registered_path(fn)
-    path = register_object(fn, "registered_for_the_test")  # never the name messages give
+    register_object(fn, "registered_for_the_test")  # never the name messages give
     try:
         assert callable_name(fn) == name
     finally:  # the registry is the process's: a path left there would rename fn in printed IR
         if known is None:
-            runtime._paths.pop(id(fn), None)
-            delattr(runtime.registered, path.rsplit(".", 1)[1])
+            runtime.unregister_object(fn)
 
 
 def test_naming_imports_nothing() -> None:

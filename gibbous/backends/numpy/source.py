@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import heapq
 import keyword
 import linecache
 import math
 import struct
 import threading
+import types as pytypes
 import typing as t
 import unicodedata
+import weakref
 
 import attrs
 
@@ -275,33 +278,77 @@ class ClosurePool:
 
 
 _filename_lock = threading.Lock()
-_filename_counts: dict[str, int] = {}
+# name -> (the next number never used, numbers given back); filename -> (name, number).
+_filename_numbers: dict[str, tuple[int, list[int]]] = {}
+_filenames: dict[str, tuple[str, int]] = {}
 
 
 def unique_filename(name: str) -> str:
-    """``<gibbous:name>``, then ``<gibbous:name#2>``, ...: one per compiled factory."""
+    """``<gibbous:name>``, then ``<gibbous:name#2>``, ...: one per live compiled factory.
+
+    A number comes back for reuse once nothing compiled under it lives (see ``define``):
+    ``compile`` interns file names, so fresh ones would be kept for the life of the process."""
     name = _comment_text(name).replace(">", "_")
     with _filename_lock:
-        n = _filename_counts.get(name, 0) + 1
-        _filename_counts[name] = n
-    return f"<gibbous:{name}>" if n == 1 else f"<gibbous:{name}#{n}>"
+        unused, returned = _filename_numbers.get(name, (1, []))
+        if returned:
+            n = heapq.heappop(returned)
+        else:
+            n, unused = unused, unused + 1
+        _filename_numbers[name] = (unused, returned)
+        filename = f"<gibbous:{name}>" if n == 1 else f"<gibbous:{name}#{n}>"
+        _filenames[filename] = (name, n)
+    return filename
+
+
+def _give_back(filename: str) -> None:
+    with _filename_lock:
+        taken = _filenames.pop(filename, None)
+        if taken is not None:
+            heapq.heappush(_filename_numbers[taken[0]][1], taken[1])
 
 
 def define(source: str, filename: str, factory: str) -> t.Callable[..., object]:
     """Compile ``source`` and return its ``factory`` function, not yet called.
 
     The source goes into ``linecache`` under ``filename`` so that tracebacks and debuggers show
-    generated lines.  Entries stay for the life of the process (as for attrs' generated
-    methods): a traceback may outlive the function it passed through.  The factory may be
-    called any number of times, each call binding a fresh set of closure values (the AD pass
+    generated lines, for as long as any code object compiled from it lives: the factory, the
+    functions it makes, or a frame of a traceback that passed through them.  (It used to stay
+    for the life of the process: about 5 KiB for every rule built and dropped.)  The factory may
+    be called any number of times, each call binding a fresh set of closure values (the AD pass
     makes one set per rule instance from one compilation).
     """
     code = compile(source, filename, "exec")
+    lines = source.splitlines(True)
     # mtime None marks the entry as not backed by a file, so linecache.checkcache keeps it.
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    linecache.cache[filename] = (len(source), None, lines, filename)
     namespace: dict[str, object] = {"__builtins__": builtins, "__name__": "gibbous.generated"}
     exec(code, namespace)
-    return t.cast(t.Callable[..., object], namespace[factory])
+    made = t.cast(t.Callable[..., object], namespace[factory])
+    _forget_with(made.__code__, filename, lines)
+    return made
+
+
+def _forget_with(code: pytypes.CodeType, filename: str, lines: list[str]) -> None:
+    """Drop ``filename``'s ``linecache`` entry once ``code`` and every code object nested in it
+    are gone (a frame keeps its code alive, so a traceback keeps its lines)."""
+    alive: set[int] = set()
+
+    def gone(key: int) -> None:
+        alive.discard(key)
+        if alive:
+            return
+        entry: tuple[t.Any, ...] = linecache.cache.get(filename, ())
+        if len(entry) == 4 and entry[2] is lines:  # not an entry someone else made
+            del linecache.cache[filename]
+        _give_back(filename)
+
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        alive.add(id(c))
+        weakref.finalize(c, gone, id(c))
+        stack.extend(k for k in c.co_consts if isinstance(k, pytypes.CodeType))
 
 
 def load(source: str, filename: str, factory: str, closure: t.Sequence[object]) -> object:
