@@ -213,7 +213,10 @@ class Program:
             if kind == "rule":
                 rule = what()
                 children.append(rule)
-                replace[index] = rule
+                # A lazy rule goes in as its bound ``__call__``: calling an object with a
+                # Python ``__call__`` counts against 3.12's fixed C recursion limit (three units
+                # each), a bound method does not; recursion pays it per level.
+                replace[index] = rule.__call__ if type(rule) is LazyDerivedRule else rule
             elif kind == "tape":
                 replace[index] = items
             else:
@@ -222,7 +225,7 @@ class Program:
         tape = Tape(items, None if count is None else _cell((forward, reverse), count))
         resettable = [c for c in children if hasattr(c, "reset")]
         for cell in getattr(forward, "__closure__", None) or ():
-            lazy = cell.cell_contents  # (the factory has bound every variable)
+            lazy = getattr(cell.cell_contents, "__self__", None)  # (every variable is bound)
             if type(lazy) is LazyDerivedRule:
                 lazy.cell = cell
         if recursion.boundary(level):
@@ -374,8 +377,14 @@ class DerivedRule:
         else:
             serials[depth - 1] = serial
         if depth == 1:
-            return y, DerivedPullback(self, depth, self._generation, y, serial, start)
-        return y, _WatchedPullback(self, depth, self._generation, y, serial, start)
+            pullback = DerivedPullback(self, depth, self._generation, y, serial, start)
+        else:
+            pullback = _WatchedPullback(self, depth, self._generation, y, serial, start)
+        if self.level:
+            # A reverse program calls it: as a bound method, not counted against 3.12's C
+            # recursion limit (see ``Program.instantiate``).
+            return y, t.cast(DerivedPullback, pullback.__call__)
+        return y, pullback
 
 
 # ``DerivedRule._dirty``: its next forward call resets the rule first if it is not clean.
@@ -527,7 +536,7 @@ class LazyDerivedRule:
             instance = self.instance = self.program().instantiate(level=level)
             if self.cell is not None:
                 self.cell.cell_contents = instance.__call__
-        return instance(f, *args)
+        return instance.__call__(f, *args)  # (a bound method: see ``Program.instantiate``)
 
     def reset(self) -> None:
         if self.instance is not None:

@@ -26,7 +26,8 @@ def unwind(items: list[object], start: int, tape: _Counted) -> None:
     """Run the pullbacks in ``items[start:len(tape)]``, last first, for what they undo."""
     for i in range(len(tape) - 1, start - 1, -1):
         entry = items[i]
-        abandon = getattr(entry, "abandon", None)
+        # (a derived rule's pullback may be its bound ``__call__``)
+        abandon = getattr(getattr(entry, "__self__", entry), "abandon", None)
         if abandon is not None:  # a derived or stateful rule's pullback
             abandon()
         elif isinstance(entry, pytypes.FunctionType):  # a rule's closure; records are tuples

@@ -35,4 +35,21 @@ def note_user_line(e: BaseException, code: pytypes.CodeType, function: str) -> N
         return
     file, line = match["file"], int(match["line"])
     text = linecache.getline(file, line).strip()
-    e.add_note(f"  in {function}, {file}:{line}" + (f": {text}" if text else ""))
+    _add_note(e, f"  in {function}, {file}:{line}" + (f": {text}" if text else ""))
+
+
+_REPEATED = re.compile(r"  \[the line above repeated (\d+) more times?\]$")
+
+
+def _add_note(e: BaseException, note: str) -> None:
+    """Add ``note``, collapsing repeats as Python's tracebacks do: deep recursion would
+    otherwise leave one note per level."""
+    notes: list[str] = getattr(e, "__notes__", [])
+    if notes and notes[-1] == note:
+        e.add_note("  [the line above repeated 1 more time]")
+        return
+    counted = _REPEATED.match(notes[-1]) if notes else None
+    if counted is not None and len(notes) > 1 and notes[-2] == note:
+        notes[-1] = f"  [the line above repeated {int(counted[1]) + 1} more times]"
+        return
+    e.add_note(note)
