@@ -301,6 +301,7 @@ def test_python_m_gibbous_audit_runs_the_audit_command() -> None:
 REAL = cases_by_module()
 
 
+@pytest.mark.audit
 @pytest.mark.parametrize(
     ("module", "case"), REAL, ids=[f"{m.rsplit('.', 1)[-1]}:{c.id}" for m, c in REAL]
 )

@@ -5,11 +5,11 @@
 * ``SourceWriter`` collects indented lines, each with an optional ``# file:line`` comment.
 * ``literal`` writes a constant as Python source where that gives back an equal object;
   ``ClosurePool`` binds every other constant to a closure variable of the factory.
-* ``load`` compiles a factory's source once, registers it with ``linecache`` and calls the
-  factory with the closure values.
+* ``define`` compiles a factory's source once and keeps its lines in ``linecache`` while any
+  code compiled from it lives; the caller calls the factory with the closure values.
 
-The code generator (``codegen``) builds on these; so will the AD pass's forward and reverse
-programs, which share a factory and its closure variables.
+The code generator (``codegen``) builds on these, and so do the AD pass's forward and reverse
+programs (``adcodegen``), which share a factory and its closure variables.
 """
 
 from __future__ import annotations
@@ -350,7 +350,3 @@ def _forget_with(code: pytypes.CodeType, filename: str, lines: list[str]) -> Non
         weakref.finalize(c, gone, id(c))
         stack.extend(k for k in c.co_consts if isinstance(k, pytypes.CodeType))
 
-
-def load(source: str, filename: str, factory: str, closure: t.Sequence[object]) -> object:
-    """Compile ``source``, define its ``factory`` function and call it with ``closure``."""
-    return define(source, filename, factory)(*closure)
