@@ -48,7 +48,7 @@ from gibbous.rules.tangents import (
     zero_rdata,
     zeros_like,
 )
-from gibbous.rules.toplevel import (
+from gibbous.toplevel import (
     UNCLAIMED,
     BuildOptions,
     EntryRule,

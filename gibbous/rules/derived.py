@@ -38,14 +38,14 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.printer import UnprintableError, format_type
+from gibbous.ir.purity import register_pure
 from gibbous.rules import recursion
 from gibbous.rules.callables import cached, callable_instance, partial_shape
-from gibbous.rules.purity import register_pure
 from gibbous.rules.registry import (
     Context,
     DefaultContext,
@@ -57,6 +57,7 @@ from gibbous.rules.registry import (
 )
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.tangent_check import rdata_mismatch
+from gibbous.rules.tangent_kinds import fdata_problem, rdata_problem
 from gibbous.rules.unwind import unwind
 from gibbous.rules.user_lines import note_user_line
 from gibbous.rules.tangents import (
@@ -716,7 +717,7 @@ class CheckedRule:
     """A call site's rule, checked (``build_rrule(..., debug=True)`` installs one around each
     call site's rule; without ``debug`` there is none): the result's fdata and the pullback's
     rdata must have the kinds the tangent model gives the primal values
-    (``gibbous.testing.verify``).  ``RuleCheckError`` names the rule and the call's line."""
+    (``gibbous.rules.tangent_kinds``).  ``RuleCheckError`` names the rule and the call's line."""
 
     rule: t.Any
     name: str  # the rule, as messages name it
@@ -724,8 +725,6 @@ class CheckedRule:
     loc: Location | None
 
     def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
-        from gibbous.testing.verify import fdata_problem, rdata_problem
-
         y, pullback = self.rule(f, *args, **kwargs)
         if not isinstance(y, CoDual):
             self._fail(f"its result is {type(y).__name__}, not a CoDual")
