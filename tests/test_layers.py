@@ -46,6 +46,13 @@ def test_the_generic_passes_load_no_rules() -> None:
     assert not [m for m in loaded if m.startswith(("gibbous.rules", "gibbous.frontend"))]
 
 
+def test_the_rules_load_only_the_ir() -> None:
+    loaded = loaded_by("import gibbous.rules")
+    assert all(m == "gibbous" or m.startswith(("gibbous.ir", "gibbous.rules")) for m in loaded)
+    # Importing the package registers every rule, derived ones included.
+    assert "gibbous.rules.derived" in loaded
+
+
 def test_import_gibbous_is_lazy() -> None:
     assert loaded_by("import gibbous") == ["gibbous"]
     assert "gibbous.api" in loaded_by("import gibbous; gibbous.grad")
