@@ -1,21 +1,65 @@
 """gibbous: reverse-mode automatic differentiation of plain Python + NumPy code, derived from
 CPython bytecode through a typed SSA IR.  See README.md and docs/."""
 
-from gibbous import testing as testing
-from gibbous.api import build_rrule as build_rrule
-from gibbous.api import StaleRuleError as StaleRuleError
-from gibbous.api import grad as grad
-from gibbous.api import value_and_gradient as value_and_gradient
-from gibbous.api import value_and_pullback as value_and_pullback
-from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
-from gibbous.rules.registry import DefaultContext as DefaultContext
-from gibbous.rules.registry import MinimalContext as MinimalContext
-from gibbous.rules.registry import MissingRuleError as MissingRuleError
-from gibbous.rules.registry import build_primitive_rrule as build_primitive_rrule
-from gibbous.rules.registry import primitive as primitive
-from gibbous.rules.registry import stateful_primitive as stateful_primitive
-from gibbous.rules.registry import zero_derivative as zero_derivative
-from gibbous.rules.tangents import CoDual as CoDual
-from gibbous.rules.tangents import NoTangent as NoTangent
+from __future__ import annotations
 
+import importlib
+import typing as t
+
+# The public names are loaded on first use (PEP 562): ``import gibbous.ir`` runs this module
+# first, and the IR layer must not pay for the frontend, the rules and the passes.
+if t.TYPE_CHECKING:
+    from gibbous import testing as testing
+    from gibbous.api import StaleRuleError as StaleRuleError
+    from gibbous.api import build_rrule as build_rrule
+    from gibbous.api import grad as grad
+    from gibbous.api import value_and_gradient as value_and_gradient
+    from gibbous.api import value_and_pullback as value_and_pullback
+    from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
+    from gibbous.rules.registry import DefaultContext as DefaultContext
+    from gibbous.rules.registry import MinimalContext as MinimalContext
+    from gibbous.rules.registry import MissingRuleError as MissingRuleError
+    from gibbous.rules.registry import build_primitive_rrule as build_primitive_rrule
+    from gibbous.rules.registry import primitive as primitive
+    from gibbous.rules.registry import stateful_primitive as stateful_primitive
+    from gibbous.rules.registry import zero_derivative as zero_derivative
+    from gibbous.rules.tangents import CoDual as CoDual
+    from gibbous.rules.tangents import NoTangent as NoTangent
+
+# public name -> the module that defines it ("" for a submodule of the same name)
+_LAZY = {
+    "testing": "",
+    "StaleRuleError": "gibbous.api",
+    "build_rrule": "gibbous.api",
+    "grad": "gibbous.api",
+    "value_and_gradient": "gibbous.api",
+    "value_and_pullback": "gibbous.api",
+    "UnsupportedConstructError": "gibbous.frontend.errors",
+    "DefaultContext": "gibbous.rules.registry",
+    "MinimalContext": "gibbous.rules.registry",
+    "MissingRuleError": "gibbous.rules.registry",
+    "build_primitive_rrule": "gibbous.rules.registry",
+    "primitive": "gibbous.rules.registry",
+    "stateful_primitive": "gibbous.rules.registry",
+    "zero_derivative": "gibbous.rules.registry",
+    "CoDual": "gibbous.rules.tangents",
+    "NoTangent": "gibbous.rules.tangents",
+}
+
+__all__ = [*_LAZY, "__version__"]
 __version__ = "0.1.0.dev0"
+
+
+def __getattr__(name: str) -> object:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if not home:
+        return importlib.import_module(f"{__name__}.{name}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

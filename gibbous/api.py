@@ -48,7 +48,7 @@ from gibbous.rules.tangents import (
     zero_rdata,
     zeros_like,
 )
-from gibbous.rules.toplevel import (
+from gibbous.toplevel import (
     UNCLAIMED,
     BuildOptions,
     EntryRule,
@@ -67,7 +67,7 @@ class LibraryRule:
     """The rule of a callable with a registered rule, called directly:
     ``build_rrule(np.einsum, "ij,jk->ik", A, B)``.  ``rule(CoDual(f), *args, **kwargs)`` is the
     registered rule's; its pullback returns ``(df, *dargs, *dkwargs)``.  A stateful rule keeps
-    one state per calling thread (gibbous.rules.toplevel); copies get fresh state, and
+    one state per calling thread (gibbous.toplevel); copies get fresh state, and
     pickling stores the callable, the argument types and the build options."""
 
     __slots__ = ("fn", "arg_types", "kwnames", "rule", "make", "threads", "options")

@@ -21,8 +21,9 @@ import typing as t
 import attrs
 
 from gibbous.backends.numpy.adcodegen import compile_program
-from gibbous.frontend import function_ir, runtime
+from gibbous.frontend import function_ir
 from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location, guard_of
 from gibbous.passes import Pass, PassManager
@@ -155,7 +156,7 @@ class Session:
     shared: SharedObjects = attrs.field(factory=SharedObjects)
     _building: set[tuple[object, ...]] = attrs.field(factory=set)
     # Dynamic call sites build programs while they run, and the threads sharing a rule run
-    # its sites at once (gibbous.rules.toplevel): one builds, the others wait for it.
+    # its sites at once (gibbous.toplevel): one builds, the others wait for it.
     # Reentrant: building a program builds its callees' on the same thread.
     _lock: threading.RLock = attrs.field(factory=threading.RLock)
 

@@ -19,7 +19,7 @@ import pytest
 
 import gibbous
 from gibbous.cache import ENTRIES
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.tangents import CoDual, NoTangent
 

@@ -23,7 +23,7 @@ import numpy as np
 from gibbous.frontend import blocks as B
 from gibbous.frontend import checks
 from gibbous.frontend import ops as O
-from gibbous.frontend import runtime as R
+from gibbous.ir import runtime as R
 from gibbous.frontend.decode import Decoded, Handler, decode_ops, exception_table
 from gibbous.frontend.errors import FrontendInternalError, UnsupportedConstructError
 from gibbous.frontend.ssa import remove_trivial_arguments

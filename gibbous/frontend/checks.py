@@ -15,7 +15,7 @@ import types
 import typing as t
 
 from gibbous.frontend import ops as O
-from gibbous.frontend import runtime as R
+from gibbous.ir import runtime as R
 from gibbous.frontend.blocks import Analysis
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.ir.core import Block, Call, Constant, Function, Result

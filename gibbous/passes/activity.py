@@ -16,7 +16,7 @@ So ``iter(range(n))`` and what it yields stay inactive, while ``np.zeros(3)`` wr
 ``z[0] = x`` does not.
 
 A call is **active** when its result is, or when it may mutate (it is not pure by
-``gibbous.rules.purity``, nor known to mutate nothing) an active operand that carries fdata.
+``gibbous.ir.purity``, nor known to mutate nothing) an active operand that carries fdata.
 Inactive calls run as plain primal code: no rule, no stack traffic.  ``Any`` may carry
 anything, so precise types are what make code inactive.
 """
@@ -29,7 +29,7 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import (
     BlockArgument,
@@ -41,7 +41,7 @@ from gibbous.ir.core import (
     Value,
     edge_args,
 )
-from gibbous.rules.purity import is_pure_call, returns_fresh
+from gibbous.ir.purity import is_pure_call, returns_fresh
 from gibbous.rules.tangents import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
 
 #: Callables taken to write into none of their arguments, whatever their types: not pure in

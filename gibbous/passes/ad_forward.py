@@ -23,7 +23,7 @@ import re
 import typing as t
 import weakref
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import names
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder

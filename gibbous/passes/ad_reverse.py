@@ -17,7 +17,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import (

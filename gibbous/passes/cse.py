@@ -28,9 +28,9 @@ import attrs
 
 from gibbous.ir.cfg import DominatorTree, dominator_tree, reverse_postorder
 from gibbous.ir.core import Call, Constant, Function, Value, guard_of
+from gibbous.ir.purity import is_immutable_type, is_pure_call
 from gibbous.ir.types import Const, is_subtype
 from gibbous.passes.manager import register_pass
-from gibbous.rules.purity import is_immutable_type, is_pure_call
 
 _Key = tuple[object, ...]
 

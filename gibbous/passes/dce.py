@@ -11,7 +11,7 @@ repeated until nothing changes would find too):
   passes to a live block argument.
 
 A pure call whose result is not live is deleted, even if it might raise: see
-``gibbous.rules.purity`` for that trade-off.  A non-entry block argument that is not live is
+``gibbous.ir.purity`` for that trade-off.  A non-entry block argument that is not live is
 deleted together with the value every jump and branch passes for it.  Marking rather than
 counting uses also removes values that only feed themselves around a loop (``%i`` in
 ``^loop(%i): ... jump ^loop(%i + 1)`` when nothing else reads ``%i``).
@@ -37,9 +37,9 @@ from gibbous.ir.core import (
     Value,
     edge_args,
 )
+from gibbous.ir.purity import is_pure_call
 from gibbous.passes.manager import register_pass
 from gibbous.passes.cfg_edit import Edge, edges_of, incoming_edges, set_edges
-from gibbous.rules.purity import is_pure_call
 
 
 @register_pass

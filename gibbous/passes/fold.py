@@ -38,10 +38,10 @@ import numpy as np
 
 from gibbous.ir.core import Branch, Call, Constant, Function, guard_of
 from gibbous.ir.printer import UnprintableError, format_constant
+from gibbous.ir.purity import is_pure, is_pure_call
 from gibbous.ir.types import Array, Dict, List, Set, is_immutable_value, is_subtype
 from gibbous.passes.manager import register_pass
 from gibbous.passes.cfg_edit import jump_instead
-from gibbous.rules.purity import is_pure, is_pure_call
 
 # Limits in the spirit of CPython's AST optimiser (Python/ast_opt.c).
 MAX_INT_BITS = 4096

@@ -9,7 +9,7 @@ Four rewrites, applied in rounds until a round changes nothing:
    (equal constants count as the same value) -- but only where ``bool(%c)`` is pure for the
    type of ``%c`` (``operator.truth`` in the purity table), since the jump no longer evaluates
    it: a user ``__bool__`` may have effects.  ``bool`` of an array may raise; dropping that
-   follows the same trade-off as deleting a dead pure call (see ``gibbous.rules.purity``).
+   follows the same trade-off as deleting a dead pure call (see ``gibbous.ir.purity``).
 3. **A block with a single predecessor** that reaches it by an unconditional jump is merged
    into that predecessor: its arguments are replaced by the values the jump passed, and its
    operations move to the end of the predecessor.  Never the entry (nothing jumps to it), and
@@ -37,10 +37,10 @@ import attrs
 
 from gibbous.ir.cfg import reachable
 from gibbous.ir.core import Block, Branch, Constant, Function, Guard, Jump, Value
+from gibbous.ir.purity import is_pure
 from gibbous.ir.types import Const
 from gibbous.passes.manager import register_pass
 from gibbous.passes.cfg_edit import edges_of, incoming_edges, jump_instead, set_edges
-from gibbous.rules.purity import is_pure
 
 
 @register_pass

@@ -381,7 +381,7 @@ class _Inference:
     ) -> T.Type:
         if fn.__code__.co_flags & inspect.CO_GENERATOR:
             # Differentiated, a generator is a frame stepped by its resume function (the
-            # lowering of gibbous.frontend.runtime); what it yields is known step by step only.
+            # lowering of gibbous.ir.runtime); what it yields is known step by step only.
             self.unknown_code(*args, *kwargs.values())
             return _FRAME
         ir = self.callee_ir(fn) if self.callee_ir is not None else None

@@ -1,7 +1,10 @@
 """Rules: the tangent model, the rule registry, stateful primitives, type rules and purity.
 
-Importing this package registers the hand-written rules (``inplace`` so far).
+Importing this package registers every hand-written rule, whichever of its modules is
+imported first: ``import gibbous`` no longer loads them all, so the package must.
 """
 
+from gibbous.rules import derived as derived  # make_genexpr's rule; accum is pure
+from gibbous.rules import generators as generators  # the generator frame's rules
 from gibbous.rules import inplace as inplace  # registers its rules
 from gibbous.rules import prims as prims  # registers the primitive rules

@@ -38,14 +38,14 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.printer import UnprintableError, format_type
+from gibbous.ir.purity import register_pure
 from gibbous.rules import recursion
 from gibbous.rules.callables import cached, callable_instance, partial_shape
-from gibbous.rules.purity import register_pure
 from gibbous.rules.registry import (
     Context,
     DefaultContext,
@@ -57,6 +57,7 @@ from gibbous.rules.registry import (
 )
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.tangent_check import rdata_mismatch
+from gibbous.rules.tangent_kinds import fdata_problem, rdata_problem
 from gibbous.rules.unwind import unwind
 from gibbous.rules.user_lines import note_user_line
 from gibbous.rules.tangents import (
@@ -173,7 +174,7 @@ class Program:
     description: t.Any = None  # for inspection: the typed, forward and reverse IR
     # Shared by the programs of one ``build_rrule``: calls that raised after recording
     # differentiable work which a caller then caught, lost to the gradient, by the thread
-    # that made them (each thread has its own instances: gibbous.rules.toplevel).
+    # that made them (each thread has its own instances: gibbous.toplevel).
     lost: dict[int, list[str]] = attrs.field(factory=dict)
     # Shared likewise: the globals the programs froze into their code, as (namespace, name,
     # value), which the entry points check are still bound (``gibbous.api``).
@@ -203,7 +204,7 @@ class Program:
 
     def instantiate(self, cls: type[DerivedRule] | None = None, *, level: int = 0) -> DerivedRule:
         """A new instance: its own tape and child rules (``cls``: a subclass, for the rules
-        users hold, gibbous.rules.toplevel), ``level`` calls of derived rules deep (0: called
+        users hold, gibbous.toplevel), ``level`` calls of derived rules deep (0: called
         by the user; see gibbous.rules.recursion)."""
         items: list[object] = []
         children: list[object] = []
@@ -292,7 +293,7 @@ class DerivedRule:
         # The serial number of the call pending at each depth (see StatefulRRule).
         self._serials: list[int] = []
         self._serial = 0
-        # Set on the rule a user holds only (gibbous.rules.toplevel.PerThread): which state
+        # Set on the rule a user holds only (gibbous.toplevel.PerThread): which state
         # each thread uses.  Child rules run on their parent's thread and check nothing more.
         self.threads: t.Any = None
         self.level = 0  # calls of derived rules above it (see gibbous.rules.recursion)
@@ -725,7 +726,7 @@ class CheckedRule:
     """A call site's rule, checked (``build_rrule(..., debug=True)`` installs one around each
     call site's rule; without ``debug`` there is none): the result's fdata and the pullback's
     rdata must have the kinds the tangent model gives the primal values
-    (``gibbous.testing.verify``).  ``RuleCheckError`` names the rule and the call's line."""
+    (``gibbous.rules.tangent_kinds``).  ``RuleCheckError`` names the rule and the call's line."""
 
     rule: t.Any
     name: str  # the rule, as messages name it
@@ -733,8 +734,6 @@ class CheckedRule:
     loc: Location | None
 
     def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
-        from gibbous.testing.verify import fdata_problem, rdata_problem
-
         y, pullback = self.rule(f, *args, **kwargs)
         if not isinstance(y, CoDual):
             self._fail(f"its result is {type(y).__name__}, not a CoDual")

@@ -1,4 +1,4 @@
-"""Generators, differentiated step by step (``gibbous.frontend.runtime``'s lowering).
+"""Generators, differentiated step by step (``gibbous.ir.runtime``'s lowering).
 
 These rules serve only the lowering, so ``gibbous.session`` hands them out itself rather
 than through the registry.  Calling a generator function makes a ``GeneratorFrame`` holding
@@ -21,7 +21,7 @@ import typing as t
 
 import attrs
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules.registry import Pullback, RRule
 from gibbous.rules.tangents import (

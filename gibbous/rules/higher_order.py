@@ -32,7 +32,7 @@ import typing as t
 
 import attrs
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir.core import Location
 from gibbous.rules.derived import CallExRule, DynamicRule, Resolver, accum
 from gibbous.rules.prims.iteration import IterTangent, is_iterator, iter_tangent

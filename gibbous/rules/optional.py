@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 import sys
 
+from gibbous.ir import purity
+
 # library -> the module whose import registers its rules.  SciPy's by subpackage: a program
 # that uses scipy.special alone does not pay for importing scipy.stats.
 _PENDING: dict[str, str] = {
@@ -24,3 +26,6 @@ def load() -> None:
         return
     for library in [name for name in _PENDING if name in sys.modules]:
         importlib.import_module(_PENDING.pop(library))
+
+
+purity.add_lookup_hook(load)

@@ -2,7 +2,7 @@
 
 The IR's text form names an object by a path that imports it back (``gibbous.ir.names``); for
 objects that have none, such as SciPy's ufuncs (``scipy.special.ndtr`` says its module is
-``numpy``), the frontend registers one under ``gibbous.frontend.runtime.registered``.  Those
+``numpy``), the frontend registers one under ``gibbous.ir.runtime.registered``.  Those
 paths are right for the parser and useless to a reader: ``callable_name`` prints
 ``scipy.special.ndtr`` instead, found by looking for the object among the public names of the
 modules users import such functions from (``gibbous.ir.names.public_name``).  Methods are named through their class or instance
@@ -11,7 +11,7 @@ modules users import such functions from (``gibbous.ir.names.public_name``).  Me
 
 from __future__ import annotations
 
-from gibbous.frontend.runtime import registered_path
+from gibbous.ir.runtime import registered_path
 from gibbous.ir.names import import_path, public_name
 
 def callable_name(fn: object) -> str:

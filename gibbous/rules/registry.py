@@ -37,7 +37,7 @@ nearer context wins, and in one context the later registration replaces the earl
 matching patterns neither of which is more specific are an ``AmbiguousRuleError`` naming both;
 no matching pattern is a ``MissingRuleError`` saying how to write a rule.
 
-Registering a primitive says nothing about purity: that is ``gibbous.rules.purity``'s table.
+Registering a primitive says nothing about purity: that is ``gibbous.ir.purity``'s table.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ class Registration:
 
 
 def _key(fn: object) -> tuple[object, ...]:
-    # By identity, as in gibbous.rules.purity: bound builtin methods (numpy.add.reduce) are
+    # By identity, as in gibbous.ir.purity: bound builtin methods (numpy.add.reduce) are
     # re-created on each attribute access, so they are keyed by owner and name.
     owner = getattr(fn, "__self__", None)
     if (

@@ -1,4 +1,4 @@
-"""Type rules for the frontend's runtime helpers (``gibbous.frontend.runtime``).
+"""Type rules for the frontend's runtime helpers (``gibbous.ir.runtime``).
 
 The frontend calls these where Python has no callable of its own: literals, unpacking, the
 ``FOR_ITER`` step, f-strings.  Type inference models the container helpers with allocation
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import typing as t
 
-from gibbous.frontend import runtime as runtime
+from gibbous.ir import runtime as runtime
 from gibbous.ir import types as T
 from gibbous.ir.exceptions import caught
 from gibbous.rules.typerules_base import Iter, RuleList, join, may_share_values

@@ -11,20 +11,14 @@ import attrs
 import numpy as np
 
 from gibbous.rules.stateful import StatefulRRule
+from gibbous.rules.tangent_kinds import fdata_problem, rdata_problem
 from gibbous.rules.tangents import NO_TANGENT, TangentMemo, randn_tangent, zero_rdata
 from gibbous.testing.allocations import CALLS, Allocations, measure
 from gibbous.testing.errors import Check, RuleTestError, short_path
 from gibbous.testing.memory import Copier, Pairing, copy_values, inner
 from gibbous.testing.rounds import Call, Point, Round, Roots
 from gibbous.testing.structure import difference, layout, leaves
-from gibbous.testing.verify import (
-    alias_groups,
-    fdata_problem,
-    format_relation,
-    nodes,
-    rdata_problem,
-    sharing,
-)
+from gibbous.testing.verify import alias_groups, format_relation, nodes, sharing
 
 Perf = t.Literal["none", "allocs"]
 

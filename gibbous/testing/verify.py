@@ -1,10 +1,9 @@
-"""What the tangent model asks of the values a rule returns, and how values may share memory.
+"""How values may share memory.
 
-``fdata_problem`` and ``rdata_problem`` compare a rule's fdata and rdata with the model's
-(docs/tangents.md) part by part: the zero tangent of the primal says what kind each part must
-be.  ``sharing`` lists which parts of several values are one object or overlap in memory, so
-that the sharing of a rule's result can be compared with the sharing of ``f``'s result and with
-the sharing of the fdata.
+``sharing`` lists which parts of several values are one object or overlap in memory, so that
+the sharing of a rule's result can be compared with the sharing of ``f``'s result and with the
+sharing of the fdata.  (The kinds of a rule's fdata and rdata are checked by
+``gibbous.rules.tangent_kinds``, which debug rules use too.)
 """
 
 from __future__ import annotations
@@ -13,15 +12,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.ir.types import typeof
-from gibbous.rules.tangents import (
-    NO_TANGENT,
-    MutableTangent,
-    Tangent,
-    fdata_of,
-    zero_rdata,
-    zero_tangent,
-)
+from gibbous.rules.tangents import NO_TANGENT, zero_tangent
 from gibbous.testing.structure import (
     address,
     child,
@@ -32,74 +23,6 @@ from gibbous.testing.structure import (
     is_inexact_scalar,
 )
 from gibbous.testing.memory import memory_span
-
-
-def describe(x: object) -> str:
-    """A value's kind for messages: ``ndarray float64[3, 4] strides (32, 8)``, ``float``..."""
-    if isinstance(x, np.ndarray):
-        return f"ndarray {x.dtype}{list(x.shape)} strides {x.strides}"
-    if x is NO_TANGENT:
-        return "NoTangent()"
-    if isinstance(x, (tuple, list)):
-        return f"{type(x).__name__} of {len(x)}"
-    return type(x).__name__
-
-
-def fdata_problem(x: object, fdata: object, path: str) -> str | None:
-    """Why ``fdata`` is not a valid fdata of ``x``, or None."""
-    return _mismatch(fdata_of(zero_tangent(x)), fdata, path, set())
-
-
-def rdata_problem(x: object, rdata: object, path: str) -> str | None:
-    """Why ``rdata`` is not a valid rdata of ``x``, or None."""
-    return _mismatch(zero_rdata(x), rdata, path, set())
-
-
-def _mismatch(expected: t.Any, got: t.Any, path: str, seen: set[int]) -> str | None:
-    def wrong(what: str) -> str:
-        return f"{path} is {describe(got)},\nwhere the tangent model wants {what}"
-
-    if expected is NO_TANGENT:
-        return None if got is NO_TANGENT else wrong("NoTangent()")
-    if isinstance(expected, np.ndarray):
-        if not isinstance(got, np.ndarray) or type(got) is not np.ndarray:
-            return wrong(f"a plain ndarray ({describe(expected)})")
-        if (got.shape, got.dtype, got.strides) != (
-            expected.shape,
-            expected.dtype,
-            expected.strides,
-        ):
-            return wrong(f"{describe(expected)}, like the primal")
-        return None
-    if is_inexact_scalar(expected):
-        if is_inexact_scalar(got) and typeof(got) == typeof(expected):
-            return None
-        return wrong(f"a {typeof(expected)} number ({type(expected).__name__})")
-    if id(expected) in seen:
-        return None
-    seen.add(id(expected))
-    parts: dict[t.Any, t.Any]
-    if isinstance(expected, (Tangent, MutableTangent)):
-        if type(got) is not type(expected):
-            return wrong(type(expected).__name__)
-        if got.fields.keys() != expected.fields.keys():
-            return wrong(f"{type(expected).__name__} of fields {sorted(expected.fields)}")
-        parts = {("attr", n): v for n, v in expected.fields.items()}
-    elif isinstance(expected, (tuple, list, dict)):
-        if type(got) is not type(expected) or len(got) != len(expected):
-            return wrong(describe(expected))
-        if isinstance(expected, dict) and t.cast(dict[t.Any, t.Any], got).keys() != expected.keys():
-            return wrong(f"a dict with keys {list(expected)}")
-        keys = expected if isinstance(expected, dict) else range(len(expected))
-        kind = "key" if isinstance(expected, dict) else "index"
-        parts = {(kind, k): expected[k] for k in keys}
-    else:
-        return None
-    for key, value in parts.items():
-        found = _mismatch(value, child(got, key), path + format_key(key), seen)
-        if found is not None:
-            return found
-    return None
 
 
 # --------------------------------------------------------------------------------------------

@@ -25,8 +25,8 @@ func @f(%x: f64, %n: i64) {
   %it = call builtins.iter(%r) : object<collections.abc.Iterator>
   jump ^loop(0.0)
 ^loop(%acc: f64):
-  %i = call gibbous.frontend.runtime.next_or_stop(%it) : any
-  %stop = call gibbous.frontend.runtime.is_stop(%i) : bool
+  %i = call gibbous.ir.runtime.next_or_stop(%it) : any
+  %stop = call gibbous.ir.runtime.is_stop(%i) : bool
   branch %stop, ^done, ^body(%i)
 ^body(%j: any):
   %k = call typing.cast(builtins.object, %j) : i64

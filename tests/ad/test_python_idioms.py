@@ -13,7 +13,7 @@ import pytest
 
 import gibbous
 from gibbous.api import build_rrule
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.tangents import MutableTangent, NoTangent
 from tests.ad.conftest import check
 

@@ -2,7 +2,7 @@
 running sums, a generator expression handed to a function of the user's, ``next`` with a
 default, generators that stop early or hold a ``try``/``finally``.  Part of the frontend corpus
 (``corpus.CASES``); differentiated, each step of a generator is a call of its resume function
-(``gibbous.frontend.runtime.GeneratorFrame``)."""
+(``gibbous.ir.runtime.GeneratorFrame``)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ import typing as t
 
 import numpy as np
 
-from gibbous.frontend import function_ir, runtime
+from gibbous.frontend import function_ir
+from gibbous.ir import runtime
 from tests.frontend.interp import run
 
 

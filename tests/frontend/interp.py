@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import typing as t
 
-from gibbous.frontend import function_ir, runtime
+from gibbous.frontend import function_ir
+from gibbous.ir import runtime
 from gibbous.ir.core import (
     Block,
     Branch,

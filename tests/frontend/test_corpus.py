@@ -11,7 +11,8 @@ import typing as t
 import pytest
 
 from gibbous.backends.numpy import compile_function
-from gibbous.frontend import function_ir, runtime
+from gibbous.frontend import function_ir
+from gibbous.ir import runtime
 from gibbous.ir import verify
 from gibbous.ir.core import Call, Constant, Function
 from tests.frontend import (

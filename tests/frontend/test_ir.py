@@ -10,7 +10,8 @@ import typing as t
 import numpy as np
 import pytest
 
-from gibbous.frontend import function_ir, runtime
+from gibbous.frontend import function_ir
+from gibbous.ir import runtime
 from gibbous.ir import verify
 from gibbous.ir.core import Branch, Call, Constant, Function, Result
 from tests.frontend import corpus
@@ -50,7 +51,7 @@ def test_locations_point_at_the_source_lines() -> None:
 def test_values_are_named_after_locals() -> None:
     text = str(function_ir(corpus.for_range))
     assert "%s = call operator.iadd(" in text or "%s.1 = call operator.iadd(" in text
-    assert "%i = call gibbous.frontend.runtime.next_or_stop(" in text
+    assert "%i = call gibbous.ir.runtime.next_or_stop(" in text
 
 
 def test_loop_item_reaches_the_body_as_a_block_argument() -> None:
@@ -204,7 +205,7 @@ def test_registered_objects_resolve_by_path() -> None:
 
     code = (lambda: 0).__code__
     path = runtime.register_object(code, "code_<lambda>")
-    assert path.startswith("gibbous.frontend.runtime.registered.code_lambda")
+    assert path.startswith("gibbous.ir.runtime.registered.code_lambda")
     assert runtime.register_object(code, "other") == path
     assert resolve(path) is code
     assert runtime.registered_path(code) == path

@@ -29,7 +29,8 @@ from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from gibbous.backends.numpy import compile_function
-from gibbous.frontend import function_ir, runtime
+from gibbous.frontend import function_ir
+from gibbous.ir import runtime
 from gibbous.ir import parse, verify
 from gibbous.ir.core import structurally_equal
 from tests.frontend.helpers import same

@@ -1,4 +1,4 @@
-"""The purity table (gibbous.rules.purity), as the passes rely on it."""
+"""The purity table (gibbous.ir.purity), as the passes rely on it."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function
-from gibbous.rules import purity
-from gibbous.rules.purity import (
+from gibbous.ir import purity
+from gibbous.ir.purity import (
     is_immutable_type,
     is_plain_type,
     is_pure,
@@ -207,7 +207,7 @@ def test_lookup_is_by_identity_not_equality() -> None:
 
 
 def test_fresh_results_are_new_arrays_of_arrays_and_numbers() -> None:
-    from gibbous.rules.purity import returns_fresh
+    from gibbous.ir.purity import returns_fresh
 
     M = T.Array("float64", 2)
     f = Function("f", [("x", M), ("y", M), ("xs", T.List(M)), ("o", T.Array("object", 1))])

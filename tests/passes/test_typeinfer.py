@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gibbous.frontend import runtime as R
+from gibbous.ir import runtime as R
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Block, Branch, Call, Constant, Function, Jump, Location, Raise, Return, Value

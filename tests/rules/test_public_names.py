@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.frontend.runtime import register_object
+from gibbous.ir.runtime import register_object
 from gibbous.inspect import code_ir
 from gibbous.rules.registry import MissingRuleError, callable_name
 
@@ -34,7 +34,7 @@ def test_a_missing_rule_names_the_public_callable() -> None:
     assert "registered" not in message
     # The IR still prints the path the parser resolves back to the ufunc.
     typed = str(code_ir(bessel_sum, x, stage="typed"))
-    assert "gibbous.frontend.runtime.registered.scipy_special_j0" in typed
+    assert "gibbous.ir.runtime.registered.scipy_special_j0" in typed
 
 
 def outer() -> t.Callable[[], None]:
@@ -63,7 +63,7 @@ def outer() -> t.Callable[[], None]:
     ids=lambda v: v if isinstance(v, str) else "",
 )
 def test_callable_names(fn: object, name: str) -> None:
-    from gibbous.frontend import runtime
+    from gibbous.ir import runtime
 
     known = runtime.registered_path(fn)
     register_object(fn, "registered_for_the_test")  # never the name messages give

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pytest
 
-from gibbous.frontend import runtime as R
+from gibbous.ir import runtime as R
 from gibbous.ir import types as T
 from gibbous.rules.typerules import (
     BoundMethod,

@@ -30,7 +30,7 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 

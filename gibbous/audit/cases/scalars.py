@@ -43,7 +43,7 @@ import warnings
 import attrs
 import numpy as np
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import scalars as S
 from gibbous.testing import case

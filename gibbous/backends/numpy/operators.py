@@ -23,7 +23,7 @@ import unicodedata
 
 import attrs
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir.core import Call, Constant, Value
 
 # Python's operator precedence, lowest first (the language reference's table).  An operand

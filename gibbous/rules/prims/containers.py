@@ -21,7 +21,7 @@ from __future__ import annotations
 import operator
 import typing as t
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules.prims.common import (
     ANY,

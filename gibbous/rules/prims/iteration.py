@@ -26,7 +26,7 @@ import typing as t
 
 import attrs
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing, zero_for
 from gibbous.rules.prims.items import Items, PlainItems, TupleItems, collapse, items_of
 from gibbous.rules.registry import primitive, zero_derivative

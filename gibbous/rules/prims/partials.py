@@ -12,9 +12,9 @@ import functools
 import typing as t
 
 from gibbous.ir import types as T
+from gibbous.ir.purity import register_pure
 from gibbous.rules.callables import partial_tangent
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult
-from gibbous.rules.purity import register_pure
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual, Tangent
 from gibbous.rules.typerules import register_type_rule

@@ -15,7 +15,7 @@ import typing as t
 import numpy as np
 
 from gibbous.rules.prims.common import ANY, CD, LIST, NT, STR, RuleResult
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.registry import ZeroDerivativeRule, primitive, zero_derivative
 from gibbous.rules.tangents import CoDual, is_differentiable, zero_rdata
 

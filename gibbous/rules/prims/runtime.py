@@ -1,4 +1,4 @@
-"""The frontend's runtime helpers (``gibbous.frontend.runtime``) that carry values: closure
+"""The frontend's runtime helpers (``gibbous.ir.runtime``) that carry values: closure
 cells, nested functions, ``typing.cast`` (type inference's narrowing) and ``check_bound``.
 
 **Cells.**  CPython cells have no tangent of their own in the tangent model: a closure's tangent
@@ -31,7 +31,7 @@ import weakref
 
 import attrs
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing
 from gibbous.rules.prims.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive, zero_derivative

@@ -25,6 +25,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from gibbous.ir import types as T
+from gibbous.ir.purity import register_pure_array_function
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -42,7 +43,6 @@ from gibbous.rules.prims.common import (
     zero_for,
 )
 from gibbous.rules.prims.scipy_common import run_primal
-from gibbous.rules.purity import register_pure_array_function
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual
 from gibbous.rules.typerules import register_type_rule

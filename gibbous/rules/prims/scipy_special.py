@@ -7,7 +7,7 @@ once SciPy is imported, as ``scipy_linalg`` and ``scipy_stats``).
   ``log_softmax`` (``axis``).
 
 Each function has a type rule (``gibbous.inspect.code_ir(f, *args, stage="typed")`` types its
-calls) and is pure (``gibbous.rules.purity``).
+calls) and is pure (``gibbous.ir.purity``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 import scipy.special as sps
 
 from gibbous.ir import types as T
+from gibbous.ir.purity import register_pure_array_function
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     CD,
@@ -44,7 +45,6 @@ from gibbous.rules.prims.scipy_common import (
     run_primal,
     zero_where,
 )
-from gibbous.rules.purity import register_pure_array_function
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual
 from gibbous.rules.typerules import register_type_rule

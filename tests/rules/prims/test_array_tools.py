@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.tangents import NoTangent
 from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
 
@@ -425,7 +425,7 @@ def test_types(f: t.Callable[..., t.Any], expected: str) -> None:
 
 def test_purity() -> None:
     from gibbous.ir import types as T
-    from gibbous.rules.purity import is_pure
+    from gibbous.ir.purity import is_pure
 
     x = T.Array("float64", 1)
     for fn in (np.gradient, np.partition, np.rollaxis, np.append, np.insert, np.delete,

@@ -103,7 +103,7 @@ def test_array_of_an_array_copies_and_asarray_returns_it(rng: np.random.Generato
 
 def test_array_from_scalars_made_in_the_program(rng: np.random.Generator) -> None:
     def program(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
-        from gibbous.frontend import runtime
+        from gibbous.ir import runtime
 
         row = tape.call(runtime.make_list, a, tape.call(operator.mul, a, b), tape.const(1.0))
         return tape.call(np.array, tape.call(runtime.make_list, row, row))
@@ -114,7 +114,7 @@ def test_array_from_scalars_made_in_the_program(rng: np.random.Generator) -> Non
 @pytest.mark.parametrize("axis", [0, 1, -1, None])
 def test_concatenate(axis: t.Any, rng: np.random.Generator) -> None:
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
-    from gibbous.frontend import runtime
+    from gibbous.ir import runtime
 
     def of_tuple(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
         return tape.call(np.concatenate, tape.call(runtime.make_tuple, a, b), axis=axis)
@@ -127,7 +127,7 @@ def test_concatenate(axis: t.Any, rng: np.random.Generator) -> None:
 
 
 def test_concatenate_uneven_and_lists(rng: np.random.Generator) -> None:
-    from gibbous.frontend import runtime
+    from gibbous.ir import runtime
 
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 5))
     def side_by_side(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
@@ -144,7 +144,7 @@ def test_concatenate_uneven_and_lists(rng: np.random.Generator) -> None:
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])
 def test_stack(axis: int, rng: np.random.Generator) -> None:
-    from gibbous.frontend import runtime
+    from gibbous.ir import runtime
 
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
     def stacked(tape: t.Any, a: t.Any, b: t.Any) -> t.Any:
@@ -154,7 +154,7 @@ def test_stack(axis: int, rng: np.random.Generator) -> None:
 
 
 def test_stack_of_scalars_and_hstack_vstack(rng: np.random.Generator) -> None:
-    from gibbous.frontend import runtime
+    from gibbous.ir import runtime
 
     check(lambda tape, a, b: tape.call(np.stack, tape.call(runtime.make_tuple, a, b)), 1.5, -0.5,
           rng=rng)  # fmt: skip
@@ -227,7 +227,7 @@ def test_divmod(rng: np.random.Generator) -> None:
 
 
 def test_dict_constructor(rng: np.random.Generator) -> None:
-    from gibbous.frontend import runtime
+    from gibbous.ir import runtime
 
     def program(tape: t.Any, a: t.Any, d: t.Any) -> t.Any:
         pairs = tape.call(runtime.make_list, tape.call(runtime.make_tuple, tape.const("x"), a))

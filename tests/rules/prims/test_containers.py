@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gibbous import testing
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 
 from gibbous.rules.tangents import NoTangent
 from tests.rules.prims.harness import Tape, Var, call, check, check_call, gradient

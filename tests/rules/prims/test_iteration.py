@@ -9,7 +9,7 @@ import typing as t
 import numpy as np
 import pytest
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.prims.iteration import IterTangent
 from gibbous.rules.tangents import NoTangent
 from tests.rules.prims.harness import Tape, check, gradient

@@ -11,7 +11,7 @@ import typing as t
 import numpy as np
 import pytest
 
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.rules.tangents import MutableTangent, NoTangent, Tangent
 from tests.rules.prims.harness import Tape, check, gradient
 

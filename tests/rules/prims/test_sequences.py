@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gibbous.audit.cases.reductions import SEQUENCE_CASES
-from gibbous.frontend import runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
 from gibbous.rules.tangents import zero_coduals

@@ -65,7 +65,6 @@ from gibbous.ir.types import (
     Type,
     is_immutable_value,
 )
-from gibbous.rules import optional
 
 #: ``when(arg_types, kwarg_types)``: is a call with arguments of these types pure?
 PurityCondition = t.Callable[[tuple[Type, ...], t.Mapping[str, Type]], bool]
@@ -78,6 +77,17 @@ _F = t.TypeVar("_F")
 # its id cannot be reused while it is registered.
 _Key = tuple[object, ...]
 _TABLE: dict[_Key, tuple[object, PurityCondition | None]] = {}
+
+# Run before each lookup.  The rules layer adds the loader that registers an optional library's
+# entries once the program has imported the library (``gibbous.rules.optional``): this layer
+# cannot import it, and the library's entries must not cost users who never call it.
+_BEFORE_LOOKUP: list[t.Callable[[], None]] = []
+
+
+def add_lookup_hook(hook: t.Callable[[], None]) -> None:
+    """Call ``hook`` before every purity lookup (once per hook, however often it is added)."""
+    if hook not in _BEFORE_LOOKUP:
+        _BEFORE_LOOKUP.append(hook)
 
 
 def _key(fn: object) -> _Key:
@@ -143,7 +153,8 @@ def is_pure(
         if not isinstance(callee, Constant):
             return False
         callee = callee.value
-    optional.load()
+    for hook in _BEFORE_LOOKUP:
+        hook()
     entry = _TABLE.get(_key(callee))
     if entry is None:
         return False

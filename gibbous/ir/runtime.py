@@ -1,13 +1,13 @@
 """The helpers the frontend's IR calls where Python has no callable of its own.
 
 Every helper is an importable function, so it prints by path
-(``gibbous.frontend.runtime.make_tuple``) and type and AD rules can be attached to it.  Each
+(``gibbous.ir.runtime.make_tuple``) and type and AD rules can be attached to it.  Each
 behaves exactly as the bytecode it stands for, errors included, unless its docstring says
 otherwise.
 
 The module also keeps the name registry: objects the IR holds as constants that have no import
 path of their own (nested code objects, local functions, arbitrary global values) are given
-one under ``gibbous.frontend.runtime.registered``, so the text form can name them.
+one under ``gibbous.ir.runtime.registered``, so the text form can name them.
 """
 
 from __future__ import annotations
@@ -412,7 +412,7 @@ def _identifier(hint: str) -> str:
 
 
 def register_object(obj: object, name: str) -> str:
-    """Give ``obj`` a printable path, ``gibbous.frontend.runtime.registered.<name>``.
+    """Give ``obj`` a printable path, ``gibbous.ir.runtime.registered.<name>``.
 
     ``name`` is a hint, made an identifier and unique; registering an object again returns its
     first path.  An object that supports weak references (functions, code objects, classes) is
