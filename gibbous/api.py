@@ -27,7 +27,8 @@ from gibbous.entry import Binding, Unwrapped, bind, positions, unwrap
 from gibbous.ir import types as T
 from gibbous.ir.exceptions import GibbousError
 from gibbous.passes import Pass
-from gibbous.rules.derived import DerivedRule, fill_rdata, function_key
+from gibbous.rules.derived import DerivedRule, fill_rdata
+from gibbous.rules.dynamic_calls import function_key
 from gibbous.rules.registry import (
     Context,
     DefaultContext,

@@ -36,6 +36,14 @@ from gibbous.passes.ad import (
 )
 from gibbous.passes.shared_objects import Rebuild, SharedObjects
 from gibbous.passes.typeinfer import InferenceError, infer_types
+from gibbous.rules.call_adapters import (
+    BoundRule,
+    FillSeed,
+    GenexprRule,
+    Packed,
+    PrimalRule,
+    Source,
+)
 from gibbous.rules.callables import (
     InstanceCallRule,
     PartialRule,
@@ -44,25 +52,15 @@ from gibbous.rules.callables import (
     callable_instance,
     partial_shape,
 )
-from gibbous.rules.derived import (
-    BoundRule,
-    CheckedRule,
+from gibbous.rules.construction import (
     ConstructRule,
-    DynamicRule,
-    FillSeed,
     FrozenConstructRule,
-    GenexprRule,
-    LazyDerivedRule,
-    Packed,
-    PrimalRule,
-    Program,
-    Source,
     class_methods,
     constructible,
-    function_key,
-    ir_parameters,
-    rule_name,
 )
+from gibbous.rules.debug_checks import CheckedRule, rule_name
+from gibbous.rules.derived import LazyDerivedRule, Program, ir_parameters
+from gibbous.rules.dynamic_calls import DynamicRule, function_key
 from gibbous.rules.generators import (
     FRAME,
     DrainRule,

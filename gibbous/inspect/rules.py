@@ -36,15 +36,9 @@ from gibbous.ir.core import Call, Constant, Function
 from gibbous.ir.printer import format_type, function_namer
 from gibbous.passes.activity import Activity, analyse
 from gibbous.passes.ad_forward import identity_operand
-from gibbous.rules.derived import (
-    BoundRule,
-    CallExRule,
-    DynamicRule,
-    FillSeed,
-    GenexprRule,
-    LazyDerivedRule,
-    PrimalRule,
-)
+from gibbous.rules.call_adapters import BoundRule, FillSeed, GenexprRule, PrimalRule
+from gibbous.rules.derived import LazyDerivedRule
+from gibbous.rules.dynamic_calls import CallExRule, DynamicRule
 from gibbous.rules.registry import (
     AmbiguousRuleError,
     Context,

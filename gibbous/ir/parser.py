@@ -5,10 +5,11 @@ Reads exactly what ``printer`` prints (the grammar is in docs/ir.md), so that
     str(parse(text)) == text                      for any printed text, and
     structurally_equal(parse(str(f)), f)          for any function whose constants print.
 
-A hand-written lexer feeds a recursive-descent parser; nothing is ever evaluated.  Literals are
-decoded token by token (``int``, ``float``, ``json.loads`` of one string token) and dotted
-paths are imported with ``names.resolve``.  Text is whitespace-insensitive within a line, but
-each operation takes exactly one line; ``#`` starts a comment.
+A hand-written lexer (``gibbous.ir.lexer``) feeds a recursive-descent parser; nothing is ever
+evaluated.  Literals are decoded token by token (``int``, ``float``, ``json.loads`` of one
+string token) and dotted paths are imported with ``names.resolve``.  Text is
+whitespace-insensitive within a line, but each operation takes exactly one line; ``#`` starts
+a comment.
 
 Values and blocks may be used above the line that defines them (blocks may come in any order).
 A use of a name not defined yet gets a placeholder value; the definition takes over all of the
@@ -40,20 +41,18 @@ from gibbous.ir.core import (
     Return,
     Value,
 )
+from gibbous.ir.lexer import (
+    QUOTED_NAME,
+    SUFFIXED_NAME,
+    ParseError,
+    Token,
+    describe,
+    tokenize,
+)
 from gibbous.ir.names import UnresolvablePath, resolve
 from gibbous.ir.printer import DTYPE_LONG
 
 __all__ = ["ParseError", "parse", "parse_constant", "parse_type"]
-
-
-class ParseError(ValueError):
-    """Text that is not IR.  The message names the line and column and shows the source line."""
-
-    def __init__(self, reason: str, line: int, column: int, source_line: str) -> None:
-        self.reason, self.line, self.column = reason, line, column
-        # Keep tabs in the caret's indentation so the caret lines up under tabbed text.
-        pad = "".join(c if c == "\t" else " " for c in source_line[: column - 1])
-        super().__init__(f"line {line}, column {column}: {reason}\n  {source_line}\n  {pad}^")
 
 
 def parse(text: str) -> Function:
@@ -85,82 +84,6 @@ def parse_constant(text: str) -> object:
     return value
 
 
-# --------------------------------------------------------------------------------------------
-# Lexer
-
-
-class Token(t.NamedTuple):
-    kind: str  # a group name of _TOKEN, or "eof"
-    text: str
-    line: int
-    column: int
-
-
-_STRING = r'"(?:[^"\\\n]|\\.)*"'
-# After a sigil: a bare name (possibly ending in a ".N" uniquing suffix), a JSON-quoted name with
-# an optional suffix, or a number (an unnamed value or block).
-_NAME = rf"(?:[A-Za-z_][A-Za-z0-9_.]*|{_STRING}(?:\.[0-9]+)?|[0-9]+(?![A-Za-z0-9_.]))"
-_TOKEN = re.compile(
-    rf"""
-      (?P<space>[ \t\r\f\v]+)
-    | (?P<comment>\#[^\n]*)
-    | (?P<newline>\n)
-    | (?P<value>%{_NAME})
-    | (?P<block>\^{_NAME})
-    | (?P<func>@{_NAME})
-    | (?P<bytes>b{_STRING})
-    | (?P<string>{_STRING})
-    | (?P<number>(?:-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?|-inf|-nan)(?![A-Za-z0-9_.]))
-    | (?P<ellipsis>\.\.\.)
-    | (?P<ident>[A-Za-z_][A-Za-z0-9_.]*)
-    | (?P<punct>[(){{}}\[\]<>,:=?])
-    """,
-    re.VERBOSE,
-)
-
-
-def _tokenize(text: str, lines: list[str]) -> t.Iterator[Token]:
-    pos, line, line_start = 0, 1, 0
-    while pos < len(text):
-        m = _TOKEN.match(text, pos)
-        column = pos - line_start + 1
-        if m is None:
-            raise ParseError(_bad_character(text, pos), line, column, lines[line - 1])
-        kind = t.cast(str, m.lastgroup)
-        if kind == "newline":
-            yield Token(kind, "\n", line, column)
-            line, line_start = line + 1, m.end()
-        elif kind not in ("space", "comment"):
-            yield Token(kind, m.group(), line, column)
-        pos = m.end()
-    yield Token("eof", "", line, pos - line_start + 1)
-
-
-def _bad_character(text: str, pos: int) -> str:
-    c = text[pos]
-    rest = text[pos + 1 : pos + 2]
-    if c == '"' or (c in "%^@b" and rest == '"'):
-        return "unterminated string (a string ends with '\"' on the same line)"
-    if c in "%^@":
-        return f"expected a name after {c!r}"
-    if c == "-":
-        return "expected a number after '-'"
-    if c.isdigit():
-        return "bad number"
-    return f"unexpected character {c!r}"
-
-
-def _describe(tok: Token) -> str:
-    if tok.kind == "eof":
-        return "end of input"
-    if tok.kind == "newline":
-        return "end of line"
-    return repr(tok.text)
-
-
-_QUOTED_NAME = re.compile(rf"({_STRING})(?:\.([0-9]+))?\Z")
-_SUFFIXED_NAME = re.compile(r"(.*)\.([1-9][0-9]*)\Z")
-
 # A name as the printer spells it, reduced to what identifies it: (hint, uniquing suffix) for a
 # named value or block, (None, n) for an unnamed one.
 _Key = tuple[str | None, int]
@@ -184,7 +107,7 @@ _SCALAR_KINDS: dict[str, tuple[type, ...]] = {
 class _Parser:
     def __init__(self, text: str) -> None:
         self.lines = text.split("\n")
-        self._tokens = _tokenize(text, self.lines)
+        self._tokens = tokenize(text, self.lines)
         self._ahead: list[Token] = []
         # Names of the function being read: defined ones with their defining token, and
         # placeholders for names used before their definition, with their first use.
@@ -220,7 +143,7 @@ class _Parser:
         if self.at(kind, text):
             return self.next()
         wanted = what or (repr(text) if text is not None else kind)
-        raise self.error(f"expected {wanted}, got {_describe(self.peek())}")
+        raise self.error(f"expected {wanted}, got {describe(self.peek())}")
 
     def punct(self, text: str) -> Token:
         return self.expect("punct", text)
@@ -235,7 +158,7 @@ class _Parser:
 
     def end_of_line(self, after: str) -> None:
         if not self.at("eof") and not self.accept("newline"):
-            raise self.error(f"expected end of line after {after}, got {_describe(self.peek())}")
+            raise self.error(f"expected end of line after {after}, got {describe(self.peek())}")
 
     def comma_list(self, close: str, item: t.Callable[[], None]) -> None:
         """Items separated by commas up to the closing bracket (a trailing comma is allowed)."""
@@ -305,7 +228,7 @@ class _Parser:
     def func_name(self, tok: Token) -> str:
         body = tok.text[1:]
         if body.startswith('"'):
-            m = _QUOTED_NAME.match(body)
+            m = QUOTED_NAME.match(body)
             if m is None or m.group(2) is not None:
                 raise self.error("a function name takes no '.N' suffix", tok)
             return self.json_string(m.group(1), tok)
@@ -382,7 +305,7 @@ class _Parser:
         else:
             raise self.error(
                 "expected an operation (%x = call ..., jump, branch, guard, return, raise) "
-                f"or a block label, got {_describe(tok)}"
+                f"or a block label, got {describe(tok)}"
             )
         self.end_of_line("the operation")
 
@@ -450,11 +373,11 @@ class _Parser:
     def name_key(self, tok: Token) -> _Key:
         body = tok.text[1:]
         if body.startswith('"'):
-            m = t.cast(re.Match[str], _QUOTED_NAME.match(body))
+            m = t.cast(re.Match[str], QUOTED_NAME.match(body))
             return self.json_string(m.group(1), tok), int(m.group(2) or 0)
         if body[0].isdigit():
             return None, int(body)
-        m2 = _SUFFIXED_NAME.match(body)
+        m2 = SUFFIXED_NAME.match(body)
         return (m2.group(1), int(m2.group(2))) if m2 else (body, 0)
 
     def define(self, tok: Token, value: Value) -> None:
@@ -490,7 +413,7 @@ class _Parser:
         if tok.kind == "string":
             return self.dtype_type(self.json_string(tok.text, tok), tok)
         if tok.kind != "ident":
-            raise self.error(f"expected a type, got {_describe(tok)}", tok)
+            raise self.error(f"expected a type, got {describe(tok)}", tok)
         match tok.text:
             case "any":
                 return T.ANY
@@ -533,7 +456,7 @@ class _Parser:
                 return T.Const(const)
         if tok.text in DTYPE_LONG:
             return self.dtype_type(DTYPE_LONG[tok.text], tok)
-        raise self.error(f"expected a type, got {_describe(tok)}", tok)
+        raise self.error(f"expected a type, got {describe(tok)}", tok)
 
     def dtype_type(self, name: str, tok: Token) -> T.Type:
         dtype = _numpy_dtype(name)
@@ -598,7 +521,7 @@ class _Parser:
                 return self.tuple_rest(tok)
             case "ident":
                 return self.named_constant(tok)
-        raise self.error(f"expected a value (%x) or a constant, got {_describe(tok)}", tok)
+        raise self.error(f"expected a value (%x) or a constant, got {describe(tok)}", tok)
 
     def number(self, tok: Token) -> int | float:
         try:
@@ -612,7 +535,7 @@ class _Parser:
             return float(self.number(tok))
         if tok.kind == "ident" and tok.text in ("inf", "nan"):
             return float(tok.text)
-        raise self.error(f"expected a real number, got {_describe(tok)}", tok)
+        raise self.error(f"expected a real number, got {describe(tok)}", tok)
 
     def tuple_rest(self, opening: Token) -> tuple[object, ...]:
         items: list[object] = []
@@ -673,7 +596,7 @@ class _Parser:
         elif dtype_tok.kind == "string":
             name = self.json_string(dtype_tok.text, dtype_tok)
         else:
-            raise self.error(f"expected a dtype, got {_describe(dtype_tok)}", dtype_tok)
+            raise self.error(f"expected a dtype, got {describe(dtype_tok)}", dtype_tok)
         dtype = _numpy_dtype(name)
         if dtype is None:
             raise self.error(f"unknown NumPy dtype {name!r}", dtype_tok)

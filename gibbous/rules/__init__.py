@@ -4,7 +4,8 @@ Importing this package registers every hand-written rule, whichever of its modul
 imported first: ``import gibbous`` no longer loads them all, so the package must.
 """
 
-from gibbous.rules import derived as derived  # make_genexpr's rule; accum is pure
+from gibbous.rules import call_adapters as call_adapters  # make_genexpr's rule
+from gibbous.rules import derived as derived  # accum is pure
 from gibbous.rules import generators as generators  # the generator frame's rules
 from gibbous.rules import inplace as inplace  # registers its rules
 from gibbous.rules import prims as prims  # registers the primitive rules

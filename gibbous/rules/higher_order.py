@@ -34,7 +34,8 @@ import attrs
 
 from gibbous.ir import runtime
 from gibbous.ir.core import Location
-from gibbous.rules.derived import CallExRule, DynamicRule, Resolver, accum
+from gibbous.rules.derived import accum
+from gibbous.rules.dynamic_calls import CallExRule, DynamicRule, Resolver
 from gibbous.rules.prims.iteration import IterTangent, is_iterator, iter_tangent
 from gibbous.rules.registry import Context, Pullback, RRule
 from gibbous.rules.tangents import NO_TANGENT, CoDual

@@ -34,6 +34,10 @@ these componentwise and the pairing of a tangent with a cotangent is ``Re(conj(a
 The type-level functions ``tangent_type``, ``fdata_type`` and ``rdata_type`` say the same for IR
 types, with ``Object(NoTangent)`` for "no tangent" and ``Any`` where it depends on the value.
 The AD pass uses them to decide which values carry fdata and rdata.  See docs/tangents.md.
+
+The tangent values themselves, and splitting and adding them, are in
+``gibbous.rules.tangent_values``; this module is the table of kinds (each gives both the value
+and the type view of its row), and re-exports the values so that one import serves rules.
 """
 
 from __future__ import annotations
@@ -51,150 +55,49 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
-from gibbous.rules import pool
 
-P = t.TypeVar("P")
-F = t.TypeVar("F")
+# The values, re-exported: rules import the whole tangent model from here.
+from gibbous.rules.tangent_values import (
+    NO_TANGENT as NO_TANGENT,
+    CoDual as CoDual,
+    MutableTangent as MutableTangent,
+    NoTangent as NoTangent,
+    Tangent as Tangent,
+    TangentMemo as TangentMemo,
+    _array_fdata,
+    _collapse,
+    _collapse_fields,
+    fdata_of as fdata_of,
+    increment as increment,
+    rdata_of as rdata_of,
+    register_opaque_fdata as register_opaque_fdata,
+    zeros_like as zeros_like,
+)
 
-# --------------------------------------------------------------------------------------------
-# Tangent values
-
-
-@attrs.frozen
-class NoTangent:
-    """The tangent, fdata and rdata of what has no derivative.  All instances are one object."""
-
-    def __new__(cls) -> NoTangent:
-        return NO_TANGENT
-
-    def __reduce__(self) -> tuple[type[NoTangent], tuple[()]]:
-        return (NoTangent, ())
-
-
-NO_TANGENT: NoTangent = object.__new__(NoTangent)
-
-
-@attrs.frozen(eq=False)
-class CoDual(t.Generic[P, F]):
-    """A primal value and its fdata, as rules receive and return them."""
-
-    primal: P
-    fdata: F
+# "No tangent" on IR types; and (tangent, fdata, rdata) types, what each kind's ``split_type``
+# gives.
+NO_TANGENT_TYPE: T.Type = T.Object(NoTangent)
+_Split = tuple[T.Type, T.Type, T.Type]
+_NOTHING: _Split = (NO_TANGENT_TYPE, NO_TANGENT_TYPE, NO_TANGENT_TYPE)
+_UNKNOWN: _Split = (T.ANY, T.ANY, T.ANY)
 
 
-@attrs.frozen
-class Tangent:
-    """The tangent of an immutable object other than a tuple: field name -> tangent.
-
-    Compares by value, like a tuple; unhashable, like the dict it holds.
-    """
-
-    fields: dict[str, t.Any]
-
-    __hash__ = None  # type: ignore[assignment]
+def _may_be_nothing(ty: T.Type) -> bool:
+    return ty == NO_TANGENT_TYPE or isinstance(ty, T.Any)
 
 
-@attrs.frozen(eq=False)
-class MutableTangent:
-    """The tangent of a mutable object (or closure): its fdata, updated in place."""
-
-    fields: dict[str, t.Any]
-
-
-@attrs.frozen(eq=False)
-class _Region:
-    """One zeroed byte buffer shadowing the memory of one owner (the end of a ``.base`` chain)."""
-
-    owner: object  # kept alive, so that its id stays unique while the memo lives
-    low: int  # address of the owner's first byte
-    buffer: np.ndarray[t.Any, np.dtype[np.uint8]]
-
-
-@attrs.frozen(eq=False)
-class TangentMemo:
-    """Tangents made so far, by object identity, and the memory regions their arrays live in.
-
-    Pass one memo to every call that makes tangents of values that may alias each other.
-    """
-
-    objects: dict[int, tuple[object, t.Any]] = attrs.field(factory=dict)
-    regions: dict[int, _Region] = attrs.field(factory=dict)
-
-    def get(self, x: object) -> t.Any:
-        hit = self.objects.get(id(x))
-        return hit[1] if hit is not None and hit[0] is x else None
-
-    def put(self, x: object, tangent: object) -> None:
-        self.objects[id(x)] = (x, tangent)
+def _collapse_types(items: tuple[T.Type, ...]) -> T.Type:
+    # Mirrors _collapse, which decides per value: only certain when no item is Any.
+    if all(ty == NO_TANGENT_TYPE for ty in items):
+        return NO_TANGENT_TYPE
+    if all(_may_be_nothing(ty) for ty in items):
+        return T.ANY
+    return T.Tuple(items)
 
 
 # --------------------------------------------------------------------------------------------
-# Array fdata: carved out of one buffer per memory owner, so that aliases share memory
-
-
-def _address_bounds(a: np.ndarray[t.Any, t.Any]) -> tuple[int, int]:
-    """The first and one-past-last byte an array's elements touch."""
-    low = high = a.ctypes.data
-    for n, stride in zip(a.shape, a.strides):
-        if stride < 0:
-            low += (n - 1) * stride
-        else:
-            high += (n - 1) * stride
-    return low, high + a.itemsize
-
-
-def _memory_owner(a: np.ndarray[t.Any, t.Any]) -> object:
-    owner: object = a
-    while isinstance(owner, np.ndarray) and owner.base is not None:
-        owner = owner.base
-    return owner
-
-
-def zeros_like(x: np.ndarray[t.Any, t.Any]) -> np.ndarray[t.Any, t.Any]:
-    """New zeros of ``x``'s shape and dtype, C-contiguous, to be accumulated into (fdata):
-    large ones are filled rather than calloc'd (see ``gibbous.rules.pool.LARGE_BYTES``).
-    (Fdata that goes back to its maker after use comes from ``pool.zeros`` instead.)"""
-    return pool.fresh_zeros(x.shape, x.dtype, x.nbytes)
-
-
-def _region_for(a: np.ndarray[t.Any, t.Any], memo: TangentMemo) -> _Region:
-    owner = _memory_owner(a)
-    region = memo.regions.get(id(owner))
-    if region is not None and region.owner is owner:
-        return region
-    if isinstance(owner, np.ndarray):
-        low, high = _address_bounds(owner)
-    else:
-        try:  # bytes, mmap, ...: their whole buffer
-            raw = np.frombuffer(t.cast(t.Any, owner), dtype=np.uint8)
-            low, high = raw.ctypes.data, raw.ctypes.data + raw.nbytes
-        except (TypeError, ValueError):  # no buffer to inspect: the array alone
-            owner = a
-            low, high = _address_bounds(a)
-    region = _Region(owner, low, np.zeros(high - low, dtype=np.uint8))
-    memo.regions[id(owner)] = region
-    return region
-
-
-def _array_fdata(a: np.ndarray[t.Any, t.Any], memo: TangentMemo) -> np.ndarray[t.Any, t.Any]:
-    if a.size == 0:
-        return np.zeros(a.shape, a.dtype)
-    region = _region_for(a, memo)
-    low, high = _address_bounds(a)
-    if low < region.low or high > region.low + region.buffer.nbytes:
-        # Outside its owner (np.lib.stride_tricks can do that): it aliases nothing we know.
-        region = _Region(a, low, np.zeros(high - low, dtype=np.uint8))
-    return np.ndarray(
-        a.shape,
-        a.dtype,
-        buffer=region.buffer,
-        offset=a.ctypes.data - region.low,
-        strides=a.strides,
-    )
-
-
-# --------------------------------------------------------------------------------------------
-# Kinds: one per row of the table.  Each says how to make, split and recombine tangents.
+# Kinds: one per row of the table.  Each says how to make, split and recombine tangents, and
+# (``split_type``) what types they have for an IR type whose values are of that kind.
 
 
 class _Kind:
@@ -215,6 +118,11 @@ class _Kind:
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return fdata
 
+    def split_type(self, ty: T.Type) -> _Split:
+        """The (tangent, fdata, rdata) types of the values of IR type ``ty``, where
+        ``_KIND_OF_TYPE`` gives this kind for ``ty``'s class."""
+        return _UNKNOWN
+
 
 class _NonDifferentiable(_Kind):
     __slots__ = ()
@@ -230,6 +138,9 @@ class _NonDifferentiable(_Kind):
 
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return NO_TANGENT
+
+    def split_type(self, ty: T.Type) -> _Split:
+        return _NOTHING
 
 
 def _scalar_class(x: object) -> type[t.Any]:
@@ -257,6 +168,9 @@ class _Scalar(_Kind):
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return rdata
 
+    def split_type(self, ty: T.Type) -> _Split:
+        return (ty, NO_TANGENT_TYPE, ty)
+
 
 class _FloatArray(_Kind):
     __slots__ = ()
@@ -273,13 +187,13 @@ class _FloatArray(_Kind):
             d[...] = rng.standard_normal(d.shape)
         return d
 
-
-def _collapse(parts: tuple[t.Any, ...]) -> t.Any:
-    return NO_TANGENT if all(p is NO_TANGENT for p in parts) else parts
-
-
-def _collapse_fields(fields: dict[str, t.Any]) -> t.Any:
-    return NO_TANGENT if all(v is NO_TANGENT for v in fields.values()) else Tangent(fields)
+    def split_type(self, ty: T.Type) -> _Split:
+        assert isinstance(ty, T.Array)
+        if ty.dtype is None:  # a float or an int array: the rdata is NoTangent either way
+            return (T.ANY, T.ANY, NO_TANGENT_TYPE)
+        if np.dtype(ty.dtype).kind not in "fc":
+            return _NOTHING  # the array type of another kind, as _array_kind tells values
+        return (ty, ty, NO_TANGENT_TYPE)
 
 
 def _item(parts: t.Any, i: int) -> t.Any:
@@ -308,6 +222,15 @@ class _Tuple(_Kind):
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return _collapse(
             tuple(tangent_from(v, _item(fdata, i), _item(rdata, i)) for i, v in enumerate(x))
+        )
+
+    def split_type(self, ty: T.Type) -> _Split:
+        assert isinstance(ty, T.Tuple)
+        parts = [_split_type(item) for item in ty.items]
+        return (
+            _collapse_types(tuple(p[0] for p in parts)),
+            _collapse_types(tuple(p[1] for p in parts)),
+            _collapse_types(tuple(p[2] for p in parts)),
         )
 
 
@@ -425,6 +348,11 @@ class _List(_Kind):
         tangent.extend(_randn(v, rng, memo) for v in x)
         return tangent
 
+    def split_type(self, ty: T.Type) -> _Split:
+        assert isinstance(ty, T.List)
+        tangent = T.List(tangent_type(ty.item))
+        return (tangent, tangent, NO_TANGENT_TYPE)
+
 
 class _Dict(_Kind):
     __slots__ = ()
@@ -440,6 +368,11 @@ class _Dict(_Kind):
         memo.put(x, tangent)
         tangent.update((k, _randn(v, rng, memo)) for k, v in x.items())
         return tangent
+
+    def split_type(self, ty: T.Type) -> _Split:
+        assert isinstance(ty, T.Dict)
+        tangent = T.Dict(ty.key, tangent_type(ty.value))
+        return (tangent, tangent, NO_TANGENT_TYPE)
 
 
 class _Mutable(_Kind):
@@ -782,288 +715,42 @@ def tangent_from(x: object, fdata: t.Any, rdata: t.Any) -> t.Any:
 
 
 # --------------------------------------------------------------------------------------------
-# Splitting and adding tangents: by the tangent's own class, no primal needed
-
-
-def _fdata_of_tuple(tangent: tuple[t.Any, ...]) -> t.Any:
-    return _collapse(tuple(fdata_of(v) for v in tangent))
-
-
-def _rdata_of_tuple(tangent: tuple[t.Any, ...]) -> t.Any:
-    return _collapse(tuple(rdata_of(v) for v in tangent))
-
-
-def _fdata_of_fields(tangent: Tangent) -> t.Any:
-    return _collapse_fields({n: fdata_of(v) for n, v in tangent.fields.items()})
-
-
-def _rdata_of_fields(tangent: Tangent) -> t.Any:
-    return _collapse_fields({n: rdata_of(v) for n, v in tangent.fields.items()})
-
-
-def _itself(tangent: t.Any) -> t.Any:
-    return tangent
-
-
-def _nothing(tangent: t.Any) -> t.Any:
-    return NO_TANGENT
-
-
-_SPLIT: dict[type, tuple[t.Callable[[t.Any], t.Any], t.Callable[[t.Any], t.Any]]] = {
-    NoTangent: (_nothing, _nothing),
-    builtins.float: (_nothing, _itself),
-    builtins.complex: (_nothing, _itself),
-    np.ndarray: (_itself, _nothing),
-    builtins.list: (_itself, _nothing),
-    builtins.dict: (_itself, _nothing),
-    MutableTangent: (_itself, _nothing),
-    builtins.tuple: (_fdata_of_tuple, _rdata_of_tuple),
-    Tangent: (_fdata_of_fields, _rdata_of_fields),
-}
-
-
-def _split(tangent: object) -> tuple[t.Callable[[t.Any], t.Any], t.Callable[[t.Any], t.Any]]:
-    split = _SPLIT.get(type(tangent))
-    if split is None:
-        if not isinstance(tangent, (np.floating, np.complexfloating)):
-            raise TypeError(f"not a tangent: {tangent!r}")
-        split = _SPLIT[type(tangent)] = _SPLIT[builtins.float]
-    return split
-
-
-def fdata_of(tangent: object) -> t.Any:
-    """The part of a tangent that is carried forward and updated in place."""
-    return _split(tangent)[0](tangent)
-
-
-def rdata_of(tangent: object) -> t.Any:
-    """The part of a tangent that pullbacks return."""
-    return _split(tangent)[1](tangent)
-
-
-def _is_nothing(s: object) -> bool:
-    if s is NO_TANGENT:
-        return True
-    if isinstance(s, tuple):
-        return all(_is_nothing(v) for v in s)
-    return isinstance(s, Tangent) and all(_is_nothing(v) for v in s.fields.values())
-
-
-# ``seen`` maps each fdata object already incremented (by id) to what was added to it: an
-# fdata reached twice through aliases is one memory and takes the increment once.
-_Seen = dict[int, object]
-
-
-def _add_nothing(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if not _is_nothing(s):
-        raise TypeError(f"cannot add {s!r} to NoTangent(): the value has no derivative")
-    return tangent
-
-
-def _add_scalar(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    return type(tangent)(tangent + s)
-
-
-_UNSEEN = object()
-
-
-def _first_visit(tangent: object, s: object, seen: _Seen) -> bool:
-    previous = seen.get(id(tangent), _UNSEEN)
-    if previous is _UNSEEN:
-        seen[id(tangent)] = s
-        return True
-    if previous is s:
-        return False
-    raise ValueError(
-        "inconsistent aliasing: one fdata object is incremented by two different tangents"
-    )
-
-
-def _add_array(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if _first_visit(tangent, s, seen):
-        np.add(tangent, s, out=tangent)
-    return tangent
-
-
-def _add_tuple(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if len(s) != len(tangent):
-        raise ValueError(f"cannot add a tangent of {len(s)} items to one of {len(tangent)}")
-    return tuple(_increment(a, b, seen) for a, b in zip(tangent, s))
-
-
-def _add_fields(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    return Tangent({n: _increment(v, s.fields[n], seen) for n, v in tangent.fields.items()})
-
-
-def _add_list(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if _first_visit(tangent, s, seen):
-        if len(s) != len(tangent):
-            raise ValueError(f"cannot add a tangent of {len(s)} items to one of {len(tangent)}")
-        for i, v in enumerate(s):
-            tangent[i] = _increment(tangent[i], v, seen)
-    return tangent
-
-
-def _add_dict(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if _first_visit(tangent, s, seen):
-        for k, v in s.items():
-            tangent[k] = _increment(tangent[k], v, seen)
-    return tangent
-
-
-def _add_mutable(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if _first_visit(tangent, s, seen):
-        fields = tangent.fields
-        for k, v in s.fields.items():
-            fields[k] = _increment(fields.get(k, NO_TANGENT), v, seen)
-    return tangent
-
-
-_ADD: dict[type, t.Callable[[t.Any, t.Any, _Seen], t.Any]] = {
-    NoTangent: _add_nothing,
-    builtins.float: _add_scalar,
-    builtins.complex: _add_scalar,
-    np.ndarray: _add_array,
-    builtins.tuple: _add_tuple,
-    Tangent: _add_fields,
-    builtins.list: _add_list,
-    builtins.dict: _add_dict,
-    MutableTangent: _add_mutable,
-}
-
-
-def _add_opaque(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if s is not tangent:
-        raise TypeError(f"cannot add {s!r} to {tangent!r}: only its own rules update it")
-    return tangent
-
-
-def register_opaque_fdata(cls: type) -> None:
-    """Fdata that only its own rules understand (an iterator's, a generator frame's): stored
-    in and read from containers and objects as it is (it is its own fdata, it has no rdata),
-    and never added to."""
-    _SPLIT[cls] = (_itself, _nothing)
-    _ADD[cls] = _add_opaque
-
-
-def _increment(tangent: t.Any, s: t.Any, seen: _Seen) -> t.Any:
-    if s is NO_TANGENT:
-        return tangent
-    add = _ADD.get(type(tangent))
-    if add is None:
-        if not isinstance(tangent, (np.floating, np.complexfloating)):
-            raise TypeError(f"not a tangent: {tangent!r}")
-        add = _ADD[type(tangent)] = _add_scalar
-    return add(tangent, s, seen)
-
-
-def increment(tangent: t.Any, s: t.Any) -> t.Any:
-    """``tangent + s``: fdata parts are updated in place, rdata parts returned anew.
-
-    Always use the result: for a float it is a new float, for an array the array itself.
-    """
-    if type(tangent) is np.ndarray:  # the common case, without the aliasing bookkeeping
-        if s is not NO_TANGENT:
-            np.add(tangent, s, out=tangent)
-        return tangent
-    return _increment(tangent, s, {})
-
-
-# --------------------------------------------------------------------------------------------
-# The same on IR types
-
-NO_TANGENT_TYPE: T.Type = T.Object(NoTangent)
-
-# (tangent, fdata, rdata) types
-_Split = tuple[T.Type, T.Type, T.Type]
-_NOTHING: _Split = (NO_TANGENT_TYPE, NO_TANGENT_TYPE, NO_TANGENT_TYPE)
-_UNKNOWN: _Split = (T.ANY, T.ANY, T.ANY)
-
-
-def _may_be_nothing(ty: T.Type) -> bool:
-    return ty == NO_TANGENT_TYPE or isinstance(ty, T.Any)
-
-
-def _collapse_types(items: tuple[T.Type, ...]) -> T.Type:
-    # Mirrors _collapse, which decides per value: only certain when no item is Any.
-    if all(ty == NO_TANGENT_TYPE for ty in items):
-        return NO_TANGENT_TYPE
-    if all(_may_be_nothing(ty) for ty in items):
-        return T.ANY
-    return T.Tuple(items)
-
-
-def _split_scalar(ty: T.Type) -> _Split:
-    return (ty, NO_TANGENT_TYPE, ty)
-
-
-def _split_array(ty: T.Type) -> _Split:
-    assert isinstance(ty, T.Array)
-    if ty.dtype is None:  # a float or an int array: the rdata is NoTangent either way
-        return (T.ANY, T.ANY, NO_TANGENT_TYPE)
-    if np.dtype(ty.dtype).kind not in "fc":
-        return _NOTHING
-    return (ty, ty, NO_TANGENT_TYPE)
-
-
-def _split_tuple(ty: T.Type) -> _Split:
-    assert isinstance(ty, T.Tuple)
-    parts = [_split_type(item) for item in ty.items]
-    return (
-        _collapse_types(tuple(p[0] for p in parts)),
-        _collapse_types(tuple(p[1] for p in parts)),
-        _collapse_types(tuple(p[2] for p in parts)),
-    )
-
-
-def _split_list(ty: T.Type) -> _Split:
-    assert isinstance(ty, T.List)
-    tangent = T.List(tangent_type(ty.item))
-    return (tangent, tangent, NO_TANGENT_TYPE)
-
-
-def _split_dict(ty: T.Type) -> _Split:
-    assert isinstance(ty, T.Dict)
-    tangent = T.Dict(ty.key, tangent_type(ty.value))
-    return (tangent, tangent, NO_TANGENT_TYPE)
-
-
-def _split_const(ty: T.Type) -> _Split:
-    # Constants are immutable and hashable (no arrays): their tangents are cheap to make.
-    assert isinstance(ty, T.Const)
-    tangent = zero_tangent(ty.value)
-    return (T.typeof(tangent), T.typeof(fdata_of(tangent)), T.typeof(rdata_of(tangent)))
-
-
-def _split_object(ty: T.Type) -> _Split:
-    # Object(cls) admits subclasses, which may be of another kind: only classes whose every
-    # subclass has no tangent give a definite answer.
-    assert isinstance(ty, T.Object)
-    return _NOTHING if issubclass(ty.cls, NEVER_DIFFERENTIABLE) else _UNKNOWN
-
-
-_SPLIT_TYPE: dict[type, t.Callable[[T.Type], _Split]] = {
-    T.Any: lambda ty: _UNKNOWN,
-    T.Bottom: lambda ty: (ty, ty, ty),
-    T.Bool: lambda ty: _NOTHING,
-    T.Int: lambda ty: _NOTHING,
-    T.Str: lambda ty: _NOTHING,
-    T.NoneType: lambda ty: _NOTHING,
-    T.Set: lambda ty: _NOTHING,
-    T.Float: _split_scalar,
-    T.Complex: _split_scalar,
-    T.Array: _split_array,
-    T.Tuple: _split_tuple,
-    T.List: _split_list,
-    T.Dict: _split_dict,
-    T.Const: _split_const,
-    T.Object: _split_object,
+# The same on IR types: the kind of the values of a type, where the type decides it
+
+# The type-level counterpart of _BY_CLASS: every value of a type of one of these classes is of
+# that kind, whose ``split_type`` gives the types of its tangents.
+_KIND_OF_TYPE: dict[type, _Kind] = {
+    T.Bool: NON_DIFFERENTIABLE,
+    T.Int: NON_DIFFERENTIABLE,
+    T.Str: NON_DIFFERENTIABLE,
+    T.NoneType: NON_DIFFERENTIABLE,
+    T.Set: NON_DIFFERENTIABLE,
+    T.Float: SCALAR,
+    T.Complex: SCALAR,
+    T.Array: FLOAT_ARRAY,
+    T.Tuple: TUPLE,
+    T.List: LIST,
+    T.Dict: DICT,
 }
 
 
 def _split_type(ty: T.Type) -> _Split:
-    split = _SPLIT_TYPE.get(type(ty))
-    return _UNKNOWN if split is None else split(ty)
+    kind = _KIND_OF_TYPE.get(type(ty))
+    if kind is not None:
+        return kind.split_type(ty)
+    if type(ty) is T.Const:
+        # Constants are immutable and hashable (no arrays): their tangents are cheap to make.
+        assert isinstance(ty, T.Const)
+        tangent = zero_tangent(ty.value)
+        return (T.typeof(tangent), T.typeof(fdata_of(tangent)), T.typeof(rdata_of(tangent)))
+    if type(ty) is T.Object:
+        # Object(cls) admits subclasses, which may be of another kind: only classes whose every
+        # subclass has no tangent give a definite answer.
+        assert isinstance(ty, T.Object)
+        return _NOTHING if issubclass(ty.cls, NEVER_DIFFERENTIABLE) else _UNKNOWN
+    if type(ty) is T.Bottom:
+        return (ty, ty, ty)
+    return _UNKNOWN  # Any, and the types only inference uses
 
 
 def tangent_type(ty: T.Type) -> T.Type:

@@ -26,7 +26,6 @@ from gibbous.rules.typerules_base import (
     RuleList,
     classes_of,
     const_type,
-    evaluate_on_samples,
     exact_int_dtype,
     is_data_value,
     is_inert,
@@ -37,6 +36,7 @@ from gibbous.rules.typerules_base import (
     tuple_method,
     type_of_value,
 )
+from gibbous.rules.typerules_sampling import evaluate_on_samples
 from gibbous.rules.typerules_numbers import OPERATOR_RULES, sequence_item
 from gibbous.rules.typerules_numpy import (
     ARRAY_ATTRIBUTES,

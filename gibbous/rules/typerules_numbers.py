@@ -25,17 +25,15 @@ from gibbous.rules.typerules_base import (
     Iter,
     RuleList,
     classes_of,
-    evaluate_on_samples,
     is_data_value,
     is_inert,
     join,
     join_all,
     may_share_values,
-    sampled,
-    samples,
     truthiness,
     tuple_method,
 )
+from gibbous.rules.typerules_sampling import evaluate_on_samples, sampled, samples
 
 RULES = RuleList()
 

@@ -22,13 +22,13 @@ from gibbous.rules.typerules_base import (
     ExactInt,
     RuleList,
     dtype_name,
-    evaluate_on_samples,
     exact_int_dtype,
     join,
     positional,
     scalar_type,
     widen,
 )
+from gibbous.rules.typerules_sampling import evaluate_on_samples
 from gibbous.rules.typerules_numbers import elementwise
 
 RULES = RuleList()

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.rules.derived import constructible
+from gibbous.rules.construction import constructible
 from gibbous.testing import test_rule
 
 

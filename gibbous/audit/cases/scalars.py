@@ -2,7 +2,7 @@
 (``gibbous.rules.prims.scalars``, registered through ``elementwise.register_all``, so most of
 them have the origin ``gibbous.rules.prims.elementwise``), ``divmod``, ``sum``/``min``/``max``
 and friends (``pybuiltins``), the calls without derivative (``queries``) and the one primitive
-of ``gibbous.rules.derived`` (``make_genexpr``).
+of ``gibbous.rules.call_adapters`` (``make_genexpr``).
 
 The cases are generated from the tables the rules are registered from (``scalars.MATH_UNARY``,
 ``OPERATOR_BINARY``, ...), so a function added to a table gets cases.  Each function runs on
@@ -489,7 +489,7 @@ QUERIES_FLOAT: list[RuleCase] = [
 
 
 # --------------------------------------------------------------------------------------------
-# ``gibbous.rules.derived``: make_genexpr, the frontend's generator expressions
+# ``gibbous.rules.call_adapters``: make_genexpr, the frontend's generator expressions
 
 
 def _genexpr_parts() -> tuple[types.CodeType, types.FunctionType, tuple[types.CellType, ...]]:

@@ -1,5 +1,5 @@
 """Rules for what calling Python classes needs beyond their own ``__new__`` and ``__init__``
-(which are derived: ``gibbous.rules.derived.ConstructRule``).
+(which are derived: ``gibbous.rules.construction.ConstructRule``).
 
 * ``object.__new__(cls)``: a fresh object with a fresh tangent;
 * ``tuple.__new__(cls, items)``: how a NamedTuple's ``__new__`` and ``_make`` make the

@@ -45,7 +45,7 @@ from gibbous.rules.prims.scipy_special import choose, g_ndtri, normal_hazard, no
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual
 from gibbous.rules.typerules import register_type_rule
-from gibbous.rules.typerules_base import evaluate_on_samples
+from gibbous.rules.typerules_sampling import evaluate_on_samples
 
 # --------------------------------------------------------------------------------------------
 # Location-scale methods: norm.logpdf pdf cdf logcdf sf logsf ppf, t.logpdf
