@@ -22,8 +22,7 @@ from gibbous.rules.formulas import Expr
 Array = np.ndarray[t.Any, t.Any]
 Namespace = t.Mapping[str, t.Callable[..., t.Any]]
 
-_INFIX = {"+": "+", "-": "-", "*": "*", "/": "/", "//": "//", "==": "==", ">": ">", "<": "<",
-          "&": "&"}  # fmt: skip
+_INFIX = {"+", "-", "*", "/", "//", "==", ">", "<", "&"}
 PARAMETERS = {1: ("g", "x", "z"), 2: ("g", "x", "y", "z")}
 
 
@@ -37,7 +36,7 @@ def source(e: Expr, real: bool) -> str:
     if op == "const":
         return repr(e.value)
     if op in _INFIX:
-        return f"({args[0]} {_INFIX[op]} {args[1]})"
+        return f"({args[0]} {op} {args[1]})"
     if op == "neg":
         return f"(-{args[0]})"
     if op == "conj" and real:
@@ -101,15 +100,13 @@ def inline_adjoint(e: Expr, call: t.Callable[..., t.Any], env: t.Mapping[str, t.
 
 
 # --------------------------------------------------------------------------------------------
-# Kernels: the formula evaluated into buffers with ``out=``, allocating nothing.
+# Kernels: the formula as straight-line source, each step ``out=`` into a buffer, allocating
+# nothing.
 #
 # Every node that is not a leaf writes into a buffer chosen when the kernel is built: a node's
 # first computed operand reuses the node's own buffer, each further one takes the next free
-# buffer (bool buffers for comparisons).  Operands that are all scalars are computed in Python
-# (NumPy would fill an output from scalars through a temporary as large as the output).
-
-Env = list[t.Any]  # g, operands..., then the float buffers (the first is ``out``), then masks
-Eval = t.Callable[[Env], t.Any]
+# buffer (bool buffers for comparisons).  Operands that may all be scalars are computed in
+# Python (NumPy would fill an output from scalars through a temporary as large as the output).
 
 
 @attrs.frozen
@@ -129,7 +126,7 @@ class Kernel:
     operand or g); ``buffers`` and ``masks`` are how many float and bool work buffers it needs
     (besides ``out``); ``singular``: it may compute inf or nan where it then writes 0."""
 
-    fn: t.Callable[..., None]
+    fn: t.Callable[..., t.Any]
     buffers: int
     masks: int
     singular: bool
@@ -140,6 +137,7 @@ _UFUNCS: dict[str, np.ufunc] = {
     "**": np.power, "==": np.equal, ">": np.greater, "<": np.less, "&": np.logical_and,
     "neg": np.negative, "conj": np.conjugate,
 }  # fmt: skip
+_UFUNC_NAMES = {op: u.__name__ for op, u in _UFUNCS.items()}
 _PY: dict[str, t.Callable[..., t.Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "**": operator.pow, "==": operator.eq, ">": operator.gt,
@@ -156,112 +154,117 @@ def _simplify(e: Expr) -> Expr:
     return attrs.evolve(e, args=args)
 
 
-class _Builder:
-    def __init__(
-        self, arity: int, forward: np.ufunc | None, real: bool, ns: Namespace
-    ) -> None:
-        self.arity, self.forward, self.real, self.ns = arity, forward, real, ns
-        # env: g, the operands (and z, if given), then the float buffers
-        self.parameters = PARAMETERS[arity] if forward is None else PARAMETERS[arity][:-1]
-        self.base = len(self.parameters)
+class _Emitter:
+    """Writes a kernel's statements: each node assigns a local, ``v<n>``."""
+
+    def __init__(self, parameters: tuple[str, ...], arrays: set[str], real: bool) -> None:
+        self.parameters, self.arrays, self.real = parameters, arrays, real
+        self.lines: list[str] = []
         self.buffers = self.masks = 0  # the highest float buffer used; masks used
+        self.count = 0
 
     def leaf(self, e: Expr) -> bool:
         return e.op == "const" or (e.op == "var" and e.name in self.parameters)
 
-    def buffer(self, k: int) -> int:
+    def buffer(self, k: int) -> str:
         self.buffers = max(self.buffers, k)
-        return self.base + k
+        return f"b{k}"
 
-    def mask(self, k: int) -> int:
+    def mask(self, k: int) -> str:
         self.masks = max(self.masks, k + 1)
-        return -1 - k
+        return f"m{k}"
 
-    def build(self, e: Expr, dest: int, free: int, mfree: int) -> Eval:
+    def local(self, line: str, indent: str, array: bool) -> str:
+        self.count += 1
+        name = f"v{self.count}"
+        self.lines.append(f"{indent}{name} = {line}")
+        if array:
+            self.arrays.add(name)
+        return name
+
+    def emit(self, e: Expr, dest: int, free: int, mfree: int, indent: str) -> str:
         """``e`` into float buffer ``dest`` (mask ``dest`` if ``e`` is a comparison), with
-        buffers from ``free`` and masks from ``mfree`` on for its operands."""
+        buffers from ``free`` and masks from ``mfree`` on for its operands; the name or
+        literal of its value."""
         op = e.op
-        if op == "const":
-            value = e.value
-            return lambda env: value
+        if op == "const":  # a float: NumPy takes a Python int to arrays more slowly
+            return repr(float(e.value))
         if op == "var" and e.name in self.parameters:
-            i = self.parameters.index(e.name)
-            return lambda env: env[i]
-        if op == "conj" and self.real:
-            return self.build(e.args[0], dest, free, mfree)
-        if op == "call" and e.name == "lift_base":  # arrays of one dtype: x as it is
-            return self.build(e.args[0], dest, free, mfree)
+            return e.name
+        if (op == "conj" and self.real) or (op == "call" and e.name == "lift_base"):
+            # real values: no conjugate; arrays of one dtype: the base as it is
+            return self.emit(e.args[0], dest, free, mfree, indent)
         if op == "where":
-            return self._where(e, dest, free, mfree)
-        if op == "**":
-            return _power(self._operands(e.args, dest, free, mfree, False), self.buffer(dest))
-        py: t.Callable[..., t.Any] | None = _PY.get(op)
+            return self._where(e, dest, free, mfree, indent)
+        args: tuple[Expr, ...] = e.args
         if op == "var":  # z: the function again (the output, restored, no longer holds it)
-            args: tuple[Expr, ...] = tuple(Expr("var", name=n) for n in "xy"[: self.arity])
-            assert self.forward is not None
-            fn: t.Callable[..., t.Any] = self.forward
+            args, fn, py = tuple(Expr("var", name=n) for n in "xy"[: len(self.parameters) - 1]), "forward", "forward"
         elif op == "call":
-            args, fn = e.args, self.ns[e.name]
+            fn = py = e.name
+        elif op == "*" and args[0] == args[1] and not self.leaf(args[0]):
+            args, fn, py = args[:1], "square", "_square"  # x * x: x computed once
         else:
-            args, fn = e.args, _UFUNCS[op]
-        if op == "conj":
-            py = _conjugate
-        if op == "*" and args[0] == args[1] and not self.leaf(args[0]):
-            args, fn, py = args[:1], np.square, _square  # x * x: x computed once
+            fn, py = _UFUNC_NAMES[op], f"_py[{op!r}]"
+        if op == "**":
+            fn = "_power"
         boolean = op in _BOOL
-        slots = self._operands(args, dest, free, mfree, boolean)
-        at = self.mask(dest) if boolean else self.buffer(dest)
-
-        def apply(env: Env) -> t.Any:
-            values = [s(env) for s in slots]
-            for v in values:
-                if type(v) is np.ndarray:
-                    return fn(*values, out=env[at])
-            return py(*values) if py is not None else fn(*values)
-
-        return apply
+        names = self._operands(args, dest, free, mfree, boolean, indent)
+        out = self.mask(dest) if boolean else self.buffer(dest)
+        call = f"{fn}({', '.join(names)}, out={out})"
+        if any(n in self.arrays for n in names):
+            name = self.local(call, indent, True)
+            if not boolean:  # a buffer passed as None is the array NumPy made
+                self.lines.append(f"{indent}{out} = {name}")
+            return name
+        scalar = f"{py}({', '.join(names)})" if op != "conj" else f"{names[0]}.conjugate()"
+        check = " or ".join(f"type({n}) is _nd" for n in names if not n[0].isdigit())
+        return self.local(f"{call} if {check or 'False'} else {scalar}", indent, False)
 
     def _operands(
-        self, args: t.Sequence[Expr], dest: int, free: int, mfree: int, boolean: bool
-    ) -> list[Eval]:
+        self, args: t.Sequence[Expr], dest: int, free: int, mfree: int, boolean: bool,
+        indent: str,
+    ) -> list[str]:  # fmt: skip
         """The first computed operand into ``dest`` (unless that is a mask), the others into
         buffers of their own."""
-        slots: list[Eval] = []
+        names: list[str] = []
         reuse = not boolean
         for a in args:
             if self.leaf(a):
-                slots.append(self.build(a, dest, free, mfree))
+                names.append(self.emit(a, dest, free, mfree, indent))
             elif a.op in _BOOL:
-                slots.append(self.build(a, mfree, free, mfree + 1))
+                names.append(self.emit(a, mfree, free, mfree + 1, indent))
                 mfree += 1
             elif reuse:
-                slots.append(self.build(a, dest, free, mfree))
+                names.append(self.emit(a, dest, free, mfree, indent))
                 reuse = False
             else:
-                slots.append(self.build(a, free, free + 1, mfree))
+                names.append(self.emit(a, free, free + 1, mfree, indent))
                 free += 1
-        return slots
+        return names
 
-    def _where(self, e: Expr, dest: int, free: int, mfree: int) -> Eval:
+    def _where(self, e: Expr, dest: int, free: int, mfree: int, indent: str) -> str:
         cond, then, otherwise = e.args
-        c = self.build(cond, mfree, free, mfree + 1)
-        b = self.build(otherwise, dest, free, mfree + 1)
-        a = self.build(then, free, free + 1, mfree + 1)
+        c = self.emit(cond, mfree, free, mfree + 1, indent)
+        self.count += 1
+        result = f"v{self.count}"
+        inner = indent + "    "
+        self.lines.append(f"{indent}if type({c}) is not _nd:  # a scalar condition: one branch")
+        self.lines.append(f"{inner}if {c}:")
+        a = self.emit(then, free, free + 1, mfree + 1, inner + "    ")
+        self.lines.append(f"{inner}    {result} = {a}")
+        self.lines.append(f"{inner}else:")
+        b = self.emit(otherwise, dest, free, mfree + 1, inner + "    ")
+        self.lines.append(f"{inner}    {result} = {b}")
+        self.lines.append(f"{indent}else:")
+        b = self.emit(otherwise, dest, free, mfree + 1, inner)
+        out = self.buffer(dest)
+        self.lines.append(_copy_unless(out, b, inner))
+        a = self.emit(then, free, free + 1, mfree + 1, inner)
         if not self.leaf(then):
             self.buffer(free)
-        at = self.buffer(dest)
-
-        def choose(env: Env) -> t.Any:
-            mask = c(env)
-            if type(mask) is not np.ndarray:  # a scalar condition: one branch only
-                return a(env) if mask else b(env)
-            out, otherwise_value = env[at], b(env)
-            if otherwise_value is not out:
-                np.copyto(out, otherwise_value)
-            np.copyto(out, a(env), where=mask)
-            return out
-
-        return choose
+        self.lines.append(f"{inner}copyto({out}, {a}, where={c})")
+        self.lines.append(f"{inner}{result} = {out}")
+        return result
 
 
 def _real_log(x: t.Any, out: Array | None = None) -> t.Any:
@@ -279,33 +282,27 @@ KERNEL: dict[str, t.Callable[..., t.Any]] = {
 }
 
 
-def _conjugate(v: t.Any) -> t.Any:
-    return v.conjugate()
+def _copy_unless(out: str, value: str, indent: str) -> str:
+    if value.isidentifier():
+        return f"{indent}if {value} is not {out}:\n{indent}    copyto({out}, {value})"
+    return f"{indent}copyto({out}, {value})"  # a number
 
 
 def _square(v: t.Any) -> t.Any:
     return v * v
 
 
-def _power(slots: list[Eval], at: int) -> Eval:
-    """``x ** y``; a constant exponent of 1 or 2 as a copy or a square (``h ** 2`` is common,
+def _power(x: t.Any, p: t.Any, out: Array) -> Array:
+    """``x ** p``; a constant exponent of 1 or 2 as a copy or a square (``h ** 2`` is common,
     and ``np.power`` does not take the shortcut ``**`` does)."""
-    base_of, exponent_of = slots
-
-    def power(env: Env) -> t.Any:
-        b, p = base_of(env), exponent_of(env)
-        if type(b) is not np.ndarray and type(p) is not np.ndarray:
-            return b**p
-        out = env[at]
-        if type(p) is not np.ndarray and p == 1:
-            np.copyto(out, b)
-        elif type(p) is not np.ndarray and p == 2:
-            np.square(b, out=out)
-        else:
-            np.power(b, p, out=out)
+    if type(p) is not np.ndarray and p == 1:
+        np.copyto(out, x)
         return out
-
-    return power
+    if type(p) is not np.ndarray and p == 2:
+        np.square(x, out=out)
+    else:
+        np.power(x, p, out=out)
+    return out
 
 
 def kernel(
@@ -313,17 +310,28 @@ def kernel(
 ) -> Kernel:
     """The partial of formula ``e`` on real or complex arrays: ``fn(g, *operands, out, work)``
     where ``forward`` computes ``z`` again if the formula uses it, else (``forward`` None)
-    ``fn(g, *operands, z, out, work)``."""
-    builder = _Builder(arity, forward, real, ns)
-    body = builder.build(_simplify(e), 0, 1, 0)
-
-    def partial(*args: t.Any) -> None:
-        # g, operands..., out, work
-        work: Work = args[-1]
-        env = [*args[:-1], *work.tmp, *reversed(work.mask)]
-        result = body(env)
-        out = args[-2]
-        if result is not out:  # a leaf (``g``) or a scalar
-            np.copyto(out, result)
-
-    return Kernel(partial, builder.buffers, builder.masks, "where" in e.ops())
+    ``fn(g, *operands, z, out, work)`` with every operand an array, and then ``out`` may be
+    None for a new array (a kernel without work buffers).  It returns ``out``."""
+    parameters = PARAMETERS[arity] if forward is None else PARAMETERS[arity][:-1]
+    arrays = set(parameters) if forward is None else {"g", "x"} if arity == 1 else {"g"}
+    emitter = _Emitter(parameters, arrays, real)
+    result = emitter.emit(_simplify(e), 0, 1, 0, "    ")
+    tmp = "".join(f"b{k}, " for k in range(1, emitter.buffers + 1))
+    masks = "".join(f"m{k}, " for k in range(emitter.masks))
+    code = "\n".join(
+        [
+            f"def partial({', '.join(parameters)}, b0, work):",
+            f"    ({tmp}) = work.tmp" if tmp else "",
+            f"    ({masks}) = work.mask" if masks else "",
+            *emitter.lines,
+            _copy_unless("b0", result, "    "),  # a leaf (g) or a scalar
+            "    return b0",
+        ]
+    )
+    scope: dict[str, t.Any] = {
+        **ns, **{u.__name__: u for u in _UFUNCS.values()}, "_py": _PY, "_nd": np.ndarray,
+        "_square": _square, "_power": _power, "square": np.square, "copyto": np.copyto,
+        "forward": forward,
+    }  # fmt: skip
+    exec(compile(code, "<kernel>", "exec"), scope)
+    return Kernel(scope["partial"], emitter.buffers, emitter.masks, "where" in e.ops())

@@ -213,7 +213,9 @@ def _in_one_buffer(grad: UnaryGrad) -> UnaryGrad:
     """``grad`` on real arrays of one shape, as its formula's kernel into one new array where
     it needs no other buffer (``1 - z * z`` in one temporary, not three)."""
     formula = FORMULA.get(grad)
-    if formula is None or formula.op == "var" or not formula.calls() <= set(R.KERNEL):
+    if formula is None or not formula.calls() <= set(R.KERNEL):
+        return grad
+    if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays: nothing to compute
         return grad
     kernel = R.kernel(formula, 1, None, True, R.KERNEL)
     if kernel.buffers or kernel.masks:
@@ -221,9 +223,7 @@ def _in_one_buffer(grad: UnaryGrad) -> UnaryGrad:
     fn = kernel.fn
 
     def in_one_buffer(g: Array, x: Array, z: Array) -> Array:
-        out = np.empty_like(g)
-        fn(g, x, z, out, R.NO_WORK)
-        return out
+        return t.cast(Array, fn(g, x, z, None, R.NO_WORK))
 
     return in_one_buffer
 
