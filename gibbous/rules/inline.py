@@ -6,8 +6,8 @@ on the way back, a call of the pullback and a tuple of rdata: a dozen Python obj
 functions and ``x[i]`` on float arrays), the AD pass instead writes the primal call itself
 into the forward program, saves the few values the derivative needs, and writes the
 derivative's arithmetic into the reverse program.  The numbers are those of the registered
-rule: the derivatives come from the same tables (``elementwise.FLOAT_UNARY`` and
-``FLOAT_BINARY``), written out as expressions for the commonest ones.  ``float(x)`` and whole
+rule: the derivatives are the same formulas (``gibbous.rules.formulas``), written out as
+expressions, or called as their float rendering where they branch.  ``float(x)`` and whole
 float64 arrays summed or averaged to a float (``np.sum(x)``, ``x.mean()``) are written out too:
 the array's fdata takes the adjoint in place (``dx += dy``).
 
@@ -22,7 +22,7 @@ arithmetic with the builder ``b`` and returns one adjoint per argument (``None``
 
 from __future__ import annotations
 
-import math
+import functools
 import operator
 import typing as t
 
@@ -32,6 +32,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
+from gibbous.rules import render as R
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import scalars as S
 
@@ -53,82 +54,45 @@ def _call(b: Builder, fn: object, *args: object) -> Value:
 
 
 # --------------------------------------------------------------------------------------------
-# Derivatives written out.  Each takes the builder, dy and the saved values it asked for.
+# Derivatives written out: the registered rule's formula (``gibbous.rules.formulas``), saving
+# the operands and result it reads; a formula that branches is its float rendering, called.
 
-X, Y, Z = ("primal", 0), ("primal", 1), ("result", -1)
-
-_UNARY_EXPR: dict[E.UnaryGrad, tuple[tuple[Save, ...], t.Callable[..., Value]]] = {
-    E.g_same: ((), lambda b, dy: dy),
-    E.g_negate: ((), lambda b, dy: _call(b, operator.neg, dy)),
-    E.g_sin: ((X,), lambda b, dy, x: _call(b, operator.mul, dy, _call(b, math.cos, x))),
-    E.g_cos: ((X,), lambda b, dy, x: _call(b, operator.neg, _call(b, operator.mul, dy, _call(b, math.sin, x)))),
-    E.g_exp: ((Z,), lambda b, dy, z: _call(b, operator.mul, dy, z)),
-    E.g_log: ((X,), lambda b, dy, x: _call(b, operator.truediv, dy, x)),
-    E.g_tanh: (
-        (Z,),
-        lambda b, dy, z: _call(
-            b, operator.mul, dy, _call(b, operator.sub, 1.0, _call(b, operator.mul, z, z))
-        ),
-    ),
-    E.g_sqrt: (
-        (Z,),
-        lambda b, dy, z: _call(b, operator.truediv, dy, _call(b, operator.mul, 2.0, z)),
-    ),
-}
-
-_BINARY_EXPR: dict[
-    tuple[E.BinaryGrad, E.BinaryGrad], tuple[tuple[Save, ...], t.Callable[..., tuple[Value, Value]]]
-] = {
-    (E.g_first, E.g_first): ((), lambda b, dy: (dy, dy)),
-    (E.g_first, E.g_negate2): ((), lambda b, dy: (dy, _call(b, operator.neg, dy))),
-    (E.g_times_y, E.g_times_x): (
-        (X, Y),
-        lambda b, dy, x, y: (_call(b, operator.mul, dy, y), _call(b, operator.mul, dy, x)),
-    ),
-    (E.g_over_y, E.g_quotient_y): (
-        (Y, Z),
-        lambda b, dy, y, z: (
-            _call(b, operator.truediv, dy, y),
-            _call(b, operator.neg, _call(b, operator.mul, dy, _call(b, operator.truediv, z, y))),
-        ),
-    ),
-}
+_SAVES: dict[str, Save] = {"x": ("primal", 0), "y": ("primal", 1), "z": ("result", -1)}
 
 
-def _unary(name: str, g: E.UnaryGrad) -> InlineRule:
-    hit = _UNARY_EXPR.get(g)
-    if hit is not None:
-        saves, expr = hit
-        return InlineRule(name, saves, lambda b, saved, dy: (expr(b, dy, *saved),))
-    table = E.FLOAT_UNARY[g]  # the registered rule's own derivative, called
-    return InlineRule(name, (X, Z), lambda b, saved, dy: (_call(b, table, dy, *saved),))
+def _inline(name: str, grads: t.Sequence[E.UnaryGrad | E.BinaryGrad]) -> InlineRule:
+    arity = len(grads)
+    formulas = [E.FORMULA[grad] for grad in grads]
+    if all(map(R.inline_expressible, formulas)):
+        used = set().union(*[f.variables() for f in formulas])
+        names = [n for n in "xyz" if n in used]
 
+        def written(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value]:
+            env = {"g": dy, **dict(zip(names, saved))}
+            call = functools.partial(_call, b)
+            return [R.inline_adjoint(f, call, env) for f in formulas]
 
-def _binary(name: str, gx: E.BinaryGrad, gy: E.BinaryGrad) -> InlineRule:
-    hit = _BINARY_EXPR.get((gx, gy))
-    if hit is not None:
-        saves, expr = hit
-        return InlineRule(name, saves, lambda b, saved, dy: expr(b, dy, *saved), 2)
-    fx, fy = E.FLOAT_BINARY[gx], E.FLOAT_BINARY[gy]
-    return InlineRule(
-        name,
-        (X, Y, Z),
-        lambda b, saved, dy: (_call(b, fx, dy, *saved), _call(b, fy, dy, *saved)),
-        2,
-    )
+        return InlineRule(name, tuple(_SAVES[n] for n in names), written, arity)
+    floats = [(E.FLOAT_UNARY, E.FLOAT_BINARY)[arity - 1][grad] for grad in grads]
+    saves = (_SAVES["x"], _SAVES["z"]) if arity == 1 else tuple(_SAVES.values())
+
+    def called(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value]:
+        return [_call(b, fn, dy, *saved) for fn in floats]
+
+    return InlineRule(name, saves, called, arity)
 
 
 def _table() -> dict[object, InlineRule]:
     rules: dict[object, InlineRule] = {float: InlineRule("float", (), lambda b, saved, dy: (dy,))}
     for fn, g in [*S.OPERATOR_UNARY.items(), *S.MATH_UNARY.items()]:
         if g is not E.g_abs and g in E.FLOAT_UNARY:  # abs: the rule's own tie convention
-            rules[fn] = _unary(getattr(fn, "__name__", "?"), g)
+            rules[fn] = _inline(getattr(fn, "__name__", "?"), (g,))
     binary = dict(S.OPERATOR_BINARY)
     binary.update({i: S.OPERATOR_BINARY[op] for i, op in S.IN_PLACE.items()})
     binary.update(S.MATH_BINARY)
     for fn, (gx, gy) in binary.items():
         if gx in E.FLOAT_BINARY and gy in E.FLOAT_BINARY:
-            rules[fn] = _binary(getattr(fn, "__name__", "?"), gx, gy)
+            rules[fn] = _inline(getattr(fn, "__name__", "?"), (gx, gy))
     return rules
 
 

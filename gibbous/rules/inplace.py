@@ -8,9 +8,10 @@ in-place operators ``a += b``, ``a -= b``, ``a *= b``, ``a /= b``, ``a **= b``, 
 float arrays (``operator.iadd`` and friends, which NumPy runs as ``np.add(a, b, out=a)``),
 and ``a //= b``, ``np.floor(x, out=y)`` and the like, which have no derivative but overwrite.
 
-Mutation semantics (DESIGN.md): the forward pass saves the array it overwrites, primal and
-fdata, runs the primal and zeroes the output's fdata (the new value's tangent starts fresh,
-Mooncake's ``C.dx .= 0``).  The pullback reads the output's fdata as the cotangent and
+Mutation semantics (docs/design.md, "Mutation"): the forward pass saves the array it
+overwrites, primal and fdata, runs the primal and zeroes the output's fdata (the new value's
+tangent starts fresh, Mooncake's ``C.dx .= 0``).  The pullback reads the output's fdata as
+the cotangent and
 
 1. restores the output's primal, so that every input holds its value at the call again, even
    an input that *is* the output (``a += b``) or overlaps it;
@@ -32,7 +33,6 @@ fdata (inactive: the AD pass found no derivative flowing through it) is a consta
 
 from __future__ import annotations
 
-import math
 import numbers
 import operator
 import typing as t
@@ -41,6 +41,8 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.rules import formulas as F
+from gibbous.rules import render as R
 from gibbous.rules.registry import Pullback, stateful_primitive
 from gibbous.rules.tangents import NO_TANGENT, CoDual, NoTangent
 
@@ -123,20 +125,14 @@ _NO_RDATA_4 = (NO_TANGENT,) * 4
 # Elementwise ufuncs with an output: np.add(x, y, out=z), np.exp(x, out=y), a += b, a **= 2, ...
 #
 # ``partial(g, *operands, out, work)`` writes g * dz/d(operand i), shaped like the output z,
-# into ``out``; the operands hold their values at the call.  Every step writes with ``out=``
-# into ``out`` or the state's ``Work`` buffers, so a warm pullback allocates nothing.  The
-# formulas are those of ``gibbous.rules.prims.elementwise`` (ties and singular points
-# included), for real values; the complex tables below conjugate them.  ``out`` never aliases
-# an operand or ``g``.
+# into ``out``; the operands hold their values at the call.  The partials are the formulas of
+# ``gibbous.rules.formulas`` (ties and singular points included) rendered as kernels
+# (``gibbous.rules.render.kernel``): every step writes with ``out=`` into ``out`` or the
+# state's ``Work`` buffers, so a warm pullback allocates nothing.  ``out`` never aliases an
+# operand or ``g``.
 
 
-@attrs.frozen
-class Work:
-    """Buffers shaped like the output, for partials that need more than ``out``."""
-
-    tmp: Array | None  # of the output's dtype
-    mask: Array | None  # bool
-
+Work = R.Work
 
 _Partial = t.Callable[..., None]
 
@@ -147,455 +143,54 @@ class Partials:
     work buffers they use."""
 
     fns: tuple[_Partial | None, ...]
-    tmp: bool = False
-    mask: bool = False
+    tmp: int = 0
+    mask: int = 0
     singular: bool = False  # computes inf or nan where the result is then set to 0
 
 
-LN2 = float(np.log(2.0))
-LN10 = float(np.log(10.0))
-
-
-def _times_g(out: Array, g: Array) -> None:
-    np.multiply(out, g, out=out)
-
-
-def _g_over(out: Array, g: Array) -> None:
-    np.divide(g, out, out=out)
-
-
-# unary: partial(g, x, out, w)
-
-
-def _copy(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.copyto(out, g)
-
-
-def _negate(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.negative(g, out=out)
-
-
-def _scale(factor: float) -> _Partial:
-    def scaled(g: Array, x: t.Any, out: Array, w: Work) -> None:
-        np.multiply(g, factor, out=out)
-
-    return scaled
-
-
-def _exp(g: Array, x: t.Any, out: Array, w: Work) -> None:  # exp and expm1
-    np.exp(x, out=out)
-    _times_g(out, g)
-
-
-def _exp2(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.exp2(x, out=out)
-    np.multiply(out, LN2, out=out)
-    _times_g(out, g)
-
-
-def _log_base(ln_base: float) -> _Partial:
-    def log(g: Array, x: t.Any, out: Array, w: Work) -> None:
-        np.multiply(x, ln_base, out=out)
-        _g_over(out, g)
-
-    return log
-
-
-def _log1p(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.add(x, 1, out=out)
-    _g_over(out, g)
-
-
-def _sqrt(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.sqrt(x, out=out)
-    np.multiply(out, 2, out=out)
-    _g_over(out, g)
-
-
-def _cbrt(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.cbrt(x, out=out)
-    np.square(out, out=out)
-    np.multiply(out, 3, out=out)
-    _g_over(out, g)
-
-
-def _square(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.multiply(x, 2, out=out)
-    _times_g(out, g)
-
-
-def _reciprocal(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.square(x, out=out)
-    _g_over(out, g)
-    np.negative(out, out=out)
-
-
-def _sin(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.cos(x, out=out)
-    _times_g(out, g)
-
-
-def _cos(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.sin(x, out=out)
-    _times_g(out, g)
-    np.negative(out, out=out)
-
-
-def _tan(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.tan(x, out=out)
-    np.square(out, out=out)
-    np.add(out, 1, out=out)
-    _times_g(out, g)
-
-
-def _arcsin(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.square(x, out=out)
-    np.subtract(1, out, out=out)
-    np.sqrt(out, out=out)
-    _g_over(out, g)
-
-
-def _arccos(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    _arcsin(g, x, out, w)
-    np.negative(out, out=out)
-
-
-def _arctan(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.square(x, out=out)
-    np.add(out, 1, out=out)
-    _g_over(out, g)
-
-
-def _sinh(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.cosh(x, out=out)
-    _times_g(out, g)
-
-
-def _cosh(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.sinh(x, out=out)
-    _times_g(out, g)
-
-
-def _tanh(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.tanh(x, out=out)
-    np.square(out, out=out)
-    np.subtract(1, out, out=out)
-    _times_g(out, g)
-
-
-def _arcsinh(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.square(x, out=out)
-    np.add(out, 1, out=out)
-    np.sqrt(out, out=out)
-    _g_over(out, g)
-
-
-def _arccosh(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    # 1 / sinh(arccosh(x)), the inverse function's derivative on NumPy's branch for complex x
-    # too (where 1 / sqrt(x^2 - 1) has the wrong sign when Re(x) < 0)
-    np.arccosh(x, out=out)
-    np.sinh(out, out=out)
-    _g_over(out, g)
-
-
-def _arctanh(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.square(x, out=out)
-    np.subtract(1, out, out=out)
-    _g_over(out, g)
-
-
-def _abs(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.sign(x, out=out)  # 0 at 0: a subgradient
-    _times_g(out, g)
-
-
-def _one(fn: _Partial) -> Partials:
-    return Partials((fn,))
-
-
-# Real arrays only: the conjugate of a real array is a copy of it.
-UNARY_PARTIALS: dict[np.ufunc, Partials] = {
-    np.negative: _one(_negate),
-    np.positive: _one(_copy),
-    np.exp: _one(_exp),
-    np.exp2: _one(_exp2),
-    np.expm1: _one(_exp),
-    np.log: _one(_log_base(1.0)),
-    np.log2: _one(_log_base(LN2)),
-    np.log10: _one(_log_base(LN10)),
-    np.log1p: _one(_log1p),
-    np.sqrt: _one(_sqrt),
-    np.cbrt: _one(_cbrt),
-    np.square: _one(_square),
-    np.reciprocal: _one(_reciprocal),
-    np.sin: _one(_sin),
-    np.cos: _one(_cos),
-    np.tan: _one(_tan),
-    np.arcsin: _one(_arcsin),
-    np.arccos: _one(_arccos),
-    np.arctan: _one(_arctan),
-    np.sinh: _one(_sinh),
-    np.cosh: _one(_cosh),
-    np.tanh: _one(_tanh),
-    np.arcsinh: _one(_arcsinh),
-    np.arccosh: _one(_arccosh),
-    np.arctanh: _one(_arctanh),
-    np.deg2rad: _one(_scale(np.pi / 180)),
-    np.radians: _one(_scale(np.pi / 180)),
-    np.rad2deg: _one(_scale(180 / np.pi)),
-    np.degrees: _one(_scale(180 / np.pi)),
-    np.absolute: _one(_abs),  # also np.abs
-    np.fabs: _one(_abs),
-    np.conjugate: _one(_copy),  # also np.conj
-    # Piecewise constant: the output is overwritten (and restored), nothing flows back.
-    np.sign: Partials((None,)),
-    np.floor: Partials((None,)),
-    np.ceil: Partials((None,)),
-    np.trunc: Partials((None,)),
-    np.rint: Partials((None,)),
-}
-
-
-
-def _conjugated(fn: _Partial) -> _Partial:
-    """The partial of a holomorphic function of complex values, g conj(f'(x)), from its real
-    formula: conj(fn(conj(g))), with conj(g) in the work buffer ``tmp``."""
-
-    def conjugated(g: Array, x: t.Any, out: Array, w: Work) -> None:
-        assert w.tmp is not None
-        np.conjugate(g, out=w.tmp)
-        fn(w.tmp, x, out, w)
-        np.conjugate(out, out=out)
-
-    return conjugated
-
-
-def _conj(g: Array, x: t.Any, out: Array, w: Work) -> None:
-    np.conjugate(g, out=out)
-
-
-# complex128 arrays: the holomorphic ufuncs with a complex loop, and the conjugate.
-COMPLEX_UNARY_PARTIALS: dict[np.ufunc, Partials] = {
-    ufunc: Partials((_conjugated(t.cast(_Partial, UNARY_PARTIALS[ufunc].fns[0])),), tmp=True)
-    for ufunc in (
-        np.negative, np.positive, np.exp, np.exp2, np.expm1, np.log, np.log2, np.log10,
-        np.log1p, np.sqrt, np.square, np.reciprocal, np.sin, np.cos, np.tan, np.arcsin,
-        np.arccos, np.arctan, np.sinh, np.cosh, np.tanh, np.arcsinh, np.arccosh, np.arctanh,
+def _partials(
+    ufunc: np.ufunc, names: tuple[str | None, ...], real: bool = True
+) -> Partials:
+    table = F.UNARY if len(names) == 1 else F.BINARY
+    kernels = [
+        None if n is None else R.kernel(table[n], len(names), ufunc, real, R.KERNEL)
+        for n in names
+    ]
+    done = [k for k in kernels if k is not None]
+    return Partials(
+        tuple(None if k is None else k.fn for k in kernels),
+        max([k.buffers for k in done], default=0),
+        max([k.masks for k in done], default=0),
+        any(k.singular for k in done),
     )
-}  # fmt: skip
-COMPLEX_UNARY_PARTIALS[np.conjugate] = _one(_conj)
-
-# binary: partial(g, x, y, out, w)
 
 
-def _first(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.copyto(out, g)
-
-
-def _negate_second(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.negative(g, out=out)
-
-
-def _times_y(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.multiply(g, y, out=out)
-
-
-def _times_x(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.multiply(g, x, out=out)
-
-
-def _over_y(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.divide(g, y, out=out)
-
-
-def _minus_x_over_y_squared(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.divide(g, y, out=out)
-    np.multiply(out, x, out=out)
-    np.divide(out, y, out=out)
-    np.negative(out, out=out)
-
-
-# Of complex values the gradient is g * conj(dz/dx) (docs/tangents.md).  NumPy fills an output
-# from scalar operands through a temporary as large as the output (``np.subtract(2, 1,
-# out=out)``), so the partials below treat scalars apart, in Python.
-
-
-def _times_conj_y(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    if isinstance(y, np.ndarray):
-        np.conjugate(y, out=out)
-        _times_g(out, g)
-    else:
-        np.multiply(g, y.conjugate(), out=out)
-
-
-def _times_conj_x(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    _times_conj_y(g, y, x, out, w)
-
-
-def _over_conj_y(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    if isinstance(y, np.ndarray):
-        np.conjugate(y, out=out)
-        _g_over(out, g)
-    else:
-        np.divide(g, y.conjugate(), out=out)
-
-
-def _minus_conj_x_over_y_squared(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.divide(x, y, out=out)
-    np.divide(out, y, out=out)
-    np.conjugate(out, out=out)
-    _times_g(out, g)
-    np.negative(out, out=out)
-
-
-
-def _pow_x(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    """y x**(y-1), 0 where y == 0 (where x**(y-1) is inf at x == 0)."""
-    assert w.mask is not None
-    if isinstance(y, np.ndarray):
-        np.subtract(y, 1, out=out)
-        np.power(x, out, out=out)
-        np.multiply(out, y, out=out)
-        np.equal(y, 0, out=w.mask)
-        np.copyto(out, 0, where=w.mask)
-    elif y == 0:
-        out.fill(0)
-    else:  # a constant exponent: a **= 2
-        np.power(x, y - 1, out=out)
-        np.multiply(out, y, out=out)
-    _times_g(out, g)
-
-
-def _pow_y(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    """x**y log|x|, 0 where x == 0; at a negative base (real only at integer y) the real part
-    of the complex derivative."""
-    assert w.tmp is not None and w.mask is not None
-    if isinstance(x, np.ndarray):
-        np.abs(x, out=out)
-        np.log(out, out=out)
-        np.power(x, y, out=w.tmp)
-        np.multiply(out, w.tmp, out=out)
-        np.equal(x, 0, out=w.mask)
-        np.copyto(out, 0, where=w.mask)
-    elif x == 0:
-        out.fill(0)
-    else:
-        np.power(x, y, out=out)
-        np.multiply(out, math.log(abs(x)), out=out)
-    _times_g(out, g)
-
-
-def _minus_floor_quotient(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    # x % y = x - y * (x // y), the quotient locally constant
-    np.floor_divide(x, y, out=out)
-    np.negative(out, out=out)
-    _times_g(out, g)
-
-
-def _minus_trunc_quotient(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    np.divide(x, y, out=out)
-    np.trunc(out, out=out)
-    np.negative(out, out=out)
-    _times_g(out, g)
-
-
-def _chosen(wins: np.ufunc) -> _Partial:
-    """The partial of the operand that ``wins`` (greater, less) picks: 1 where it is picked,
-    1/2 at a tie (the mean of the one-sided derivatives, as ``elementwise._ties``).  Masked
-    copies, not products with a boolean array, which NumPy would cast through a temporary."""
-
-    def chosen(g: Array, a: t.Any, b: t.Any, out: Array, w: Work) -> None:
-        assert w.tmp is not None and w.mask is not None
-        wins(a, b, out=w.mask)
-        out.fill(0)
-        np.copyto(out, g, where=w.mask)
-        np.equal(a, b, out=w.mask)
-        np.multiply(g, 0.5, out=w.tmp)
-        np.copyto(out, w.tmp, where=w.mask)
-
-    return chosen
-
-
-def _swapped(fn: _Partial) -> _Partial:
-    """The partial of the second operand from that of the first, for symmetric functions."""
-
-    def swapped(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-        fn(g, y, x, out, w)
-
-    return swapped
-
-
-def _atan2_first(g: Array, a: t.Any, b: t.Any, out: Array, w: Work) -> None:
-    """d atan2(a, b)/da = b / (a^2 + b^2)."""
-    np.hypot(a, b, out=out)
-    np.square(out, out=out)
-    np.divide(b, out, out=out)
-    _times_g(out, g)
-
-
-def _atan2_second(g: Array, a: t.Any, b: t.Any, out: Array, w: Work) -> None:
-    """d atan2(a, b)/db = -a / (a^2 + b^2)."""
-    np.hypot(a, b, out=out)
-    np.square(out, out=out)
-    np.divide(a, out, out=out)
-    np.negative(out, out=out)
-    _times_g(out, g)
-
-
-def _hypot_first(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-    """x / hypot(x, y), 0 at the origin (a subgradient)."""
-    assert w.mask is not None
-    np.hypot(x, y, out=out)
-    np.equal(out, 0, out=w.mask)
-    np.copyto(out, 1, where=w.mask)  # at the origin x / 1 = 0
-    np.divide(x, out, out=out)
-    _times_g(out, g)
-
-
-def _logaddexp_first(exp: np.ufunc, logaddexp: np.ufunc) -> _Partial:
-    """exp(x - logaddexp(x, y)), in base e or 2."""
-
-    def partial(g: Array, x: t.Any, y: t.Any, out: Array, w: Work) -> None:
-        logaddexp(x, y, out=out)
-        np.subtract(x, out, out=out)
-        exp(out, out=out)
-        _times_g(out, g)
-
-    return partial
-
-
-_max = _chosen(np.greater)
-_min = _chosen(np.less)
-_lae = _logaddexp_first(np.exp, np.logaddexp)
-_lae2 = _logaddexp_first(np.exp2, np.logaddexp2)
-
-BINARY_PARTIALS: dict[np.ufunc, Partials] = {
-    np.add: Partials((_first, _first)),
-    np.subtract: Partials((_first, _negate_second)),
-    np.multiply: Partials((_times_y, _times_x)),
-    np.divide: Partials((_over_y, _minus_x_over_y_squared)),  # also np.true_divide
-    np.power: Partials((_pow_x, _pow_y), tmp=True, mask=True, singular=True),
-    np.float_power: Partials((_pow_x, _pow_y), tmp=True, mask=True, singular=True),
-    np.remainder: Partials((_first, _minus_floor_quotient)),  # also np.mod
-    np.fmod: Partials((_first, _minus_trunc_quotient)),
-    np.maximum: Partials((_max, _swapped(_max)), tmp=True, mask=True),
-    np.minimum: Partials((_min, _swapped(_min)), tmp=True, mask=True),
-    np.fmax: Partials((_max, _swapped(_max)), tmp=True, mask=True),
-    np.fmin: Partials((_min, _swapped(_min)), tmp=True, mask=True),
-    np.arctan2: Partials((_atan2_first, _atan2_second)),
-    np.hypot: Partials((_hypot_first, _swapped(_hypot_first)), mask=True),
-    np.logaddexp: Partials((_lae, _swapped(_lae))),
-    np.logaddexp2: Partials((_lae2, _swapped(_lae2))),
-    np.floor_divide: Partials((None, None)),  # piecewise constant
+# Each ufunc's formulas (``None``: piecewise constant, the output is overwritten and restored,
+# nothing flows back); the holomorphic ones also on complex128 arrays.
+UNARY_FORMULAS: dict[np.ufunc, str | None] = {
+    **{getattr(np, ufunc): name for ufunc, name in F.UFUNCS_UNARY.items()},
+    np.radians: "deg2rad",
+    np.degrees: "rad2deg",
+    **dict.fromkeys([np.sign, np.floor, np.ceil, np.trunc, np.rint]),
 }
+_REAL_ONLY = {np.cbrt, np.deg2rad, np.radians, np.rad2deg, np.degrees, np.absolute, np.fabs}
 
-# complex128 arrays: the arithmetic ufuncs (and so the in-place operators), with conjugates.
-COMPLEX_BINARY_PARTIALS: dict[np.ufunc, Partials] = {
-    np.add: BINARY_PARTIALS[np.add],
-    np.subtract: BINARY_PARTIALS[np.subtract],
-    np.multiply: Partials((_times_conj_y, _times_conj_x)),
-    np.divide: Partials((_over_conj_y, _minus_conj_x_over_y_squared)),
+BINARY_FORMULAS: dict[np.ufunc, tuple[str | None, str | None]] = {
+    **{getattr(np, ufunc): names for ufunc, names in F.UFUNCS_BINARY.items()},
+    np.floor_divide: (None, None),
 }
+_COMPLEX_BINARY = (np.add, np.subtract, np.multiply, np.divide)
+
+# Real arrays (float64, float32) ...
+UNARY_PARTIALS = {u: _partials(u, (n,)) for u, n in UNARY_FORMULAS.items()}
+BINARY_PARTIALS = {u: _partials(u, ns) for u, ns in BINARY_FORMULAS.items()}
+# ... and complex128 arrays, with the conjugates
+COMPLEX_UNARY_PARTIALS = {
+    u: _partials(u, (n,), real=False)
+    for u, n in UNARY_FORMULAS.items()
+    if n is not None and u not in _REAL_ONLY
+}
+COMPLEX_BINARY_PARTIALS = {u: _partials(u, BINARY_FORMULAS[u], False) for u in _COMPLEX_BINARY}
 
 # NumPy deprecates passing their output by position (a third operand may one day be an input).
 KEYWORD_OUT_ONLY = frozenset({np.maximum, np.minimum})
@@ -677,8 +272,8 @@ def _elementwise_state(
     needs_scratch = any(grad.axes != () for _, _, grad in steps)
     scratch = np.empty_like(out) if needs_scratch else None
     work = Work(
-        np.empty_like(out) if partials.tmp else None,
-        np.empty(out.shape, np.bool_) if partials.mask else None,
+        tuple([np.empty_like(out) for _ in range(partials.tmp)]),
+        tuple([np.empty(out.shape, np.bool_) for _ in range(partials.mask)]),
     )
     no_rdata = tuple(
         [type(x)(0) if isinstance(x, _INEXACT) else NO_TANGENT for x in operands]

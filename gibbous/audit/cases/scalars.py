@@ -123,8 +123,8 @@ BINARY_DOMAINS: dict[E.BinaryGrad, Binary] = {
     E.g_mod_y: MODULO,
     E.g_fmod_y: MODULO,
     E.g_remainder_y: REMAINDER,
-    S._g_log_base_x: LOG_BASE,
-    S._g_log_base_b: LOG_BASE,
+    E.g_log_base_x: LOG_BASE,
+    E.g_log_base_y: LOG_BASE,
 }
 # Further (x, y) pairs: other signs of the operands (fmod and mod differ there).
 MORE_PAIRS: dict[E.BinaryGrad, Pairs] = {

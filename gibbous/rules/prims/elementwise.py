@@ -21,7 +21,9 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules import formulas as F
 from gibbous.rules import pool
+from gibbous.rules import render as R
 from gibbous.rules.prims.common import (
     CD,
     NT,
@@ -93,17 +95,18 @@ def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
             and xf.shape == zf.shape
         ):
             # Real arrays of one shape, the operand active (the common case): nothing to
-            # undo, no scalars to box; the same arithmetic as ``generic``.  The result's fdata,
+            # undo, no scalars to box; the same arithmetic as ``generic``, in one new array
+            # where the formula allows (``_in_one_buffer``).  The result's fdata,
             # consumed, is recycled (``gibbous.rules.pool``; once, should a caller misbehave).
             done = False
 
             def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
                 nonlocal done
                 if quiet:
-                    np.add(xf, grad(zf, xp, z), out=xf)
+                    np.add(xf, slope(zf, xp, z), out=xf)
                 else:
                     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                        np.add(xf, grad(zf, xp, z), out=xf)
+                        np.add(xf, slope(zf, xp, z), out=xf)
                 if not done:
                     done = True
                     pool.release(zf)
@@ -117,6 +120,7 @@ def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
         return CoDual(z, zf), pullback
 
     fast = FLOAT_UNARY.get(grad)
+    slope = _in_one_buffer(grad)
     # Gradients that divide by nothing and take no logarithm: on finite arrays they cannot
     # warn, so they skip np.errstate (1 µs), as the binary rules' ``quiet`` ones do.
     quiet = grad in (g_same, g_negate, g_tanh)
@@ -203,6 +207,25 @@ def binary_rule(
 
 
 _NT2 = (NT, NT)
+
+
+def _in_one_buffer(grad: UnaryGrad) -> UnaryGrad:
+    """``grad`` on real arrays of one shape, as its formula's kernel into one new array where
+    it needs no other buffer (``1 - z * z`` in one temporary, not three)."""
+    formula = FORMULA.get(grad)
+    if formula is None or not formula.calls() <= set(R.KERNEL):
+        return grad
+    if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays: nothing to compute
+        return grad
+    kernel = R.kernel(formula, 1, None, True, R.KERNEL)
+    if kernel.buffers or kernel.masks:
+        return grad
+    fn = kernel.fn
+
+    def in_one_buffer(g: Array, x: Array, z: Array) -> Array:
+        return t.cast(Array, fn(g, x, z, None, R.NO_WORK))
+
+    return in_one_buffer
 
 
 def _square_pullback(x: CD, g: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
@@ -311,10 +334,12 @@ SCALAR_UNARY = [NUMERIC[1:]]
 SCALAR_BINARY = [(NUMERIC[1], NUMERIC[1])]
 
 # --------------------------------------------------------------------------------------------
-# Gradient functions shared by operators, ufuncs and math.  ``g`` is the cotangent.
-
-LN2 = float(np.log(2.0))
-LN10 = float(np.log(10.0))
+# Gradient functions shared by operators, ufuncs and math: the formulas of
+# ``gibbous.rules.formulas`` rendered for NumPy values (``g`` is the cotangent) and, for the
+# scalar fast paths of ``unary_rule`` and ``binary_rule``, for Python floats ``(dz, x, z)`` and
+# ``(dz, x, y, z)``: plain float arithmetic, no NumPy scalars, no errstate.  Where Python raises
+# (a division by zero, a domain error, an overflow) the rules fall back to the NumPy versions,
+# which give the inf or nan NumPy would.
 
 
 def _is_complex(x: t.Any) -> bool:
@@ -325,142 +350,118 @@ def _is_complex(x: t.Any) -> bool:
     return isinstance(x, (complex, np.complexfloating))
 
 
-def _where_zero(cond: t.Any, value: t.Any) -> t.Any:
-    """``value`` with zeros where ``cond`` holds (for scalars and arrays)."""
-    if isinstance(value, np.ndarray) or isinstance(cond, np.ndarray):
-        return np.where(cond, 0, value)
-    return type(value)(0) if cond else value  # not 0 * value: that is nan for an infinite value
+def _where(cond: t.Any, then: t.Any, otherwise: t.Any) -> t.Any:
+    """``np.where`` that keeps scalars scalars."""
+    if isinstance(cond, np.ndarray):
+        return np.where(cond, then, otherwise)
+    return then if cond else otherwise
 
 
-# unary
+def _power(x: t.Any, p: t.Any) -> t.Any:
+    # ``h ** 2``'s gradient is 2 h: no np.power(h, 1) over a large array
+    if type(p) is int or type(p) is float:
+        if p == 1:
+            return x
+        if p == 2 and type(x) is np.ndarray:
+            return np.square(x)
+    return np.power(x, p)
 
 
-def g_same(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g
+def _unit(x: t.Any) -> t.Any:
+    if not _is_complex(x):
+        return np.sign(x)
+    a = np.abs(x)
+    if isinstance(x, np.ndarray):
+        return np.divide(x, a, out=np.zeros_like(x), where=a != 0)
+    return x / a if a != 0 else x * 0
 
 
-def g_negate(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g
+def _real_log(x: t.Any) -> t.Any:
+    return np.log(x if _is_complex(x) else np.abs(x))
 
 
-def g_exp(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(z)
+def _lift_base(x: t.Any, z: t.Any) -> t.Any:
+    return x + 0j if _is_complex(z) and not _is_complex(x) else x
 
 
-def g_exp2(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(z) * LN2
+def _float_unit(x: float) -> float:
+    if x > 0:
+        return 1.0
+    if x < 0:
+        return -1.0
+    if x == 0:
+        return 0.0
+    raise ValueError("nan")  # the NumPy version: nan
 
 
-def g_expm1(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(z + 1)
+_FUNCTIONS = tuple("cos sin cosh sinh sqrt exp exp2 log log1p copysign ldexp".split())
+NUMPY: dict[str, t.Callable[..., t.Any]] = {
+    **{name: getattr(np, name) for name in _FUNCTIONS + ("trunc", "rint")},
+    "conj": conj,
+    "where": _where,
+    "power": _power,
+    "unit": _unit,
+    "real_log": _real_log,
+    "lift_base": _lift_base,
+    "digamma": lambda x: digamma(float(x)),  # math.gamma and math.lgamma: scalars
+}
+FLOAT: dict[str, t.Callable[..., t.Any]] = {
+    **{name: getattr(math, name) for name in _FUNCTIONS},
+    "trunc": math.trunc,
+    "rint": round,
+    "unit": _float_unit,
+    "real_log": lambda x: math.log(abs(x)),
+    "lift_base": lambda x, z: x,
+    "digamma": lambda x: digamma(x),
+}
 
 
-def g_log(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(x)
+FORMULA: dict[t.Any, F.Expr] = {}  # of each gradient function below
 
 
-def g_log2(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / (conj(x) * LN2)
+def _render(table: dict[str, F.Expr], arity: int) -> tuple[dict[str, t.Any], dict[t.Any, t.Any]]:
+    """The formulas of NumPy's and Python's functions (not SciPy's: ``scipy_special``)."""
+    grads: dict[str, t.Any] = {}
+    floats: dict[t.Any, t.Any] = {}
+    for name, formula in table.items():
+        if not formula.calls() <= set(NUMPY):
+            continue
+        grads[name] = R.numpy_pullback(f"g_{name}", formula, arity, NUMPY)
+        FORMULA[grads[name]] = formula
+        fast = R.float_pullback(f"g_{name}", formula, arity, FLOAT)
+        if fast is not None:
+            floats[grads[name]] = fast
+    return grads, floats
 
 
-def g_log10(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / (conj(x) * LN10)
+UNARY, FLOAT_UNARY = _render(F.UNARY, 1)
+BINARY, FLOAT_BINARY = _render(F.BINARY, 2)
 
+g_same, g_negate, g_conj, g_abs = (UNARY[n] for n in ("same", "negate", "conj", "abs"))
+g_exp, g_exp2, g_expm1 = (UNARY[n] for n in ("exp", "exp2", "expm1"))
+g_log, g_log2, g_log10, g_log1p = (UNARY[n] for n in ("log", "log2", "log10", "log1p"))
+g_sqrt, g_cbrt = UNARY["sqrt"], UNARY["cbrt"]
+g_square, g_reciprocal = UNARY["square"], UNARY["reciprocal"]
+g_sin, g_cos, g_tan = (UNARY[n] for n in ("sin", "cos", "tan"))
+g_arcsin, g_arccos, g_arctan = (UNARY[n] for n in ("arcsin", "arccos", "arctan"))
+g_sinh, g_cosh, g_tanh = (UNARY[n] for n in ("sinh", "cosh", "tanh"))
+g_arcsinh, g_arccosh, g_arctanh = (UNARY[n] for n in ("arcsinh", "arccosh", "arctanh"))
+g_deg2rad, g_rad2deg = UNARY["deg2rad"], UNARY["rad2deg"]
+g_erf, g_erfc, g_gamma, g_lgamma = (UNARY[n] for n in ("erf", "erfc", "gamma", "lgamma"))
 
-def g_log1p(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(1 + x)
-
-
-def g_sqrt(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(2 * z)
-
-
-def g_cbrt(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(3 * z * z)
-
-
-def g_sin(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(np.cos(x))
-
-
-def g_cos(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g * conj(np.sin(x))
-
-
-def g_tan(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(1 + z * z)
-
-
-def g_arcsin(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(np.sqrt(1 - x * x))
-
-
-def g_arccos(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g / conj(np.sqrt(1 - x * x))
-
-
-def g_arctan(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(1 + x * x)
-
-
-def g_sinh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(np.cosh(x))
-
-
-def g_cosh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(np.sinh(x))
-
-
-def g_tanh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    if (
-        type(z) is np.ndarray
-        and type(g) is np.ndarray
-        and z.ndim
-        and g.shape == z.shape
-        and z.dtype.kind == g.dtype.kind == "f"
-    ):
-        # The common activation on real arrays: the same numbers in one temporary.
-        slope = np.multiply(z, z)
-        np.subtract(1.0, slope, out=slope)
-        np.multiply(g, slope, out=slope)
-        return slope
-    return g * conj(1 - z * z)
-
-
-def g_arcsinh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(np.sqrt(x * x + 1))
-
-
-def g_arccosh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(np.sqrt(x * x - 1))
-
-
-def g_arctanh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / conj(1 - x * x)
-
-
-def g_square(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(2 * x)
-
-
-def g_reciprocal(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g * conj(z * z)
-
-
-def g_deg2rad(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * (np.pi / 180)
-
-
-def g_rad2deg(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * (180 / np.pi)
-
-
-def g_erf(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * (2 / np.sqrt(np.pi)) * np.exp(-x * x)
-
-
-def g_erfc(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g * (2 / np.sqrt(np.pi)) * np.exp(-x * x)
+g_first, g_negate2 = BINARY["first"], BINARY["negate"]
+g_times_y, g_times_x, g_over_y, g_quotient_y = (
+    BINARY[n] for n in ("times_y", "times_x", "over_y", "quotient_y")
+)
+g_mod_y, g_fmod_y, g_remainder_y = (BINARY[n] for n in ("mod_y", "fmod_y", "remainder_y"))
+g_copysign_x, g_ldexp_x = BINARY["copysign_x"], BINARY["ldexp_x"]
+g_pow_x, g_pow_y = BINARY["pow_x"], BINARY["pow_y"]
+g_max_x, g_max_y, g_min_x, g_min_y = (BINARY[n] for n in ("max_x", "max_y", "min_x", "min_y"))
+g_atan2_y, g_atan2_x = BINARY["atan2_y"], BINARY["atan2_x"]
+g_hypot_x, g_hypot_y = BINARY["hypot_x"], BINARY["hypot_y"]
+g_logaddexp_x, g_logaddexp_y = BINARY["logaddexp_x"], BINARY["logaddexp_y"]
+g_logaddexp2_x, g_logaddexp2_y = BINARY["logaddexp2_x"], BINARY["logaddexp2_y"]
+g_log_base_x, g_log_base_y = BINARY["log_base_x"], BINARY["log_base_y"]
 
 
 _B12 = 691 / 32760  # the x**-12 coefficient of digamma's asymptotic series
@@ -484,246 +485,3 @@ def digamma(x: float) -> float:
     r = 1 / (x * x)
     series = r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (1 / 132 - r * _B12)))))
     return shift + math.log(x) - 0.5 / x - series
-
-
-def g_gamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * z * digamma(float(x))
-
-
-def g_lgamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * digamma(float(x))
-
-
-def g_abs(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    """|x| is not holomorphic: for complex x its gradient is x / |x| (0 at 0); for real x the
-    sign (0 at 0, a subgradient)."""
-    if _is_complex(x):
-        if isinstance(x, np.ndarray):
-            return g * np.divide(x, z, out=np.zeros_like(x), where=z != 0)
-        return g * (x / z if z != 0 else x * 0)
-    return g * np.sign(x)
-
-
-def g_conj(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return conj(g)
-
-
-# binary
-
-
-def g_first(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g
-
-
-def g_negate2(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return -g
-
-
-def g_times_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * conj(y)
-
-
-def g_times_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * conj(x)
-
-
-def g_over_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g / conj(y)
-
-
-def g_quotient_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    # d(x / y)/dy = -x / y**2 = -z / y; z / y avoids squaring a large y
-    return -g * conj(z / y)
-
-
-def g_mod_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    # x % y = x - y * (x // y), with x // y locally constant
-    return -g * (x // y)
-
-
-def g_fmod_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return -g * np.trunc(x / y)
-
-
-def _as_complex_if(x: t.Any, z: t.Any) -> t.Any:
-    # A real negative base with a fractional exponent is complex in Python: differentiate there.
-    return x + 0j if _is_complex(z) and not _is_complex(x) else x
-
-
-def g_remainder_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    # IEEE remainder: x - n * y with n the integer nearest x / y, locally constant
-    return -g * np.rint((x - z) / y)
-
-
-def g_copysign_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    # copysign(x, y) = |x| * sign(y): sign(x) * sign(y), 0 at x == 0 (a subgradient); the sign
-    # of y by copysign, which sees the sign of -0.0
-    return g * np.sign(x) * np.copysign(1.0, y)
-
-
-def g_ldexp_x(g: t.Any, x: t.Any, i: t.Any, z: t.Any) -> t.Any:
-    return g * np.ldexp(1.0, i)
-
-
-def g_pow_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    """d(x**y)/dx = y * x**(y-1), 0 where y == 0 (where x**(y-1) at x == 0 would be inf)."""
-    if (type(y) is int or type(y) is float) and y != 0 and type(x) is np.ndarray:
-        if x.dtype.kind == "f":  # a real array to a constant power (``h ** 2``)
-            return g * (2 * x if y == 2 else y * np.power(x, y - 1))
-    x = _as_complex_if(x, z)
-    return g * conj(_where_zero(np.equal(y, 0), y * np.power(x, np.subtract(y, 1))))
-
-
-def g_pow_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    """d(x**y)/dy = x**y * log(x), 0 where x == 0.
-
-    For a real negative base (real-valued only at integer y) the log of |x| is used: the real
-    part of the complex derivative, which is d/dy Re(x**y) there, so an integer power of a
-    negative number gets a finite gradient rather than nan.
-    """
-    x = _as_complex_if(x, z)
-    if not isinstance(x, np.ndarray) and not isinstance(z, np.ndarray):  # scalars
-        return g * conj(z * np.log(x if _is_complex(x) else abs(x))) if x != 0 else g * 0
-    at_zero = np.equal(x, 0)
-    safe = np.where(at_zero, 1, x if _is_complex(x) else np.abs(x))
-    return g * conj(_where_zero(at_zero, z * np.log(safe)))
-
-
-def _ties(x: t.Any, y: t.Any, larger: bool) -> t.Any:
-    """1 where x is chosen, 1/2 at ties: the mean of the two one-sided derivatives, which is
-    what a central difference measures at a tie."""
-    wins = np.greater(x, y) if larger else np.less(x, y)
-    return wins + 0.5 * np.equal(x, y)
-
-
-def g_max_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * _ties(x, y, True)
-
-
-def g_max_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * _ties(y, x, True)
-
-
-def g_min_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * _ties(x, y, False)
-
-
-def g_min_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * _ties(y, x, False)
-
-
-def g_atan2_y(g: t.Any, y: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    # atan2(y, x): the first operand is y
-    return g * x / (x * x + y * y)
-
-
-def g_atan2_x(g: t.Any, y: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g * y / (x * x + y * y)
-
-
-def _ratio(a: t.Any, z: t.Any) -> t.Any:
-    """a / z, 0 where z == 0 (the gradient of a norm at the origin: a subgradient)."""
-    if not isinstance(z, np.ndarray):  # scalars: no 0-d arrays
-        return a / z if z != 0 else a * 0
-    return _where_zero(np.equal(z, 0), a / np.where(np.equal(z, 0), 1, z))
-
-
-def g_hypot_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * _ratio(x, z)
-
-
-def g_hypot_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * _ratio(y, z)
-
-
-def g_logaddexp_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * np.exp(x - z)
-
-
-def g_logaddexp_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * np.exp(y - z)
-
-
-def g_logaddexp2_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * np.exp2(x - z)
-
-
-def g_logaddexp2_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * np.exp2(y - z)
-
-
-# --------------------------------------------------------------------------------------------
-# The same gradients on Python floats, for the scalar fast paths of ``unary_rule`` and
-# ``binary_rule``: ``(dz, x, z)`` and ``(dz, x, y, z)`` with float ``dz`` and ``z`` and float or
-# int operands.  Same formulas, in plain float arithmetic (no NumPy scalars, no errstate).  Where
-# Python raises (a division by zero, a domain error, an overflow) the rules fall back to the
-# NumPy versions, which give the inf or nan NumPy would.
-
-
-def _f_abs(dz: float, x: float, z: float) -> float:
-    if x > 0:
-        return dz
-    if x < 0:
-        return -dz
-    if x == 0:
-        return dz * 0.0
-    raise ValueError("nan")  # the NumPy version: nan
-
-
-_SQRT_PI_2 = 2 / math.sqrt(math.pi)
-
-FLOAT_UNARY: dict[UnaryGrad, FloatUnary] = {
-    g_same: lambda dz, x, z: dz,
-    g_negate: lambda dz, x, z: -dz,
-    g_exp: lambda dz, x, z: dz * z,
-    g_exp2: lambda dz, x, z: dz * z * LN2,
-    g_expm1: lambda dz, x, z: dz * (z + 1),
-    g_log: lambda dz, x, z: dz / x,
-    g_log2: lambda dz, x, z: dz / (x * LN2),
-    g_log10: lambda dz, x, z: dz / (x * LN10),
-    g_log1p: lambda dz, x, z: dz / (1 + x),
-    g_sqrt: lambda dz, x, z: dz / (2 * z),
-    g_cbrt: lambda dz, x, z: dz / (3 * z * z),
-    g_sin: lambda dz, x, z: dz * math.cos(x),
-    g_cos: lambda dz, x, z: -dz * math.sin(x),
-    g_tan: lambda dz, x, z: dz * (1 + z * z),
-    g_arcsin: lambda dz, x, z: dz / math.sqrt(1 - x * x),
-    g_arccos: lambda dz, x, z: -dz / math.sqrt(1 - x * x),
-    g_arctan: lambda dz, x, z: dz / (1 + x * x),
-    g_sinh: lambda dz, x, z: dz * math.cosh(x),
-    g_cosh: lambda dz, x, z: dz * math.sinh(x),
-    g_tanh: lambda dz, x, z: dz * (1 - z * z),
-    g_arcsinh: lambda dz, x, z: dz / math.sqrt(x * x + 1),
-    g_arccosh: lambda dz, x, z: dz / math.sqrt(x * x - 1),
-    g_arctanh: lambda dz, x, z: dz / (1 - x * x),
-    g_square: lambda dz, x, z: dz * (2 * x),
-    g_reciprocal: lambda dz, x, z: -dz * (z * z),
-    g_deg2rad: lambda dz, x, z: dz * (math.pi / 180),
-    g_rad2deg: lambda dz, x, z: dz * (180 / math.pi),
-    g_erf: lambda dz, x, z: dz * _SQRT_PI_2 * math.exp(-x * x),
-    g_erfc: lambda dz, x, z: -dz * _SQRT_PI_2 * math.exp(-x * x),
-    g_abs: _f_abs,
-    g_gamma: lambda dz, x, z: dz * z * digamma(x),
-    g_lgamma: lambda dz, x, z: dz * digamma(x),
-    g_conj: lambda dz, x, z: dz,
-}
-
-FLOAT_BINARY: dict[BinaryGrad, FloatBinary] = {
-    g_first: lambda dz, x, y, z: dz,
-    g_negate2: lambda dz, x, y, z: -dz,
-    g_times_y: lambda dz, x, y, z: dz * y,
-    g_times_x: lambda dz, x, y, z: dz * x,
-    g_over_y: lambda dz, x, y, z: dz / y,
-    g_quotient_y: lambda dz, x, y, z: -dz * (z / y),
-    g_mod_y: lambda dz, x, y, z: -dz * (x // y),
-    g_fmod_y: lambda dz, x, y, z: -dz * math.trunc(x / y),
-    g_pow_x: lambda dz, x, y, z: dz * (0.0 if y == 0 else y * x ** (y - 1)),
-    g_pow_y: lambda dz, x, y, z: dz * (0.0 if x == 0 else z * math.log(abs(x))),
-    g_remainder_y: lambda dz, x, y, z: -dz * round((x - z) / y),
-    g_copysign_x: lambda dz, x, y, z: (
-        dz * math.copysign(1.0, x) * math.copysign(1.0, y) if x != 0 else dz * 0.0
-    ),
-    g_ldexp_x: lambda dz, x, i, z: dz * math.ldexp(1.0, i),
-    g_atan2_y: lambda dz, y, x, z: dz * x / (x * x + y * y),
-    g_atan2_x: lambda dz, y, x, z: -dz * y / (x * x + y * y),
-}

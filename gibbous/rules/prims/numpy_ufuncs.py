@@ -16,6 +16,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules import formulas as F
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     ANY,
@@ -44,65 +45,14 @@ from gibbous.rules.tangents import CoDual
 # Tables
 
 
-def g_arccosh(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    """1 / (sqrt(x - 1) sqrt(x + 1)): the derivative on NumPy's branch of arccosh.
-    ``elementwise.g_arccosh``'s 1 / sqrt(x^2 - 1) has the opposite sign for complex x with a
-    negative real part (the two agree for real x > 1)."""
-    return g / conj(np.sqrt(x - 1) * np.sqrt(x + 1))
-
-
 UNARY: dict[np.ufunc, E.UnaryGrad] = {
-    np.negative: E.g_negate,
-    np.positive: E.g_same,
-    np.exp: E.g_exp,
-    np.exp2: E.g_exp2,
-    np.expm1: E.g_expm1,
-    np.log: E.g_log,
-    np.log2: E.g_log2,
-    np.log10: E.g_log10,
-    np.log1p: E.g_log1p,
-    np.sqrt: E.g_sqrt,
-    np.cbrt: E.g_cbrt,
-    np.square: E.g_square,
-    np.reciprocal: E.g_reciprocal,
-    np.sin: E.g_sin,
-    np.cos: E.g_cos,
-    np.tan: E.g_tan,
-    np.arcsin: E.g_arcsin,
-    np.arccos: E.g_arccos,
-    np.arctan: E.g_arctan,
-    np.sinh: E.g_sinh,
-    np.cosh: E.g_cosh,
-    np.tanh: E.g_tanh,
-    np.arcsinh: E.g_arcsinh,
-    np.arccosh: g_arccosh,
-    np.arctanh: E.g_arctanh,
-    np.deg2rad: E.g_deg2rad,
-    np.rad2deg: E.g_rad2deg,
-    np.absolute: E.g_abs,  # also np.abs
-    np.fabs: E.g_abs,
-    np.conjugate: E.g_conj,  # also np.conj
+    getattr(np, ufunc): E.UNARY[name] for ufunc, name in F.UFUNCS_UNARY.items()
 }
 # The same ufuncs under their other names, where they are other objects.
 UNARY_ALIASES: dict[np.ufunc, np.ufunc] = {np.radians: np.deg2rad, np.degrees: np.rad2deg}
 
 BINARY: dict[np.ufunc, tuple[E.BinaryGrad | None, E.BinaryGrad | None]] = {
-    np.add: (E.g_first, E.g_first),
-    np.subtract: (E.g_first, E.g_negate2),
-    np.multiply: (E.g_times_y, E.g_times_x),
-    np.divide: (E.g_over_y, E.g_quotient_y),  # also np.true_divide
-    np.power: (E.g_pow_x, E.g_pow_y),
-    np.float_power: (E.g_pow_x, E.g_pow_y),
-    np.remainder: (E.g_first, E.g_mod_y),  # also np.mod
-    np.fmod: (E.g_first, E.g_fmod_y),
-    np.maximum: (E.g_max_x, E.g_max_y),
-    np.minimum: (E.g_min_x, E.g_min_y),
-    np.fmax: (E.g_max_x, E.g_max_y),
-    np.fmin: (E.g_min_x, E.g_min_y),
-    np.arctan2: (E.g_atan2_y, E.g_atan2_x),
-    np.hypot: (E.g_hypot_x, E.g_hypot_y),
-    np.logaddexp: (E.g_logaddexp_x, E.g_logaddexp_y),
-    np.logaddexp2: (E.g_logaddexp2_x, E.g_logaddexp2_y),
+    getattr(np, ufunc): (E.BINARY[gx], E.BINARY[gy]) for ufunc, (gx, gy) in F.UFUNCS_BINARY.items()
 }
 
 # Piecewise constant or boolean: no derivative anywhere it exists.

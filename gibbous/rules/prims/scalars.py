@@ -131,18 +131,7 @@ for _fn in MATH_ZERO:
 zero_derivative(math.isclose, NUMBER, NUMBER, ...)  # and rel_tol=, abs_tol=
 
 
-def _g_log_base_x(g: t.Any, x: t.Any, b: t.Any, z: t.Any) -> t.Any:
-    return g / (x * np.log(b))
-
-
-def _g_log_base_b(g: t.Any, x: t.Any, b: t.Any, z: t.Any) -> t.Any:
-    # log(x) / log(b): d/db = -log(x) / (b log(b)**2) = -z / (b log(b))
-    return -g * z / (b * np.log(b))
-
-
-E.FLOAT_BINARY[_g_log_base_x] = lambda dz, x, b, z: dz / (x * math.log(b))
-E.FLOAT_BINARY[_g_log_base_b] = lambda dz, x, b, z: -dz * z / (b * math.log(b))
-E.register_all([math.log], E.binary_rule(_g_log_base_x, _g_log_base_b), E.SCALAR_BINARY)
+E.register_all([math.log], E.binary_rule(E.g_log_base_x, E.g_log_base_y), E.SCALAR_BINARY)
 
 
 @primitive(math.hypot, NUMBER, ...)

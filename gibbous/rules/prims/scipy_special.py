@@ -20,6 +20,8 @@ import scipy.special as sps
 
 from gibbous.ir import types as T
 from gibbous.ir.purity import register_pure_array_function
+from gibbous.rules import formulas as F
+from gibbous.rules import render as R
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     CD,
@@ -27,7 +29,6 @@ from gibbous.rules.prims.common import (
     NUMERIC,
     RuleResult,
     bind,
-    conj,
     cotangent,
     needs,
     new_fdata,
@@ -52,127 +53,10 @@ from gibbous.rules.typerules_numbers import elementwise
 from gibbous.rules.typerules_numpy import DataArgs, sampled_numpy
 
 # --------------------------------------------------------------------------------------------
-# scipy.special: ufuncs (gradient functions as in ``elementwise``: g is the cotangent)
+# scipy.special: ufuncs, their gradients the formulas of ``gibbous.rules.formulas`` rendered
+# with SciPy's functions (g is the cotangent, as in ``elementwise``)
 
-_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
-
-
-def g_expit(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * (z * (1 - z))
-
-
-def g_logit(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g / (x * (1 - x))
-
-
-def g_gammaln(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * sps.digamma(x)
-
-
-def g_digamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    # polygamma(1, x) is zeta(2, x); the ufunc keeps scalars scalars (polygamma makes arrays).
-    return g * sps.zeta(2.0, x)
-
-
-def g_erf(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(_TWO_OVER_SQRT_PI * np.exp(-x * x))
-
-
-def g_erfc(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return -g * conj(_TWO_OVER_SQRT_PI * np.exp(-x * x))
-
-
-# xlogy(x, y) = x log(y) and xlog1py(x, y) = x log1p(y) are 0 wherever x == 0, whatever y: so
-# y gets no gradient there.  At x == 0 with log(y) = -inf (y == 0, or y == -1 for xlog1py) the
-# function is not differentiable in x (0 at x == 0, -inf elsewhere); x gets 0 there.
-
-
-def g_xlogy_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * conj(zero_where((x == 0) & (y == 0), np.log(y)))
-
-
-def g_xlogy_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * conj(zero_where(x == 0, x / y))
-
-
-def g_xlog1py_x(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * conj(zero_where((x == 0) & (y == -1), np.log1p(y)))
-
-
-def g_xlog1py_y(g: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * conj(zero_where(x == 0, x / (1 + y)))
-
-
-def g_polygamma_x(g: t.Any, n: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * sps.polygamma(np.add(n, 1), x)
-
-
-# The normal distribution's functions: ndtr is its CDF Phi, log_ndtr log Phi, ndtri Phi^-1.
-# log_ndtr's derivative phi / Phi is written exp(-x^2 / 2 - log Phi(x)) / sqrt(2 pi), which
-# stays finite far into the lower tail, where phi and Phi both underflow.
-
-_SQRT_2PI = math.sqrt(2 * math.pi)
-_HALF_SQRT_PI = math.sqrt(math.pi) / 2
 _HALF_LOG_2PI = math.log(2 * math.pi) / 2
-
-
-def normal_pdf(x: t.Any) -> t.Any:
-    """The standard normal density ``phi(x)``."""
-    return np.exp(-x * x / 2) / _SQRT_2PI
-
-
-def normal_hazard(x: t.Any, log_cdf: t.Any) -> t.Any:
-    """``phi(x) / Phi(x)``, given ``log Phi(x)``: the derivative of ``log_ndtr`` at ``x``."""
-    return np.exp(-x * x / 2 - log_cdf) / _SQRT_2PI
-
-
-def g_ndtr(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(normal_pdf(x))
-
-
-def g_log_ndtr(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(normal_hazard(x, z))
-
-
-def g_ndtri(g: t.Any, p: t.Any, z: t.Any) -> t.Any:
-    return g * (_SQRT_2PI * np.exp(z * z / 2))
-
-
-def g_erfcx(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(2 * x * z - _TWO_OVER_SQRT_PI)
-
-
-def g_erfinv(g: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return g * (_HALF_SQRT_PI * np.exp(z * z))
-
-
-def g_erfcinv(g: t.Any, y: t.Any, z: t.Any) -> t.Any:
-    return -g * (_HALF_SQRT_PI * np.exp(z * z))
-
-
-def g_gamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(z * sps.digamma(x))
-
-
-def g_loggamma(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * conj(sps.digamma(x))
-
-
-def g_beta_a(g: t.Any, a: t.Any, b: t.Any, z: t.Any) -> t.Any:
-    return g * z * (sps.digamma(a) - sps.digamma(np.add(a, b)))
-
-
-def g_beta_b(g: t.Any, a: t.Any, b: t.Any, z: t.Any) -> t.Any:
-    return g_beta_a(g, b, a, z)
-
-
-def g_betaln_a(g: t.Any, a: t.Any, b: t.Any, z: t.Any) -> t.Any:
-    # log |B(a, b)|: (log |f|)' = f' / f, so negative arguments too.
-    return g * (sps.digamma(a) - sps.digamma(np.add(a, b)))
-
-
-def g_betaln_b(g: t.Any, a: t.Any, b: t.Any, z: t.Any) -> t.Any:
-    return g_betaln_a(g, b, a, z)
 
 
 def choose(cond: t.Any, then: t.Any, otherwise: t.Any) -> t.Any:
@@ -221,12 +105,45 @@ def _as_float(df: t.Any) -> t.Any:
     return df.astype(float) if isinstance(df, np.ndarray) else float(df)
 
 
-def g_stdtr_df(g: t.Any, df: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * stdtr_ddf(df, x)
+def _t_pdf(u: t.Any, df: t.Any) -> t.Any:
+    return np.exp(t_logpdf(u, df))
 
 
-def g_stdtr_x(g: t.Any, df: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    return g * np.exp(t_logpdf(x, df))
+SCIPY: dict[str, t.Callable[..., t.Any]] = {
+    **E.NUMPY,
+    "digamma": sps.digamma,
+    # polygamma(1, x) is zeta(2, x); the ufunc keeps scalars scalars (polygamma makes arrays).
+    "trigamma": lambda x: sps.zeta(2.0, x),
+    "polygamma": sps.polygamma,
+    "stdtr_ddf": stdtr_ddf,
+    "t_pdf": _t_pdf,
+}
+
+
+def _grad(name: str, arity: int = 1) -> t.Any:
+    return R.numpy_pullback(f"g_{name}", (F.UNARY, F.BINARY)[arity - 1][name], arity, SCIPY)
+
+
+g_expit, g_logit, g_gammaln, g_digamma = map(_grad, ("expit", "logit", "lgamma", "digamma"))
+g_erf, g_erfc, g_ndtr, g_log_ndtr = map(_grad, ("erf", "erfc", "ndtr", "log_ndtr"))
+g_ndtri, g_erfcx, g_erfinv, g_erfcinv = map(_grad, ("ndtri", "erfcx", "erfinv", "erfcinv"))
+g_gamma, g_loggamma = _grad("gamma"), _grad("lgamma")
+g_xlogy_x, g_xlogy_y = _grad("xlogy_x", 2), _grad("xlogy_y", 2)
+g_xlog1py_x, g_xlog1py_y = _grad("xlog1py_x", 2), _grad("xlog1py_y", 2)
+g_beta_a, g_beta_b = _grad("beta_x", 2), _grad("beta_y", 2)
+g_betaln_a, g_betaln_b = _grad("betaln_x", 2), _grad("betaln_y", 2)
+g_polygamma_x = _grad("polygamma_y", 2)
+g_stdtr_df, g_stdtr_x = _grad("stdtr_x", 2), _grad("stdtr_y", 2)
+
+
+def normal_pdf(x: t.Any) -> t.Any:
+    """The standard normal density ``phi(x)``: ndtr's derivative."""
+    return g_ndtr(1.0, x, None)
+
+
+def normal_hazard(x: t.Any, log_cdf: t.Any) -> t.Any:
+    """``phi(x) / Phi(x)``, given ``log Phi(x)``: the derivative of ``log_ndtr`` at ``x``."""
+    return g_log_ndtr(1.0, x, log_cdf)
 
 
 # Complex arguments are refused by the rule where SciPy computes the function but the gradient

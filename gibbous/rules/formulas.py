@@ -1,0 +1,276 @@
+"""Elementwise derivatives, each written once, as data.
+
+A *formula* is the gradient of one operand of an elementwise function, ``g * conj(f'(x))``
+for a holomorphic ``f`` (docs/tangents.md), written in a tiny vocabulary: the cotangent ``g``,
+the operands ``x`` and ``y``, the result ``z``; numbers; ``+ - * / **``, negation, ``conj``,
+comparisons, ``where`` and calls of named elementwise functions (``cos``, ``digamma``...).
+Python's operators build the tree, so a formula reads as the derivative does, evaluated in the
+order Python would evaluate it (the renderings keep that order, hence their numbers).
+
+The table is rendered, once, at import, into every form a rule needs:
+
+* ``gibbous.rules.render.numpy_pullback``: a Python function of NumPy values (scalars or
+  arrays), compiled from source;
+* ``gibbous.rules.render.float_pullback``: the same on Python floats, with ``math``; it raises
+  at a singular point (the rule then falls back to the NumPy form, which gives inf or nan);
+* ``gibbous.rules.render.inline_adjoint``: the arithmetic written into a reverse program
+  (``gibbous.rules.inline``);
+* ``gibbous.rules.render.kernel``: a partial that writes into a buffer with ``out=``
+  (``gibbous.rules.inplace``: allocation-free pullbacks).
+
+A function name means what the rendering's namespace says it means (``cos`` is ``np.cos`` or
+``math.cos``), so a formula names the mathematical function, and a new rendering (forward mode,
+say) is one more interpreter of this table, not sixty formulas rewritten.  Ties and singular
+points are part of the formula (``where``), so every rendering has the same conventions.
+"""
+
+from __future__ import annotations
+
+import math
+import typing as t
+
+import attrs
+
+Number = t.Union[int, float]
+
+
+def _infix(op: str, reflected: bool = False) -> t.Callable[[Expr, Operand], Expr]:
+    def method(self: Expr, other: Operand) -> Expr:
+        return Expr(op, (lift(other), self) if reflected else (self, lift(other)))
+
+    return method
+
+
+@attrs.frozen
+class Expr:
+    """A node: ``op`` is ``var`` (``name`` is g, x, y or z), ``const`` (``value``), ``call``
+    (``name`` is the function), or an operator: ``+ - * / ** // neg conj where == > < &``."""
+
+    op: str
+    args: tuple[Expr, ...] = ()
+    name: str = ""
+    value: Number = 0
+
+    __add__, __radd__ = _infix("+"), _infix("+", reflected=True)
+    __sub__, __rsub__ = _infix("-"), _infix("-", reflected=True)
+    __mul__, __rmul__ = _infix("*"), _infix("*", reflected=True)
+    __truediv__, __rtruediv__ = _infix("/"), _infix("/", reflected=True)
+    __floordiv__, __pow__ = _infix("//"), _infix("**")
+
+    def __neg__(self) -> Expr:
+        return Expr("neg", (self,))
+
+    def __and__(self, other: Expr) -> Expr:
+        return Expr("&", (self, other))
+
+    def eq(self, other: Operand) -> Expr:
+        return Expr("==", (self, lift(other)))
+
+    def variables(self) -> set[str]:
+        if self.op == "var":
+            return {self.name}
+        return set().union(*[a.variables() for a in self.args])
+
+    def calls(self) -> set[str]:
+        own = {self.name} if self.op == "call" else set()
+        return own.union(*[a.calls() for a in self.args])
+
+    def ops(self) -> set[str]:
+        return {self.op}.union(*[a.ops() for a in self.args])
+
+
+Operand = t.Union[Expr, int, float]
+
+
+def lift(v: Operand) -> Expr:
+    return v if isinstance(v, Expr) else Expr("const", value=v)
+
+
+def fn(name: str) -> t.Callable[..., Expr]:
+    def call(*args: Operand) -> Expr:
+        return Expr("call", tuple(lift(a) for a in args), name)
+
+    return call
+
+
+def conj(e: Expr) -> Expr:
+    return Expr("conj", (e,))
+
+
+def where(cond: Expr, then: Operand, otherwise: Operand) -> Expr:
+    return Expr("where", (cond, lift(then), lift(otherwise)))
+
+
+def greater(a: Expr, b: Expr) -> Expr:
+    return Expr(">", (a, b))
+
+
+def less(a: Expr, b: Expr) -> Expr:
+    return Expr("<", (a, b))
+
+
+g, x, y, z = (Expr("var", name=n) for n in "gxyz")
+
+cos, sin, cosh, sinh, sqrt, exp, exp2, log, log1p, trunc, rint, copysign, ldexp = map(
+    fn, "cos sin cosh sinh sqrt exp exp2 log log1p trunc rint copysign ldexp".split()
+)
+digamma, trigamma, polygamma, zeta = map(fn, "digamma trigamma polygamma zeta".split())
+# Named here for what they mean at a branch or a singular point:
+unit = fn("unit")  # x / |x|, 0 at 0: the sign of a real number
+real_log = fn("real_log")  # log |x| of a real x (d/dy Re(x**y) at a negative base), log x else
+lift_base = fn("lift_base")  # x, complex where x**y is (a negative Python float to a fraction)
+stdtr_ddf, t_pdf = fn("stdtr_ddf"), fn("t_pdf")
+
+LN2 = math.log(2.0)
+LN10 = math.log(10.0)
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+SQRT_2PI = math.sqrt(2 * math.pi)
+HALF_SQRT_PI = math.sqrt(math.pi) / 2
+
+
+def ties(a: Expr, b: Expr, wins: t.Callable[[Expr, Expr], Expr]) -> Expr:
+    """1 where ``a`` is chosen, 1/2 at a tie: the mean of the two one-sided derivatives, which
+    is what a central difference measures there."""
+    return where(wins(a, b), 1.0, where(a.eq(b), 0.5, 0.0))
+
+
+def ratio(a: Expr, b: Expr) -> Expr:
+    """a / b, 0 where b == 0 (the gradient of a norm at the origin: a subgradient); the
+    division by 1 there keeps it from warning."""
+    return where(b.eq(0), 0, a / where(b.eq(0), 1, b))
+
+
+# --------------------------------------------------------------------------------------------
+# The table: gradients of one-operand functions (of g, x, z) ...
+
+UNARY: dict[str, Expr] = {
+    "same": g,
+    "negate": -g,
+    "conj": conj(g),
+    "exp": g * conj(z),
+    "exp2": g * conj(z) * LN2,
+    "expm1": g * conj(z + 1),
+    "log": g / conj(x),
+    "log2": g / (conj(x) * LN2),
+    "log10": g / (conj(x) * LN10),
+    "log1p": g / conj(1 + x),
+    "sqrt": g / conj(2 * z),
+    "cbrt": g / conj(3 * z * z),
+    "square": g * conj(2 * x),
+    "reciprocal": -g * conj(z * z),
+    "sin": g * conj(cos(x)),
+    "cos": -g * conj(sin(x)),
+    "tan": g * conj(1 + z * z),
+    "arcsin": g / conj(sqrt(1 - x * x)),
+    "arccos": -g / conj(sqrt(1 - x * x)),
+    "arctan": g / conj(1 + x * x),
+    "sinh": g * conj(cosh(x)),
+    "cosh": g * conj(sinh(x)),
+    "tanh": g * conj(1 - z * z),
+    "arcsinh": g / conj(sqrt(x * x + 1)),
+    # Not sqrt(x * x - 1): that has the opposite sign on NumPy's branch for Re(x) < 0.
+    "arccosh": g / conj(sqrt(x - 1) * sqrt(x + 1)),
+    "arctanh": g / conj(1 - x * x),
+    "deg2rad": g * (math.pi / 180),
+    "rad2deg": g * (180 / math.pi),
+    "abs": g * unit(x),  # not holomorphic: no conj; a subgradient 0 at 0
+    "erf": g * conj(TWO_OVER_SQRT_PI * exp(-x * x)),
+    "erfc": -g * conj(TWO_OVER_SQRT_PI * exp(-x * x)),
+    "gamma": g * conj(z * digamma(x)),
+    "lgamma": g * conj(digamma(x)),  # also log|gamma|: (log|f|)' = f'/f
+    # SciPy's
+    "expit": g * (z * (1 - z)),
+    "logit": g / (x * (1 - x)),
+    "digamma": g * trigamma(x),
+    # The normal distribution: ndtr is its CDF Phi, log_ndtr log Phi (whose derivative
+    # phi / Phi is written to stay finite far into the lower tail), ndtri Phi^-1.
+    "ndtr": g * conj(exp(-x * x / 2) / SQRT_2PI),
+    "log_ndtr": g * conj(exp(-x * x / 2 - z) / SQRT_2PI),
+    "ndtri": g * (SQRT_2PI * exp(z * z / 2)),
+    "erfcx": g * conj(2 * x * z - TWO_OVER_SQRT_PI),
+    "erfinv": g * (HALF_SQRT_PI * exp(z * z)),
+    "erfcinv": -g * (HALF_SQRT_PI * exp(z * z)),
+}
+
+# ... and of two-operand functions (of g, x, y, z), by function and operand.
+
+def _beta(a: Expr, b: Expr) -> Expr:
+    return digamma(a) - digamma(a + b)
+
+
+BINARY: dict[str, Expr] = {
+    "first": g,
+    "negate": -g,
+    "times_y": g * conj(y),
+    "times_x": g * conj(x),
+    "over_y": g / conj(y),
+    "quotient_y": -g * conj(z / y),  # -x / y**2 as -z / y: no square to overflow
+    "mod_y": -g * (x // y),  # x % y = x - y * (x // y), the quotient locally constant
+    "fmod_y": -g * trunc(x / y),
+    "remainder_y": -g * rint((x - z) / y),  # IEEE: x - n y, n the integer nearest x / y
+    # |x| sign(y): the sign of y by copysign, which sees -0.0; a subgradient at x == 0
+    "copysign_x": g * unit(x) * copysign(1.0, y),
+    "ldexp_x": g * ldexp(1.0, y),
+    # y x**(y-1), 0 where y == 0 (x**(y-1) would be inf at x == 0)
+    "pow_x": g * conj(where(y.eq(0), 0, y * lift_base(x, z) ** (y - 1))),
+    "pow_y": g * conj(where(x.eq(0), 0, z * real_log(lift_base(x, z)))),
+    "max_x": g * ties(x, y, greater),
+    "max_y": g * ties(y, x, greater),
+    "min_x": g * ties(x, y, less),
+    "min_y": g * ties(y, x, less),
+    "atan2_y": g * y / (y * y + x * x),  # atan2(y, x): the first operand is y
+    "atan2_x": -g * x / (y * y + x * x),
+    "hypot_x": g * ratio(x, z),
+    "hypot_y": g * ratio(y, z),
+    "logaddexp_x": g * exp(x - z),
+    "logaddexp_y": g * exp(y - z),
+    "logaddexp2_x": g * exp2(x - z),
+    "logaddexp2_y": g * exp2(y - z),
+    "log_base_x": g / (x * log(y)),  # math.log(x, base)
+    "log_base_y": -g * z / (y * log(y)),
+    # SciPy's.  xlogy(x, y) = x log(y) is 0 wherever x == 0: y gets nothing there, and x gets 0
+    # where log(y) = -inf (not differentiable: 0 at x == 0, -inf beside).
+    "xlogy_x": g * conj(where(x.eq(0) & y.eq(0), 0, log(y))),
+    "xlogy_y": g * conj(where(x.eq(0), 0, x / y)),
+    "xlog1py_x": g * conj(where(x.eq(0) & y.eq(-1), 0, log1p(y))),
+    "xlog1py_y": g * conj(where(x.eq(0), 0, x / (1 + y))),
+    "beta_x": g * z * _beta(x, y),
+    "beta_y": g * z * _beta(y, x),
+    "betaln_x": g * _beta(x, y),  # log|B|: (log|f|)' = f'/f
+    "betaln_y": g * _beta(y, x),
+    "polygamma_y": g * polygamma(x + 1, y),
+    "stdtr_x": g * stdtr_ddf(x, y),  # stdtr(df, x): the first operand is df
+    "stdtr_y": g * t_pdf(y, x),
+}
+
+
+# Which formulas NumPy's ufuncs take, by name: for arrays and scalars (``numpy_ufuncs``) and
+# with ``out=`` (``inplace``).
+_SAME_NAMES = """exp exp2 expm1 log log2 log10 log1p sqrt cbrt square reciprocal sin cos tan arcsin
+    arccos arctan sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg"""
+UFUNCS_UNARY: dict[str, str] = {
+    **{name: name for name in _SAME_NAMES.split()},
+    "negative": "negate",
+    "positive": "same",
+    "absolute": "abs",  # also np.abs
+    "fabs": "abs",
+    "conjugate": "conj",  # also np.conj
+}
+UFUNCS_BINARY: dict[str, tuple[str, str]] = {
+    "add": ("first", "first"),
+    "subtract": ("first", "negate"),
+    "multiply": ("times_y", "times_x"),
+    "divide": ("over_y", "quotient_y"),  # also np.true_divide
+    "power": ("pow_x", "pow_y"),
+    "float_power": ("pow_x", "pow_y"),
+    "remainder": ("first", "mod_y"),  # also np.mod
+    "fmod": ("first", "fmod_y"),
+    "maximum": ("max_x", "max_y"),
+    "minimum": ("min_x", "min_y"),
+    "fmax": ("max_x", "max_y"),
+    "fmin": ("min_x", "min_y"),
+    "arctan2": ("atan2_y", "atan2_x"),
+    "hypot": ("hypot_x", "hypot_y"),
+    "logaddexp": ("logaddexp_x", "logaddexp_y"),
+    "logaddexp2": ("logaddexp2_x", "logaddexp2_y"),
+}
