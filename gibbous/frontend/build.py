@@ -7,6 +7,11 @@ jump passes them along.  Block arguments that turn out trivial (every predecesso
 same value) are removed afterwards, to a fixpoint.  A local is ``runtime.UNBOUND`` until it is
 bound; a read that may see it goes through ``runtime.check_bound``, which raises
 UnboundLocalError as CPython does.
+
+The builder keeps the blocks, the stack and the locals, and dispatches on each operation; the
+longer handlers live in modules of their own, as functions of the builder: ``control`` (how a
+block ends), ``calls`` (names, attributes, calls, functions made), ``containers`` (literals,
+unpacking) and ``generators`` (generator functions lowered to resume functions).
 """
 
 from __future__ import annotations
@@ -17,28 +22,22 @@ import operator
 import types
 import typing as t
 
-import attrs
 import numpy as np
 
 from gibbous.frontend import blocks as B
-from gibbous.frontend import checks
+from gibbous.frontend import calls, checks, containers, control, generators
 from gibbous.frontend import ops as O
 from gibbous.ir import runtime as R
-from gibbous.frontend.decode import Decoded, Handler, decode_ops, exception_table
+from gibbous.frontend.decode import Handler, decode_ops, exception_table
+from gibbous.frontend.entries import NULL, Entry, Null, Pending, constant_value
 from gibbous.frontend.errors import FrontendInternalError, UnsupportedConstructError
 from gibbous.frontend.ssa import remove_trivial_arguments
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Block, Call, Constant, Function, Location, Result, Value
-from gibbous.ir.exceptions import caught, throw
+from gibbous.ir.core import Block, Constant, Function, Location, Result, Value
+from gibbous.ir.exceptions import caught
 from gibbous.ir import names
 from gibbous.ir.printer import format_constant
 from gibbous.ir.types import ANY
-
-# Calls whose result is already a bool: a branch on them needs no operator.truth.
-_BOOL_RESULTS: frozenset[object] = frozenset(
-    {operator.truth, operator.not_, operator.is_, operator.is_not, operator.contains,
-     builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, R.is_stop}
-)
 
 
 # Calls that cannot raise (but on running out of memory): no handler edge for them.
@@ -46,38 +45,6 @@ _NO_RAISE: frozenset[object] = frozenset(
     {R.make_tuple, R.make_list, R.make_cell, R.closure_cell, R.is_stop, caught, t.cast,
      operator.is_, operator.is_not, R.load_frame, R.save_frame}
 )
-
-
-class _Null:
-    """CPython's NULL stack marker: a slot that holds no value."""
-
-    def __repr__(self) -> str:
-        return "NULL"
-
-
-NULL = _Null()
-
-
-@attrs.define(eq=False)
-class _Pending:
-    """A function being made: MakeFunction, then its SetFunctionAttributes (flag -> value)."""
-
-    code: Value
-    loc: Location
-    attributes: dict[int, Value] = attrs.field(factory=dict)
-
-
-Entry = t.Union[Value, _Null, _Pending]
-
-
-def _constant_value(v: Value) -> object:
-    if not isinstance(v, Constant):
-        raise AssertionError(f"expected a constant, got {v!r}")
-    return v.value
-
-
-def _callee_value(call: Call) -> object:
-    return call.callee.value if isinstance(call.callee, Constant) else None
 
 
 class FunctionBuilder:
@@ -131,7 +98,7 @@ class FunctionBuilder:
         _make_printable(value, hint)
         return Constant(value)
 
-    def _owner(self) -> Constant:
+    def owner(self) -> Constant:
         return self.const(self.fn, self.fn.__qualname__)
 
     # --- the stack ---------------------------------------------------------------------------
@@ -143,9 +110,9 @@ class FunctionBuilder:
         return self.stack.pop()
 
     def value(self, entry: Entry) -> Value:
-        if isinstance(entry, _Pending):
-            return self._make_function(entry)
-        if isinstance(entry, _Null):
+        if isinstance(entry, Pending):
+            return calls.make_function(self, entry)
+        if isinstance(entry, Null):
             raise AssertionError("a NULL stack slot used as a value")
         return entry
 
@@ -212,59 +179,16 @@ class FunctionBuilder:
             self.values = self.call(R.make_list, name="values")
         if has_preds and not self.resume:
             self.stack, self.locals = [], initial
-            self.b.jump(self.ir_blocks[first.index], *self._edge_args(first))
+            self.b.jump(self.ir_blocks[first.index], *self.edge_args(first))
         for block in analysis.reachable:
             self._build_block(block, initial if self.ir_blocks[block.index] is self.func.entry
                               else None)
         if self.resume:
-            self._dispatch(first, initial)
+            generators.dispatch(self, first, initial)
         remove_trivial_arguments(self.func, self.protected)
         checks.lazy_generator_expressions(self.func)
         return self.func
 
-    # --- generators, lowered (resume mode) ---------------------------------------------------
-
-    def _yield(self, block: B.Block) -> None:
-        """``yield v``: save what the code after it needs in the frame, and return ``v``; the
-        dispatch at the entry jumps there with the frame's values when resumed."""
-        value = self.pop_value()
-        self.push(self.const(None))  # what iteration sends in; a placeholder while saving
-        succ = self._fall(block)
-        args = self._edge_args(succ)
-        sent = sum(s is not B.Slot.NULL for s in succ.entry_stack or ()) - 1
-        label = len(self.continuations) + 1
-        frame = self.func.args[0]
-        self.call(R.save_frame, frame, label, *(a for i, a in enumerate(args) if i != sent))
-        self.continuations.append((label, self.ir_blocks[succ.index], sent, len(args)))
-        self.b.ret(value)
-
-    def _dispatch(self, first: B.Block, initial: dict[str, Value]) -> None:
-        """The entry of a resume function: load the frame, and go where the generator
-        stopped: to its start with its arguments (label 0), after a yield with the values
-        saved there, or nowhere if it finished (``STOP``)."""
-        self.b.at_end(self.func.entry)
-        self.b.loc = Location(self.file, self.code.co_firstlineno)
-        self.handler = None
-        loaded = self.call(R.load_frame, self.func.args[0], name="loaded")
-        label = self.call(operator.getitem, loaded, 0, name="label")
-        saved = self.call(operator.getitem, loaded, 1, name="saved")
-        arms = [(0, self.ir_blocks[first.index], 0, 0)]
-        arms += [(k, block, sent, n) for k, block, sent, n in self.continuations]
-        for k, block, sent, n in arms:
-            here, rest = self.func.add_block(), self.func.add_block()
-            self.b.branch(self.call(operator.eq, label, k), here, [], rest, [])
-            self.b.at_end(here)
-            if k == 0:  # the start, with the arguments
-                self.stack, self.locals = [], dict(initial)
-                for i, name in enumerate(self.arg_names):
-                    self.locals[name] = self.call(operator.getitem, saved, i, name=name)
-                args = self._edge_args(first)
-            else:  # the values saved at yield k, and what iteration sends in
-                args = [self.call(operator.getitem, saved, i) for i in range(n - 1)]
-                args.insert(sent, self.const(None))
-            self.b.jump(block, *args)
-            self.b.at_end(rest)
-        self.b.ret(self.const(R.STOP))  # finished: every next stops
 
     def _new_block(self, block: B.Block) -> Block:
         ir = self.func.add_block()
@@ -287,7 +211,7 @@ class FunctionBuilder:
     def _live_in(self, block: B.Block) -> list[str]:
         return [n for n in self.local_names if n in block.live_in]
 
-    def _edge_args(self, target: B.Block) -> list[Value]:
+    def edge_args(self, target: B.Block) -> list[Value]:
         """The values passed to ``target``: its stack slots, then its live locals."""
         assert target.entry_stack is not None
         if target.index in self.analysis.handler_of:
@@ -324,125 +248,22 @@ class FunctionBuilder:
             self.hint = self._hint(k)
             self.handler = self.analysis.cover.get(k)
             if k == block.stop - 1 and isinstance(d.op, O.JUMPS + O.ENDS):
-                self._terminate(block, d)
+                control.terminate(self, block, d)
                 self.handler = None
                 return
             if self.resume and isinstance(d.op, O.Yield):
-                self._yield(block)
+                generators.yield_value(self, block)
                 self.handler = None
                 return
             self._op(k, d.op)
         self.handler = None
         succ = self.analysis.blocks[block.edges[0][0]]
-        self.b.jump(self.ir_blocks[succ.index], *self._edge_args(succ))
+        self.b.jump(self.ir_blocks[succ.index], *self.edge_args(succ))
 
     def _hint(self, k: int) -> str | None:
         ops = self.analysis.ops
         nxt = ops[k + 1].op if k + 1 < len(ops) else None
         return nxt.name if isinstance(nxt, (O.StoreFast, O.StoreDeref)) else None
-
-    # --- terminators -------------------------------------------------------------------------
-
-    def _target(self, offset: int) -> B.Block:
-        return self.analysis.block_at(offset)
-
-    def _fall(self, block: B.Block) -> B.Block:
-        return self.analysis.blocks[block.index + 1]
-
-    def _truth(self, x: Value) -> Value:
-        if isinstance(x, Result) and any(f is _callee_value(x.op) for f in _BOOL_RESULTS):
-            return x
-        return self.call(operator.truth, x)
-
-    def _branch(self, cond: Value, when_true: B.Block, true_args: list[Value],
-                when_false: B.Block, false_args: list[Value]) -> None:
-        self.b.branch(cond, self.ir_blocks[when_true.index], true_args,
-                      self.ir_blocks[when_false.index], false_args)
-
-    def _terminate(self, block: B.Block, d: Decoded) -> None:
-        match d.op:
-            case O.Jump(target=target):
-                succ = self._target(target)
-                self.b.jump(self.ir_blocks[succ.index], *self._edge_args(succ))
-            case O.Return() if self.resume:  # the generator finished (its value is lost)
-                self.pop_value()
-                self.call(R.save_frame, self.func.args[0], -1)
-                self.b.ret(self.const(R.STOP))
-            case O.Return():
-                value = self.pop_value()
-                self.b.ret(self.values if self.values is not None else value)
-            case O.Raise(argc=argc):
-                self._raise(argc, self.analysis.handled.get(self.analysis.ops.index(d)))
-            case O.Reraise():
-                self._throw(self.pop_value())
-            case O.PopJumpIf(value=value, target=target, none_check=none_check):
-                x = self.pop_value()
-                cond = self.call(operator.is_, x, None) if none_check else self._truth(x)
-                jump, fall = self._target(target), self._fall(block)
-                jump_args, fall_args = self._edge_args(jump), self._edge_args(fall)
-                if value:
-                    self._branch(cond, jump, jump_args, fall, fall_args)
-                else:
-                    self._branch(cond, fall, fall_args, jump, jump_args)
-            case O.JumpIfOrPop(value=value, target=target):
-                cond = self._truth(self.peek_value(1))
-                jump = self._target(target)
-                jump_args = self._edge_args(jump)
-                self.pop()
-                fall = self._fall(block)
-                fall_args = self._edge_args(fall)
-                if value:
-                    self._branch(cond, jump, jump_args, fall, fall_args)
-                else:
-                    self._branch(cond, fall, fall_args, jump, jump_args)
-            case O.ForIter(exit=exit):
-                it = self.peek_value(1)
-                body = self._fall(block)
-                item = self.call(R.next_or_stop, it, name=self.hint)
-                done = self.call(R.is_stop, item)
-                self.push(item)
-                body_args = self._edge_args(body)
-                self.pop()
-                self.pop()
-                leave = self._target(exit)
-                self._branch(done, leave, self._edge_args(leave), body, body_args)
-                # The item stays a block argument of the body, for type inference to refine.
-                n_stack = sum(s is not B.Slot.NULL for s in body.entry_stack or ())
-                self.protected.add(id(self.ir_blocks[body.index].args[n_stack - 1]))
-            case _:
-                raise AssertionError(f"not a terminator: {d.op!r}")
-
-    def _raise(self, argc: int, handled: int | None) -> None:
-        exc: Value
-        if argc == 0:
-            if handled is None:
-                raise self.unsupported(
-                    "a bare 'raise' outside an except block",
-                    "raise an exception instance or class explicitly",
-                )
-            exc = self.value(self.stack[handled])  # the exception being handled
-        elif argc == 2:
-            cause = self.pop_value()
-            exc = self.call(R.exception_with_cause, self.pop_value(), cause)
-        else:
-            exc = self._exception(self.pop_value())
-        self._throw(exc)
-
-    def _throw(self, exc: Value) -> None:
-        """``raise exc``, into the handler that covers it if there is one."""
-        if self.handler is not None:
-            self.call(throw, exc)  # the normal side, never reached, raises as well
-        self.b.raise_(exc)
-
-    def _exception(self, exc: Value) -> Value:
-        def is_exception_class(v: object) -> bool:
-            return isinstance(v, type) and issubclass(v, BaseException)
-
-        if isinstance(exc, Constant) and is_exception_class(exc.value):
-            return self.call(exc)  # raise ValueError  ->  raise ValueError()
-        if isinstance(exc, Result) and is_exception_class(_callee_value(exc.op)):
-            return exc
-        return self.call(R.exception_instance, exc)
 
     # --- everything else ---------------------------------------------------------------------
 
@@ -468,14 +289,14 @@ class FunctionBuilder:
                     self.call(R.check_bound, self.locals.get(name, self.unbound), name)
                 self.locals[name] = self.unbound
             case O.LoadGlobal(name=name):
-                self._load_global(name)
+                calls.load_global(self, name)
             case O.MakeCell(name=name):
                 current = self.locals.get(name, self.unbound)
                 contents = () if current is self.unbound else (current,)
                 self.locals[name] = self.call(R.make_cell, *contents, name=f"{name}_cell")
             case O.CopyFreeVars():
                 for i, name in enumerate(self.code.co_freevars):
-                    self.locals[name] = self.call(R.closure_cell, self._owner(), i,
+                    self.locals[name] = self.call(R.closure_cell, self.owner(), i,
                                                   name=f"{name}_cell")
             case O.LoadDeref(name=name):
                 self.push(self.call(R.cell_get, self.locals[name], name, *self._free(name),
@@ -487,7 +308,7 @@ class FunctionBuilder:
             case O.PushNull():
                 self.push(NULL)
             case O.LoadAttr(name=name):
-                self._load_attr(name)
+                calls.load_attr(self, name)
             case O.StoreAttr(name=name):
                 obj = self.pop_value()
                 self.call(builtins.setattr, obj, name, self.pop_value())
@@ -505,7 +326,7 @@ class FunctionBuilder:
             case O.BuildSlice(n=n):
                 parts = self.pop_values(n)
                 if all(isinstance(p, Constant) for p in parts):
-                    self.push(self.const(slice(*(_constant_value(p) for p in parts))))
+                    self.push(self.const(slice(*(constant_value(p) for p in parts))))
                 else:
                     self.push_call(builtins.slice, *parts)
             case O.BinaryOp(fn=fn) | O.Compare(fn=fn):
@@ -525,24 +346,24 @@ class FunctionBuilder:
                 else:
                     self.push_call(operator.contains, container, item)
             case O.Call(argc=argc, kw=kw):
-                self._call(argc, kw)
+                calls.emit_call(self, argc, kw)
             case O.CallEx(has_kwargs=has_kwargs):
                 mapping = [self.pop_value()] if has_kwargs else []
                 sequence = self.pop_value()
                 method_self: list[Value] = []
-                callee = self._callee(method_self)
+                callee = calls.pop_callee(self, method_self)
                 if method_self:  # CPython always pushes NULL for f(*args)
                     raise AssertionError("CALL_FUNCTION_EX of a method and its self")
                 self.push_call(R.call_ex, callee, sequence, *mapping)
             case O.MakeFunction():
-                self.push(_Pending(self.pop_value(), Location(self.file, self.line)))
-                self._made_function(k)
+                self.push(Pending(self.pop_value(), Location(self.file, self.line)))
+                calls.made_function(self, k)
             case O.SetFunctionAttribute(flag=flag):
                 pending = self.pop()
-                assert isinstance(pending, _Pending)
+                assert isinstance(pending, Pending)
                 pending.attributes[flag] = self.pop_value()
                 self.push(pending)
-                self._made_function(k)
+                calls.made_function(self, k)
             case O.BuildTuple(n=n):
                 self.push_call(R.make_tuple, *self.pop_values(n))
             case O.BuildList(n=n):
@@ -552,7 +373,7 @@ class FunctionBuilder:
             case O.BuildMap(n=n):
                 self.push_call(R.make_dict, *self.pop_values(2 * n))
             case O.BuildConstKeyMap(n=n):
-                keys = t.cast(tuple[object, ...], _constant_value(self.pop_value()))
+                keys = t.cast(tuple[object, ...], constant_value(self.pop_value()))
                 values = self.pop_values(n)
                 pairs = [x for k, v in zip(keys, values) for x in (self.const(k), v)]
                 self.push_call(R.make_dict, *pairs)
@@ -566,7 +387,7 @@ class FunctionBuilder:
                 value, key = self.pop_value(), self.pop_value()
                 self.call(operator.setitem, self.peek_value(i), key, value)
             case O.ListExtend(i=i) | O.SetUpdate(i=i):
-                self._extend(k, op, i)
+                containers.extend(self, k, op, i)
             case O.DictUpdate(i=i):
                 other = self.pop_value()
                 self.call(dict.update, self.peek_value(i), other)
@@ -576,10 +397,10 @@ class FunctionBuilder:
             case O.ListToTuple():
                 self.push_call(builtins.tuple, self.pop_value())
             case O.UnpackSequence(n=n):
-                self._unpack(k, self.call(R.unpack, self.pop_value(), n), n)
+                containers.unpack(self, k, self.call(R.unpack, self.pop_value(), n), n)
             case O.UnpackEx(before=before, after=after):
                 packed = self.call(R.unpack_ex, self.pop_value(), before, after)
-                self._unpack(k, packed, before + 1 + after)
+                containers.unpack(self, k, packed, before + 1 + after)
             case O.ConvertValue(conversion=conversion):
                 self.push_call(conversion, self.pop_value())
             case O.FormatValue(has_spec=has_spec):
@@ -626,129 +447,6 @@ class FunctionBuilder:
     def _free(self, name: str) -> tuple[bool, ...]:
         return (True,) if name in self.code.co_freevars else ()
 
-    def _load_global(self, name: str) -> None:
-        # Globals and builtins are frozen when the IR is built (see docs/frontend.md).
-        scope: t.Mapping[str, object] = self.fn.__globals__
-        if name not in scope:
-            scope = t.cast(t.Mapping[str, object], getattr(self.fn, "__builtins__"))
-            if not isinstance(scope, dict):  # pragma: no cover - a module in odd embeddings
-                scope = vars(scope)
-        if name in scope:
-            self.push(self.const(scope[name], name))
-        else:
-            self.push_call(R.name_error, name)
-
-    def _load_attr(self, name: str) -> None:
-        obj = self.pop_value()
-        if isinstance(obj, Constant) and isinstance(obj.value, types.ModuleType):
-            # Attributes of modules are frozen with the module: np.sin is a constant.
-            try:
-                attr = getattr(obj.value, name)
-            except Exception:
-                pass  # let it fail at run time, where the user expects it
-            else:
-                self.push(self.const(attr, f"{obj.value.__name__}.{name}"))
-                return
-        self.push_call(builtins.getattr, obj, name)
-
-    def _callee(self, args: list[Value]) -> Value:
-        """Pop the two call slots; the callable, with ``self`` put in front of ``args``."""
-        upper, lower = self.pop(), self.pop()
-        if isinstance(lower, _Null):
-            return self.value(upper)
-        if isinstance(upper, _Null):
-            return self.value(lower)
-        args.insert(0, self.value(upper))  # a method and its self
-        return self.value(lower)
-
-    def _call(self, argc: int, kw: bool) -> None:
-        kwnames = t.cast(tuple[str, ...], _constant_value(self.pop_value())) if kw else ()
-        args = self.pop_values(argc)
-        callee = self._callee(args)
-        npos = len(args) - len(kwnames)
-        if isinstance(callee, Constant) and callee.value is builtins.locals and not args:
-            self.push(self._locals())
-            return
-        if isinstance(callee, Constant):
-            checks.check_callee(self.fn, self.line, callee.value, len(args))
-        self.push_call(callee, *args[:npos], kwargs=dict(zip(kwnames, args[npos:])))
-
-    def _locals(self) -> Value:
-        """``locals()``: a dict of the locals bound here (CPython 3.13's snapshot)."""
-        code = self.code
-        if code.co_cellvars or code.co_freevars:
-            raise self.unsupported(
-                "a call of locals() in a function with closure cells",
-                "pass the values you need explicitly",
-            )
-        pairs: list[Value] = []
-        for name in code.co_varnames:
-            value = self.locals.get(name, self.unbound)
-            if value is not self.unbound:
-                pairs += [self.const(name), value]
-        return self.call(R.make_locals, *pairs, name=self.hint)
-
-    def _extend(self, k: int, op: O.ListExtend | O.SetUpdate, i: int) -> None:
-        items = self.pop_value()
-        target = self.peek_value(i)
-        # [1, 2, 3] compiles to BUILD_LIST 0; LOAD_CONST (1, 2, 3); LIST_EXTEND 1 (and sets
-        # alike): give type inference the literal's items instead.
-        ops = self.analysis.ops
-        empty = O.BuildList(0) if isinstance(op, O.ListExtend) else O.BuildSet(0)
-        literal = (
-            k >= 2
-            and i == 1
-            and ops[k - 2].op == empty
-            and isinstance(ops[k - 1].op, O.LoadConst)
-            and isinstance(items, Constant)
-            and isinstance(items.value, (tuple, frozenset))
-            and isinstance(target, Result)
-            and not target.has_uses()
-        )
-        if literal:
-            assert isinstance(target, Result) and isinstance(items, Constant)
-            make = R.make_list if isinstance(op, O.ListExtend) else R.make_set
-            elements = [self.const(x) for x in t.cast(tuple[object, ...], items.value)]
-            target.op.erase()
-            self.stack[-1] = self.call(make, *elements, name=self.hint)
-        else:
-            self.call(list.extend if isinstance(op, O.ListExtend) else set.update, target, items)
-
-    def _unpack(self, k: int, packed: Value, n: int) -> None:
-        ops = self.analysis.ops
-        names: list[str | None] = []
-        for j in range(n):
-            nxt = ops[k + 1 + j].op if k + 1 + j < len(ops) else None
-            names.append(nxt.name if isinstance(nxt, (O.StoreFast, O.StoreDeref)) else None)
-        items = [self.call(operator.getitem, packed, j, name=names[j]) for j in range(n)]
-        self.stack.extend(reversed(items))  # the first item ends on top
-
-    def _made_function(self, k: int) -> None:
-        # The function is made once its last attribute is set, where the source defines it.
-        ops = self.analysis.ops
-        if k + 1 >= len(ops) or not isinstance(ops[k + 1].op, O.SetFunctionAttribute):
-            self.peek_value(1)
-
-    def _make_function(self, p: _Pending) -> Value:
-        code = _constant_value(p.code)
-        assert isinstance(code, types.CodeType)
-        saved, self.b.loc = self.b.loc, p.loc
-        none = self.const(None)
-        closure = p.attributes.get(8, none)
-        if checks.is_genexpr(code):
-            made = self.call(R.make_genexpr, p.code, self._owner(), closure)
-        else:
-            kwargs = {"annotations": p.attributes[4]} if 4 in p.attributes else None
-            made = self.call(
-                R.make_function, p.code, self._owner(), p.attributes.get(1, none),
-                p.attributes.get(2, none), closure, kwargs=kwargs,
-                name=code.co_name if code.co_name.isidentifier() else None,
-            )
-        self.b.loc = saved
-        for k, entry in enumerate(self.stack):
-            if entry is p:
-                self.stack[k] = made
-        return made
 
 def _cannot_raise(callee: object) -> bool:
     if isinstance(callee, Constant):
