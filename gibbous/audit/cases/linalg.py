@@ -1,9 +1,9 @@
-"""Audit cases for ``gibbous.rules.prims.linalg`` (products, norms, diagonals),
-``gibbous.rules.prims.decompositions`` (inverse, solve, determinants, factorizations) and
-``gibbous.rules.prims.eigen`` (eigen-decompositions): float64, float32 and complex128 operands
-of every rank the rules handle, scalars mixed in, and well-conditioned matrices (positive
-definite for cholesky, distinct eigenvalues for eig and eigh, distinct singular values for
-svd)."""
+"""Audit cases for ``gibbous.rules.prims.products``, ``gibbous.rules.prims.norms``,
+``gibbous.rules.prims.diagonals``, ``gibbous.rules.prims.decompositions`` (inverse, solve,
+determinants, factorizations) and ``gibbous.rules.prims.eigen`` (eigen-decompositions):
+float64, float32 and complex128 operands of every rank the rules handle, scalars mixed in, and
+well-conditioned matrices (positive definite for cholesky, distinct eigenvalues for eig and
+eigh, distinct singular values for svd)."""
 
 from __future__ import annotations
 

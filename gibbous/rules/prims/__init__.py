@@ -8,8 +8,10 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``numpy_reductions``: ``sum``, ``mean``, ``prod``, ``max``/``min``, ``var``, ``std``,
   ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum``, ``cumprod``;
 * ``sequences``: the reductions and ``np.linalg.norm`` of lists and tuples (``np.sum([a, b])``);
-* ``linalg``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
-  ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``, ``trace``;
+* ``products``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
+  ``kron``;
+* ``norms``: ``np.linalg.norm``;
+* ``diagonals``: ``diag``, ``diagflat``, ``diagonal``, ``trace``;
 * ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky svd qr``;
 * ``eigen``: ``np.linalg`` ``eig eigvals eigh eigvalsh``;
 * ``numpy_arrays``: views, copies, joins, constructors and attributes of arrays;
@@ -42,10 +44,11 @@ from gibbous.rules.prims import concatenators as concatenators
 from gibbous.rules.prims import container_methods as container_methods
 from gibbous.rules.prims import containers as containers
 from gibbous.rules.prims import decompositions as decompositions
+from gibbous.rules.prims import diagonals as diagonals
 from gibbous.rules.prims import eigen as eigen
 from gibbous.rules.prims import indexing as indexing
 from gibbous.rules.prims import iteration as iteration
-from gibbous.rules.prims import linalg as linalg
+from gibbous.rules.prims import norms as norms
 from gibbous.rules.prims import numpy_arrays as numpy_arrays
 from gibbous.rules.prims import numpy_gradient as numpy_gradient
 from gibbous.rules.prims import numpy_reductions as numpy_reductions
@@ -53,6 +56,7 @@ from gibbous.rules.prims import numpy_setops as numpy_setops
 from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects
 from gibbous.rules.prims import partials as partials
+from gibbous.rules.prims import products as products
 from gibbous.rules.prims import pybuiltins as pybuiltins
 from gibbous.rules.prims import pyrandom as pyrandom
 from gibbous.rules.prims import queries as queries

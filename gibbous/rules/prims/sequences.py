@@ -28,7 +28,7 @@ import numpy as np
 from gibbous.ir import types as T
 
 # The array rules these wrap are registered on import of their modules.
-from gibbous.rules.prims import linalg as linalg
+from gibbous.rules.prims import norms as norms
 from gibbous.rules.prims import numpy_reductions as numpy_reductions
 from gibbous.rules.prims.common import ARRAY, CD, Array, new_fdata
 from gibbous.rules.prims.items import send_to_value

@@ -1,6 +1,6 @@
-"""Products, norms and diagonals: ``matmul`` (``@``), ``dot``, ``vdot``, ``inner``, ``outer``,
-``tensordot``, ``einsum``, ``kron``, ``np.linalg.norm``, ``diag``, ``diagflat``, ``diagonal``,
-``trace``.  Factorizations are in ``decompositions``; ``tril``/``triu`` in ``shapes``.
+"""Products: ``matmul`` (``@``), ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``,
+``einsum``, ``kron``.  Norms are in ``norms``, diagonals and traces in ``diagonals``,
+factorizations in ``decompositions``.
 
 Every combination of 1-D, 2-D and batched operands: a 1-D operand of ``matmul`` is a row
 (left) or a column (right) for the product and loses that axis again in its gradient;
@@ -10,12 +10,9 @@ holomorphic in each operand: ``z = a @ b`` gives ``a`` the gradient ``g @ conj(b
 ``np.matmul(A, B, out=C)`` is the stateful rule of ``gibbous.rules.inplace``, and so is
 ``np.dot(A, B, out=C)`` of float matrices.
 
-Products of two vectors, norms and traces give a scalar without allocating an array, so their
-rules must not allocate either (the audit's policy): the products and norms are stateful rules
-whose scratch buffer (``Scratch``) takes the gradient before it is added into the fdata, and a
-trace adds its cotangent into a view of the fdata's diagonal.  ``np.diagonal`` (and ``np.diag``
-of a matrix) returns a read-only view: its fdata is the same view of the argument's fdata, made
-writable, so that later rules add into the argument's fdata through it.
+Products of two vectors give a scalar without allocating an array, so their rules must not
+allocate either (the audit's policy): they are stateful rules whose scratch buffer
+(``Scratch``) takes the gradient before it is added into the fdata.
 """
 
 from __future__ import annotations
@@ -55,7 +52,6 @@ from gibbous.rules.prims.common import (
     writable,
     zero_for,
 )
-from gibbous.rules.prims.numpy_reductions import expand, normalize_axes, operand_index
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
 
@@ -575,236 +571,6 @@ def kron_rrule(f: CD, a: CD, b: CD) -> RuleResult:
 primitive(np.kron, ARRAY, ARRAY)(kron_rrule)
 primitive(np.kron, ARRAY, NUMBER)(kron_rrule)
 primitive(np.kron, NUMBER, ARRAY)(kron_rrule)
-
-
-# --------------------------------------------------------------------------------------------
-# np.linalg.norm: vector norms of every order, matrix norms ("fro", "nuc", 1, -1, 2, -2, inf,
-# -inf), along axes
-
-NORM_PARAMETERS = ("ord", "axis", "keepdims")
-
-
-def _unit(x: Array) -> Array:
-    """``x / |x|`` elementwise (0 at 0): the gradient of ``|x|``."""
-    mag = np.abs(x)
-    return np.divide(x, mag, out=np.zeros_like(x), where=mag != 0)
-
-
-def _vector_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any, axes: tuple[int, ...]) -> t.Any:
-    """The gradient of the ``order``-norm over ``axes`` (``n`` and ``g`` with those axes kept)."""
-    if order == 0:  # a count of non-zeros
-        return None
-    if order in (np.inf, -np.inf):  # the largest (smallest) magnitudes share the cotangent
-        chosen = np.abs(x) == n
-        count = np.maximum(np.sum(chosen, axis=axes, keepdims=True), 1)
-        return g * _unit(x) * chosen / count
-    p = 2.0 if order is None else float(order)
-    shape = np.broadcast_shapes(x.shape, np.shape(n))
-    if p == 2:
-        return g * np.divide(x, n, out=np.zeros(shape, np.result_type(x, n)), where=n != 0)
-    ratio = np.divide(np.abs(x), n, out=np.zeros(shape), where=n != 0)
-    return g * _unit(x) * ratio ** (p - 1)
-
-
-def _order_rdata(
-    x: Array,
-    z: t.Any,
-    g: t.Any,
-    order: t.Any,
-    axes: tuple[int, ...],
-    args: t.Sequence[CD],
-    kwargs: t.Mapping[str, CD],
-) -> tuple[t.Any, ...]:
-    """The rdata of the options; a float ``ord`` p (finite, non-zero) of a vector norm gets
-    its derivative: ``d/dp S^(1/p) = n (sum |x|^p log|x| / (p S) - log(S) / p^2)`` with
-    ``S = sum |x|^p``."""
-    options = (*args, *kwargs.values())
-    rdata = [zero_for(a) for a in options]
-    i = operand_index(NORM_PARAMETERS, args, kwargs, "ord")
-    if i is None or not isinstance(order, float) or order == 0 or not np.isfinite(order):
-        return tuple(rdata)
-    mag = np.abs(x)
-    powered = mag**order
-    logs = np.log(mag, out=np.zeros_like(mag), where=mag != 0)
-    total = np.sum(powered, axis=axes)
-    d = z * (np.sum(powered * logs, axis=axes) / (order * total) - np.log(total) / order**2)
-    rdata[i - 2] = send(options[i - 2], np.sum(np.real(np.multiply(g, d))))
-    return tuple(rdata)
-
-
-def _matrix_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any) -> t.Any:
-    """The gradient of a matrix norm over the last two axes (``n`` and ``g`` with them kept)."""
-    if order in (None, "fro", "f"):  # None with two axes is the Frobenius norm too
-        return _vector_norm_grad(x, n, g, 2, (-2, -1))
-    if order in ("nuc", 2, -2):  # through the SVD: sum of, largest or smallest singular value
-        u, _, vh = np.linalg.svd(x, full_matrices=False)
-        if order != "nuc":
-            k = 0 if order == 2 else u.shape[-1] - 1  # singular values come largest first
-            u, vh = u[..., :, k : k + 1], vh[..., k : k + 1, :]
-        return g * (u @ vh)
-    if order in (1, -1, np.inf, -np.inf):  # the largest (smallest) column or row sum of |x|
-        along = -2 if order in (1, -1) else -1  # summed along rows for columns, and back
-        sums = np.sum(np.abs(x), axis=along, keepdims=True)
-        chosen = sums == n
-        count = np.maximum(np.sum(chosen, axis=(-2, -1), keepdims=True), 1)
-        return g * _unit(x) * chosen / count
-    raise NotImplementedError(f"np.linalg.norm of matrices with ord={order!r}: no rule")
-
-
-def norm_rrule(state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD) -> StatefulResult:
-    """``np.linalg.norm(x, ord, axis, keepdims)``.  The 2-norm of a whole array (the default,
-    and ``ord=2`` of vectors, ``"fro"`` of matrices) is a scalar NumPy computes without an
-    array: its gradient ``g x / norm`` goes through the state's buffer.  Subgradients: 0 where
-    a norm is 0, ties split evenly."""
-    bound = bind(NORM_PARAMETERS, args, kwargs, {"ord": None, "axis": None}, "norm")
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    keepdims = bool(bound.get("keepdims", False))
-    ndim, order, axis = np.ndim(xp), bound["ord"], bound["axis"]
-    matrix = (axis is None and ndim == 2 and order is not None) or (
-        isinstance(axis, tuple) and len(axis) == 2
-    )
-    axes = normalize_axes(axis, ndim)
-    rest = tuple(zero_for(a) for a in (*args, *kwargs.values()))  # ord may be a float
-    two = order is None or (order == 2 and ndim == 1) or (order in ("fro", "f") and ndim == 2)
-    if axis is None and two and isinstance(z, np.generic) and needs(x) and xp.size:
-        state = Scratch.fit(state, (xp.shape, xp.dtype))
-        (buf,) = state.arrays
-        dx, rdata = x.fdata, (NT, NT, *rest)
-
-        def two_norm(dz: t.Any) -> tuple[t.Any, ...]:
-            if dz is not NT and z != 0:
-                np.multiply(xp, dz / z, out=buf)
-                np.add(dx, buf, out=dx)
-            return rdata
-
-        return CoDual(z, NT), two_norm, state
-    zf = new_fdata(z)
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is None or not needs(x):
-            return (NT, zero_for(x), *rest)
-        ge, ne = expand(g, axes, keepdims), expand(z, axes, keepdims)
-        if not matrix:
-            grad = _vector_norm_grad(xp, ne, ge, order, axes)
-            return (NT, send(x, grad), *_order_rdata(xp, z, g, order, axes, args, kwargs))
-        # the matrix's rows and columns, in the order given (not sorted: a transpose has
-        # other 1- and inf-norms)
-        pair = tuple(int(a) % ndim for a in t.cast(tuple[int, int], axis or (0, 1)))
-        last = (-2, -1)
-        mx, mn, mg = (np.moveaxis(v, pair, last) for v in (xp, ne, ge))
-        grad = _matrix_norm_grad(mx, mn, mg, order)
-        return (NT, send(x, np.moveaxis(grad, last, pair)), *rest)
-
-    return CoDual(z, zf), pullback, _keep(state)
-
-
-stateful_primitive(np.linalg.norm, ARRAY, ..., state_type=Scratch)(norm_rrule)
-
-
-def scalar_norm_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """The norm of a number is its magnitude (for every ``ord``)."""
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    rest = tuple(zero_for(a) for a in (*args, *kwargs.values()))
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if dz is NT or z == 0:
-            return (NT, zero_for(x), *rest)
-        return (NT, send(x, dz * xp / z), *rest)
-
-    return CoDual(z, new_fdata(z)), pullback
-
-
-primitive(np.linalg.norm, NUMBER, ...)(scalar_norm_rrule)
-
-
-# --------------------------------------------------------------------------------------------
-# Diagonals.
-
-DIAGONAL_PARAMETERS = ("offset", "axis1", "axis2")
-TRACE_PARAMETERS = ("offset", "axis1", "axis2", "dtype", "out")
-
-
-def diagonal_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.diagonal(a, offset, axis1, axis2)``, ``a.diagonal(...)`` and ``np.diag`` of a
-    matrix: a read-only view, whose fdata is the same view of the argument's fdata (writable):
-    the cotangent lands in the argument's fdata, and the pullback adds nothing."""
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    rdata = nothing(2 + len(args) + len(kwargs))
-    if isinstance(x.fdata, np.ndarray):
-        if f.primal is np.diag:
-            k = bind(("k",), args, kwargs, {"k": 0}, "diag")["k"]
-            view = np.diagonal(x.fdata, t.cast(int, k))
-        else:
-            bound = bind(DIAGONAL_PARAMETERS, args, kwargs, {}, "diagonal")
-            view = np.diagonal(x.fdata, **t.cast(dict[str, int], bound))
-        zf: t.Any = view_fdata(z, writable(view))
-    else:
-        zf = new_fdata(z) if f.primal is not np.diag else NT
-    return CoDual(z, zf), lambda dz: rdata
-
-
-def to_diagonal_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.diag(v, k)`` of a vector and ``np.diagflat(v, k)``: a new matrix with ``v`` (flattened)
-    on its k-th diagonal; ``v`` gets that diagonal of the cotangent."""
-    k = t.cast(int, bind(("k",), args, kwargs, {"k": 0}, "diag")["k"])
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k_: v.primal for k_, v in kwargs.items()})
-    zf = new_fdata(z)
-    rest = nothing(len(args) + len(kwargs))
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if not isinstance(zf, np.ndarray) or not needs(x):
-            return (NT, zero_for(x), *rest)
-        return (NT, send(x, np.diagonal(zf, k).reshape(np.shape(xp))), *rest)
-
-    return CoDual(z, zf), pullback
-
-
-def diag_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.diag``: the diagonal of a matrix (a view), or a matrix from a vector."""
-    if np.ndim(x.primal) == 2:
-        return diagonal_rrule(f, x, *args, **kwargs)
-    return to_diagonal_rrule(f, x, *args, **kwargs)
-
-
-def trace_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.trace(a, offset, axis1, axis2, dtype)`` and ``a.trace(...)``: the cotangent is
-    added into the diagonal of the fdata through a writable view of it, so a matrix's trace
-    (a scalar) allocates nothing."""
-    bound = bind(TRACE_PARAMETERS, args, kwargs, {}, "trace")
-    if bound.get("out") is not None:
-        raise NotImplementedError("trace with out=: no rule")
-    where = {k: t.cast(int, v) for k, v in bound.items() if k in DIAGONAL_PARAMETERS}
-    xp = x.primal
-    z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    zf = new_fdata(z)
-    rdata = nothing(2 + len(args) + len(kwargs))
-    dx = x.fdata
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is not None and type(dx) is np.ndarray:
-            diagonal = writable(np.diagonal(dx, **where))
-            if isinstance(g, np.ndarray):
-                g = g[..., None]  # the diagonal runs along the view's last axis
-            if dx.dtype.kind != "c" and np.iscomplexobj(g):
-                g = g.real
-            np.add(diagonal, g, out=diagonal)
-        return rdata
-
-    return CoDual(z, zf), pullback
-
-
-primitive(np.diagonal, ARRAY, ...)(diagonal_rrule)
-primitive(np.ndarray.diagonal, ARRAY, ...)(diagonal_rrule)
-primitive(np.diag, ARRAY, ...)(diag_rrule)
-primitive(np.diagflat, ARRAY, ...)(to_diagonal_rrule)
-primitive(np.trace, ARRAY, ...)(trace_rrule)
-primitive(np.ndarray.trace, ARRAY, ...)(trace_rrule)
 
 
 # np.dot(A, B, out=C) of matrices is np.matmul(A, B, out=C): the same stateful rule.
