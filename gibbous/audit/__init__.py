@@ -20,9 +20,10 @@ from __future__ import annotations
 import importlib
 import typing as t
 
+from gibbous.ir.names import callable_key
 from gibbous.ir.types import typeof
 from gibbous.rules import optional
-from gibbous.rules.registry import Context, DefaultContext, Registration, _key, lookup_rule
+from gibbous.rules.registry import Context, DefaultContext, Registration, lookup_rule
 from gibbous.testing.cases import RuleCase
 
 #: One module of cases per area of the rule library.
@@ -48,7 +49,7 @@ def registrations(ctx: Context = DefaultContext) -> list[Registration]:
     for c in ctx.chain():
         for regs in c._rules.values():
             for r in regs:
-                seen.setdefault((_key(r.fn), r.pattern), r)
+                seen.setdefault((callable_key(r.fn), r.pattern), r)
     return sorted(seen.values(), key=lambda r: (r.origin, r.pattern.format(r.fn)))
 
 

@@ -213,3 +213,17 @@ def public_name(obj: object) -> str | None:
         if owner is not None and vars(cls).get(name) is obj:
             return f"{owner}.{name}"
     return None
+
+
+def callable_key(fn: object) -> tuple[object, ...]:
+    """The key the tables of facts about callables (rules, type rules, purity) use: identity,
+    except that bound methods of an object (``numpy.add.reduce``, re-created on each attribute
+    access) are keyed by their owner and name."""
+    owner = getattr(fn, "__self__", None)
+    if (
+        isinstance(fn, (types.BuiltinMethodType, types.MethodType))
+        and owner is not None
+        and not isinstance(owner, types.ModuleType)
+    ):
+        return ("method", id(owner), getattr(fn, "__name__", None))
+    return ("object", id(fn))

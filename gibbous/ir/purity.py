@@ -48,6 +48,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir.names import callable_key
 from gibbous.ir.core import Call, Constant, Value
 from gibbous.ir.types import (
     Array,
@@ -90,15 +91,6 @@ def add_lookup_hook(hook: t.Callable[[], None]) -> None:
         _BEFORE_LOOKUP.append(hook)
 
 
-def _key(fn: object) -> _Key:
-    owner = getattr(fn, "__self__", None)
-    if (
-        isinstance(fn, (pytypes.BuiltinMethodType, pytypes.MethodType))
-        and owner is not None
-        and not isinstance(owner, pytypes.ModuleType)
-    ):
-        return ("method", id(owner), getattr(fn, "__name__", None))
-    return ("object", id(fn))
 
 
 def register_pure(fn: _F, when: PurityCondition | None = None) -> _F:
@@ -106,7 +98,7 @@ def register_pure(fn: _F, when: PurityCondition | None = None) -> _F:
 
     Registering ``fn`` again replaces its entry.  Returns ``fn``, so it works as a decorator.
     """
-    _TABLE[_key(fn)] = (fn, when)
+    _TABLE[callable_key(fn)] = (fn, when)
     return fn
 
 
@@ -131,12 +123,12 @@ def pure(fn: object = None, /, *, when: PurityCondition | None = None) -> object
 
 def unregister_pure(fn: object) -> None:
     """Forget ``fn``'s entry (for tests and for rules that replace a built-in entry)."""
-    _TABLE.pop(_key(fn), None)
+    _TABLE.pop(callable_key(fn), None)
 
 
 def is_registered_pure(fn: object) -> bool:
     """Whether ``fn`` has an entry at all, whatever its condition."""
-    return _key(fn) in _TABLE
+    return callable_key(fn) in _TABLE
 
 
 def is_pure(
@@ -155,7 +147,7 @@ def is_pure(
         callee = callee.value
     for hook in _BEFORE_LOOKUP:
         hook()
-    entry = _TABLE.get(_key(callee))
+    entry = _TABLE.get(callable_key(callee))
     if entry is None:
         return False
     when = entry[1]
@@ -474,7 +466,7 @@ _FRESH_OPERATOR = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "ma
 _FRESH_NUMPY = ("dot", "vdot", "inner", "outer", "sum", "prod", "mean", "std", "var",
                 "cumsum", "cumprod", "trace", "where", "clip")  # fmt: skip
 _FRESH: frozenset[_Key] = frozenset(
-    _key(fn)
+    callable_key(fn)
     for fn in (
         *(getattr(operator, n) for n in _FRESH_OPERATOR),
         builtins.abs,
@@ -503,7 +495,7 @@ def returns_fresh(call: Call) -> bool:
     if not isinstance(callee, Constant):
         return False
     fn = callee.value
-    if not (isinstance(fn, np.ufunc) or _key(fn) in _FRESH):
+    if not (isinstance(fn, np.ufunc) or callable_key(fn) in _FRESH):
         return False
     operands = [*call.args, *call.kwargs.values()]
     return all(_numeric(v.type) for v in operands) and is_pure_call(call)

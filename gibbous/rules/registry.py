@@ -48,6 +48,7 @@ import typing as t
 
 import attrs
 
+from gibbous.ir.names import callable_key
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
@@ -168,17 +169,6 @@ class Registration:
         return f"{self.pattern.format(self.fn)} [{self.kind} in {self.context.name}]"
 
 
-def _key(fn: object) -> tuple[object, ...]:
-    # By identity, as in gibbous.ir.purity: bound builtin methods (numpy.add.reduce) are
-    # re-created on each attribute access, so they are keyed by owner and name.
-    owner = getattr(fn, "__self__", None)
-    if (
-        isinstance(fn, (pytypes.BuiltinMethodType, pytypes.MethodType))
-        and owner is not None
-        and not isinstance(owner, pytypes.ModuleType)
-    ):
-        return ("method", id(owner), getattr(fn, "__name__", None))
-    return ("object", id(fn))
 
 
 @attrs.frozen(eq=False)
@@ -197,13 +187,13 @@ class Context:
             ctx = ctx.parent
 
     def register(self, registration: Registration) -> None:
-        entries = self._rules.setdefault(_key(registration.fn), [])
+        entries = self._rules.setdefault(callable_key(registration.fn), [])
         entries[:] = [r for r in entries if r.pattern != registration.pattern]
         entries.append(registration)
 
     def registrations(self, fn: object) -> tuple[Registration, ...]:
         """What this context itself (not its parents) has for ``fn``, oldest first."""
-        return tuple(self._rules.get(_key(fn), ()))
+        return tuple(self._rules.get(callable_key(fn), ()))
 
     def __repr__(self) -> str:
         return f"<rule context {self.name}>"

@@ -24,12 +24,12 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-import types as pytypes
 import typing as t
 import warnings
 
 import numpy as np
 
+from gibbous.ir.names import callable_key
 from gibbous.ir import types as T
 from gibbous.rules import (
     optional,
@@ -80,20 +80,11 @@ _Key = tuple[object, ...]
 _TABLE: dict[_Key, RuleSpec] = {}
 
 
-def _key(fn: object) -> _Key:
-    owner = getattr(fn, "__self__", None)
-    if (
-        isinstance(fn, (pytypes.BuiltinMethodType, pytypes.MethodType))
-        and owner is not None
-        and not isinstance(owner, pytypes.ModuleType)
-    ):
-        return ("method", id(owner), getattr(fn, "__name__", None))
-    return ("object", id(fn))
 
 
 def _install(spec: RuleSpec) -> None:
     for fn in spec.callables:
-        _TABLE[_key(fn)] = RuleSpec((fn,), spec.rule, spec.fold, spec.stores)
+        _TABLE[callable_key(fn)] = RuleSpec((fn,), spec.rule, spec.fold, spec.stores)
 
 
 for _module in (typerules_numbers, typerules_numpy, typerules_containers, typerules_frontend):
@@ -121,7 +112,7 @@ def register_type_rule(
 
 def lookup_type_rule(fn: object) -> RuleSpec | None:
     optional.load()
-    return _TABLE.get(_key(fn))
+    return _TABLE.get(callable_key(fn))
 
 
 def result_type(
