@@ -166,7 +166,8 @@ class _Recorder(Session):
 
     def _registration(self, op: Call) -> str:
         r = self._lookup(op)
-        return f"{r.pattern.format(r.fn)} in {r.context.name}"
+        variant = f" [{r.variant}]" if r.variant else ""
+        return f"{r.pattern.format(r.fn)}{variant} in {r.context.name}"
 
 
 def _row(

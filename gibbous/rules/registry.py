@@ -164,9 +164,13 @@ class Registration:
     state_type: type | None = None
     #: The module that registered the rule (the audit groups rules and their cases by it).
     origin: str = "?"
+    #: The name of a variant chosen by its pattern's static types (``float_unary``): the same
+    #: derivative as the callable's general rule, in code that trusts those types.
+    variant: str | None = None
 
     def describe(self) -> str:
-        return f"{self.pattern.format(self.fn)} [{self.kind} in {self.context.name}]"
+        variant = f" {self.variant}" if self.variant else ""
+        return f"{self.pattern.format(self.fn)} [{self.kind}{variant} in {self.context.name}]"
 
 
 
@@ -268,10 +272,20 @@ class MissingRuleError(GibbousError, LookupError):
 # Registering
 
 
+# Modules that register rules on behalf of their callers (a family's helpers): a registration
+# made through one is the caller's, which the audit groups it with.
+_HELPERS = {__name__}
+
+
+def registers_for_caller(module: str) -> None:
+    """Registrations made from ``module`` count as made by the module that called into it."""
+    _HELPERS.add(module)
+
+
 def _origin() -> str:
-    """The first module outside this one on the stack: who is registering."""
+    """The first module on the stack that is not a registering helper: who is registering."""
     frame = sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__") == __name__:
+    while frame is not None and frame.f_globals.get("__name__") in _HELPERS:
         frame = frame.f_back  # type: ignore[assignment]
     return str(frame.f_globals.get("__name__", "?")) if frame is not None else "?"
 
@@ -283,8 +297,9 @@ def _register(
     kind: Kind,
     ctx: Context,
     state_type: type | None = None,
+    variant: str | None = None,
 ) -> Registration:
-    registration = Registration(fn, pattern, rule, kind, ctx, state_type, _origin())
+    registration = Registration(fn, pattern, rule, kind, ctx, state_type, _origin(), variant)
     ctx.register(registration)
     return registration
 
@@ -294,12 +309,18 @@ def primitive(
     *arg_types: PatternItem,
     kwargs: t.Mapping[str, T.Type | str] | None = None,
     ctx: Context = DefaultContext,
+    variant: str | None = None,
 ) -> t.Callable[[_R], _R]:
-    """Decorator: register a plain rule for calls of ``fn`` with these argument types."""
+    """Decorator: register a plain rule for calls of ``fn`` with these argument types.
+
+    ``variant`` names a rule written for the static types of a narrower pattern than the
+    callable's general rule (``"float_unary"`` for ``f64``): lookup picks it as it picks any
+    more specific pattern, and the rule table and the audit name it.
+    """
     pattern = Pattern.make(arg_types, kwargs)  # a bad pattern fails here, not at decoration
 
     def decorate(rule: _R) -> _R:
-        _register(fn, pattern, rule, "primitive", ctx)
+        _register(fn, pattern, rule, "primitive", ctx, variant=variant)
         return rule
 
     return decorate

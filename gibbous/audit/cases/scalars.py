@@ -212,8 +212,9 @@ def binary_operands(d: Binary, more: Pairs = ()) -> list[tuple[t.Any, ...]]:
 
 def few_binary_operands(d: Binary) -> list[tuple[t.Any, ...]]:
     """For the in-place forms, which share the rule of the plain operator."""
-    (x, y), (_, j) = d.real, d.integer
-    return [(x, y), (x, j), (f64(x), f64(y)), *([d.cplx] if d.cplx is not None else [])]
+    (x, y), (i, j) = d.real, d.integer
+    pairs = [(x, y), (x, j), (i, y), (f64(x), f64(y)), (f32(x), f32(y))]
+    return [*pairs, *([d.cplx] if d.cplx is not None else [])]
 
 
 # --------------------------------------------------------------------------------------------

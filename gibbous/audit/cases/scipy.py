@@ -106,6 +106,20 @@ if importlib.util.find_spec("scipy") is not None:
             case(_fn, 1.1, 0.6),
             case(_fn, _cplx, _cplx + 1.5),
         ]
+    # Every array/scalar mix the general rule and its float64 variants take: a float or an
+    # int with an array on either side, and float32 operands (the general rule's).
+    for _fn, _x, _y in (
+        (sps.beta, _pos, _pos[::-1]), (sps.betaln, _pos, _pos[::-1]), (sps.stdtr, _df, _any),
+        (sps.xlogy, _xs, _ys), (sps.xlog1py, _xs, _ys),
+    ):  # fmt: skip
+        CASES += [
+            case(_fn, _x, 2.5),
+            case(_fn, _x, 2),
+            case(_fn, 3, _y),
+            case(_fn, _f32(_x), _f32(_y)),
+            case(_fn, _f32(_x), np.float32(1.5)),
+            case(_fn, np.float32(1.5), _f32(_y)),
+        ]
     CASES += [
         case(sps.polygamma, 1, _pos),
         case(sps.polygamma, np.array([0, 1, 2]), _pos[0]),

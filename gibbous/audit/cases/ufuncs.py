@@ -80,6 +80,7 @@ def unary_cases(fn: t.Any, complex_ok: bool) -> list[RuleCase]:
         case(fn, unary_values(fn, (3,), np.float32)),
         case(fn, float(unary_values(fn, ()))),
         case(fn, np.float64(unary_values(fn, ()))),
+        case(fn, np.float32(unary_values(fn, ()))),  # a scalar the general rule takes
     ]
     if complex_ok:
         cases += [
@@ -136,6 +137,11 @@ def binary_cases(fn: t.Any, complex_ok: bool) -> list[RuleCase]:
         case(fn, a((2, 3), np.float32), b((3,), np.float32)),
         case(fn, float(a(())), float(b(()))),
         case(fn, np.float64(a(())), float(b(()))),
+        *int_operand_cases(fn, a, b),
+        # float32 scalars: the general rule (the variants are float64's)
+        case(fn, np.float32(a(())), np.float32(b(()))),
+        case(fn, a((2, 3), np.float32), np.float32(b(()))),
+        case(fn, np.float32(a(())), b((3,), np.float32)),
     ]
     if complex_ok:
         cases += [
@@ -144,6 +150,26 @@ def binary_cases(fn: t.Any, complex_ok: bool) -> list[RuleCase]:
             case(fn, a((3,)), b((2, 3), np.complex128)),  # a real operand of a complex result
         ]
     return cases
+
+
+def int_first(fn: t.Any) -> int:
+    return 3 if fn in PERIODIC else 2  # 3 / 0.7 is a quarter away from a jump of remainder
+
+
+def int_second(fn: t.Any) -> int:
+    return 2  # first operands of the remainders stay below 2: no jump
+
+
+def int_operand_cases(
+    fn: t.Any, a: t.Callable[..., Array], b: t.Callable[..., Array]
+) -> list[RuleCase]:
+    """A Python int with a float and with an array, either side (``x ** 2``, ``2 * x``)."""
+    return [
+        case(fn, float(a(())), int_second(fn)),
+        case(fn, int_first(fn), float(b(()))),
+        case(fn, a((2, 3)), int_second(fn)),
+        case(fn, int_first(fn), b((2, 3))),
+    ]
 
 
 CASES: list[RuleCase] = []
@@ -227,6 +253,10 @@ for _op, _fn in U.OPERATOR_BINARY.items():
         case(_op, np.float64(first_operand(_fn, ())), second_operand(_fn, (3,))),
         case(_op, 1.5 if _fn is not np.remainder else 1.2, second_operand(_fn, (2, 3))),
         case(_op, first_operand(_fn, (3,), np.float32), second_operand(_fn, (3,), np.float32)),
+        case(_op, int_first(_fn), second_operand(_fn, (2, 3))),
+        case(_op, first_operand(_fn, (2, 3)), int_second(_fn)),
+        case(_op, np.float32(first_operand(_fn, ())), second_operand(_fn, (3,), np.float32)),
+        case(_op, first_operand(_fn, (3,), np.float32), np.float32(second_operand(_fn, ()))),
     ]
     if _fn is not np.remainder:
         CASES.append(case(_op, draw((3,), 0.5, 1.5, np.complex128), 2.0))

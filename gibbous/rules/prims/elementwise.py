@@ -39,13 +39,15 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
-from gibbous.rules.registry import PatternItem, primitive
+from gibbous.rules.registry import PatternItem, primitive, registers_for_caller
 from gibbous.rules.tangents import CoDual
 
 UnaryGrad = t.Callable[[t.Any, t.Any, t.Any], t.Any]
 BinaryGrad = t.Callable[[t.Any, t.Any, t.Any, t.Any], t.Any]
 FloatUnary = t.Callable[[float, float, float], t.Any]
 FloatBinary = t.Callable[[float, t.Any, t.Any, float], t.Any]
+
+registers_for_caller(__name__)  # register_all: the rules are its caller's
 
 
 def numpy_scalar(g: t.Any) -> t.Any:
@@ -60,262 +62,73 @@ def numpy_scalar(g: t.Any) -> t.Any:
 
 
 def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
-    def generic(x: CD, xp: t.Any, z: t.Any, zf: t.Any, dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is None or not needs(x):
-            return NT, zero_for(x)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return NT, send(x, grad(numpy_scalar(g), xp, z))
+    """The general rule: any operand, scalar or array, of any dtype.  Calls whose static types
+    say more take a variant of it (``gibbous.rules.prims.elementwise_variants``)."""
 
     def rrule(f: CD, x: CD) -> RuleResult:
         xp = x.primal
         z = f.primal(xp)
-        if fast is not None and type(z) in _FLOATS and type(xp) in _FLOATS:
-            # A float of a float: the pullback in Python floats (see FLOAT_UNARY).
-            fast_grad: FloatUnary = fast
-
-            def float_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                if type(dz) in _FLOATS:
-                    try:
-                        r = fast_grad(float(dz), float(xp), float(z))
-                    except (ArithmeticError, ValueError):
-                        r = None
-                    if type(r) is float:
-                        return NT, r if type(xp) is float else np.float64(r)
-                return generic(x, xp, z, NT, dz)
-
-            return CoDual(z, NT), float_pullback
         zf = new_fdata(z)
-        xf = x.fdata
-        if (
-            type(zf) is np.ndarray
-            and type(xf) is np.ndarray
-            and zf.dtype.kind == "f"
-            and xf.dtype.kind == "f"
-            and xf.shape == zf.shape
-        ):
-            # Real arrays of one shape, the operand active (the common case): nothing to
-            # undo, no scalars to box; the same arithmetic as ``generic``, in one new array
-            # where the formula allows (``_in_one_buffer``).  The result's fdata,
-            # consumed, is recycled (``gibbous.rules.pool``; once, should a caller misbehave).
-            done = False
-
-            def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                nonlocal done
-                if quiet:
-                    np.add(xf, slope(zf, xp, z), out=xf)
-                else:
-                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                        np.add(xf, slope(zf, xp, z), out=xf)
-                if not done:
-                    done = True
-                    pool.release(zf)
-                return _NT2
-
-            return CoDual(z, zf), array_pullback
 
         def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            return generic(x, xp, z, zf, dz)
+            return unary_generic(grad, x, xp, z, zf, dz)
 
         return CoDual(z, zf), pullback
 
-    fast = FLOAT_UNARY.get(grad)
-    slope = _in_one_buffer(grad)
-    # Gradients that divide by nothing and take no logarithm: on finite arrays they cannot
-    # warn, so they skip np.errstate (1 µs), as the binary rules' ``quiet`` ones do.
-    quiet = grad in (g_same, g_negate, g_tanh)
     rrule.__qualname__ = f"unary_rule({grad.__name__})"
     return rrule
+
+
+def unary_generic(
+    grad: UnaryGrad, x: CD, xp: t.Any, z: t.Any, zf: t.Any, dz: t.Any
+) -> tuple[t.Any, ...]:
+    g = cotangent(zf, dz)
+    if g is None or not needs(x):
+        return NT, zero_for(x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return NT, send(x, grad(numpy_scalar(g), xp, z))
 
 
 def binary_rule(
     grad_x: BinaryGrad | None, grad_y: BinaryGrad | None
 ) -> t.Callable[[CD, CD, CD], RuleResult]:
-    """``None`` for an operand that never gets a gradient."""
-
-    def generic(
-        x: CD, y: CD, xp: t.Any, yp: t.Any, z: t.Any, zf: t.Any, dz: t.Any
-    ) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is None:
-            return NT, zero_for(x), zero_for(y)
-        g = numpy_scalar(g)
-        if quiet:  # the gradient is g or -g: nothing to warn about, no errstate to enter
-            gx = send(x, grad_x(g, xp, yp, z)) if grad_x and needs(x) else zero_for(x)
-            gy = send(y, grad_y(g, xp, yp, z)) if grad_y and needs(y) else zero_for(y)
-            return NT, gx, gy
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            gx = send(x, grad_x(g, xp, yp, z)) if grad_x and needs(x) else zero_for(x)
-            gy = send(y, grad_y(g, xp, yp, z)) if grad_y and needs(y) else zero_for(y)
-        return NT, gx, gy
+    """The general rule (``None`` for an operand that never gets a gradient); calls whose
+    static types say more take a variant (``elementwise_variants``)."""
 
     def rrule(f: CD, x: CD, y: CD) -> RuleResult:
         xp, yp = x.primal, y.primal
         z = f.primal(xp, yp)
-        if fast and type(z) in _FLOATS and type(xp) in _SCALARS and type(yp) in _SCALARS:
-            # Floats (and ints) to a float: the pullback in Python floats (see FLOAT_BINARY).
-            def float_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                if type(dz) in _FLOATS:
-                    r = _float_binary(fast_x, fast_y, float(dz), xp, yp, float(z))
-                    if r is not None:
-                        return r
-                return generic(x, y, xp, yp, z, NT, dz)
-
-            return CoDual(z, NT), float_pullback
         zf = new_fdata(z)
-        if (
-            type(zf) is np.ndarray
-            and zf.dtype.kind == "f"
-            and _real_operand(xp)
-            and _real_operand(yp)
-        ):
-            # Real arrays and scalars to a real array (the common case): the arithmetic of
-            # ``generic`` in fewer steps, and the result's fdata recycled once consumed.
-            if x is y and grad_x is g_times_y and grad_y is g_times_x and type(xp) is np.ndarray:
-                return CoDual(z, zf), _square_pullback(x, zf)
-            done = False
-
-            def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                nonlocal done
-                if quiet:
-                    gx = _send_real(x, grad_x, zf, xp, yp, z)
-                    gy = _send_real(y, grad_y, zf, xp, yp, z)
-                else:
-                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                        gx = _send_real(x, grad_x, zf, xp, yp, z)
-                        gy = _send_real(y, grad_y, zf, xp, yp, z)
-                if not done:
-                    done = True
-                    pool.release(zf)
-                return NT, gx, gy
-
-            return CoDual(z, zf), array_pullback
 
         def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            return generic(x, y, xp, yp, z, zf, dz)
+            return binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
 
         return CoDual(z, zf), pullback
 
-    quiet = grad_x in (None, g_first, g_negate2) and grad_y in (None, g_first, g_negate2)
-    fast_x = None if grad_x is None else FLOAT_BINARY.get(grad_x)
-    fast_y = None if grad_y is None else FLOAT_BINARY.get(grad_y)
-    # Every operand that may get a gradient needs a float version.
-    fast = (grad_x is None or fast_x is not None) and (grad_y is None or fast_y is not None)
     names = [getattr(fn, "__name__", "-") for fn in (grad_x, grad_y)]
     rrule.__qualname__ = f"binary_rule({', '.join(names)})"
     return rrule
 
 
-_NT2 = (NT, NT)
-
-
-def _in_one_buffer(grad: UnaryGrad) -> UnaryGrad:
-    """``grad`` on real arrays of one shape, as its formula's kernel into one new array where
-    it needs no other buffer (``1 - z * z`` in one temporary, not three)."""
-    formula = FORMULA.get(grad)
-    if formula is None or not formula.calls() <= set(R.KERNEL):
-        return grad
-    if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays: nothing to compute
-        return grad
-    kernel = R.kernel(formula, 1, None, True, R.KERNEL)
-    if kernel.buffers or kernel.masks:
-        return grad
-    fn = kernel.fn
-
-    def in_one_buffer(g: Array, x: Array, z: Array) -> Array:
-        return t.cast(Array, fn(g, x, z, None, R.NO_WORK))
-
-    return in_one_buffer
-
-
-def _square_pullback(x: CD, g: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
-    """The pullback of ``x * x`` for a real array ``x``: one gradient ``2 g x``, not two."""
-    xp, xf = x.primal, x.fdata
-    done = False
-
-    def square_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        nonlocal done
-        if type(xf) is np.ndarray:
-            twice = np.multiply(g, xp)
-            np.add(twice, twice, out=twice)
-            np.add(xf, twice, out=xf)
-        if not done:
-            done = True
-            pool.release(g)
-        return _NT3
-
-    return square_pullback
-
-
-_NT3 = (NT, NT, NT)
-
-
-def _real_operand(p: t.Any) -> bool:
-    """Whether ``_send_real`` handles operand ``p``: a real or integral array or scalar."""
-    kind = type(p)
-    return kind in _SCALARS or (kind is np.ndarray and p.dtype.kind in "fiub")
-
-
-def _send_real(x: CD, grad: BinaryGrad | None, g: Array, xp: t.Any, yp: t.Any, z: Array) -> t.Any:
-    """``send(x, grad(g, ...))`` for a real operand (see ``_real_operand``) of a real array
-    result, in fewer steps: the gradient of an operand of the result's shape is added into its
-    fdata as it is (subtracted, for a negation)."""
-    p = x.primal
-    if type(p) is np.ndarray:
-        fdata = x.fdata
-        if grad is None or type(fdata) is not np.ndarray:
-            return NT
-        if p.shape != z.shape:
-            add_into(fdata, grad(g, xp, yp, z))
-        elif grad is g_negate2:
-            np.subtract(fdata, g, out=fdata)
-        else:
-            np.add(fdata, grad(g, xp, yp, z), out=fdata)
-        return NT
-    if grad is None or type(p) not in _FLOATS:
-        return zero_for(x)
-    return scalar_rdata(p, grad(g, xp, yp, z))
-
-
-# Exact classes of the float fast paths: Python floats and float64 scalars (which subclass
-# float), and the ints and bools that get no gradient.
-_FLOATS = frozenset((float, np.float64))
-_SCALARS = frozenset((float, np.float64, int, bool))
-
-
-def _float_binary(
-    fast_x: FloatBinary | None,
-    fast_y: FloatBinary | None,
-    dz: float,
+def binary_generic(
+    grad_x: BinaryGrad | None,
+    grad_y: BinaryGrad | None,
+    x: CD,
+    y: CD,
     xp: t.Any,
     yp: t.Any,
-    z: float,
-) -> tuple[t.Any, ...] | None:
-    """The rdata of a binary rule on scalars, computed in Python floats; None where Python
-    raises (a singular point: the NumPy path gives inf or nan there, as the primal did)."""
-    tx, ty = type(xp), type(yp)
-    x = float(xp) if tx is np.float64 else xp
-    y = float(yp) if ty is np.float64 else yp
-    try:
-        rx = fast_x(dz, x, y, z) if fast_x is not None and tx in _FLOATS else NT
-        ry = fast_y(dz, x, y, z) if fast_y is not None and ty in _FLOATS else NT
-    except (ArithmeticError, ValueError):
-        return None
-    if rx is not NT:
-        if type(rx) is not float:
-            return None
-        if tx is np.float64:
-            rx = np.float64(rx)
-    elif tx in _FLOATS:  # an operand without a gradient function: zero
-        rx = tx(0.0)
-    if ry is not NT:
-        if type(ry) is not float:
-            return None
-        if ty is np.float64:
-            ry = np.float64(ry)
-    elif ty in _FLOATS:
-        ry = ty(0.0)
-    return NT, rx, ry
+    z: t.Any,
+    zf: t.Any,
+    dz: t.Any,
+) -> tuple[t.Any, ...]:
+    g = cotangent(zf, dz)
+    if g is None:
+        return NT, zero_for(x), zero_for(y)
+    g = numpy_scalar(g)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gx = send(x, grad_x(g, xp, yp, z)) if grad_x and needs(x) else zero_for(x)
+        gy = send(y, grad_y(g, xp, yp, z)) if grad_y and needs(y) else zero_for(y)
+    return NT, gx, gy
 
 
 def register_all(

@@ -18,6 +18,7 @@ import numpy as np
 
 from gibbous.rules import formulas as F
 from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims import elementwise_variants as V
 from gibbous.rules.prims.common import (
     ANY,
     ARRAY,
@@ -85,11 +86,11 @@ ARRAY_BINARY_PATTERNS = [(ARRAY, ARRAY), (ARRAY, NUMBER), (NUMBER, ARRAY)]
 
 def _register() -> None:
     for ufunc, grad in UNARY.items():
-        E.register_all([ufunc], E.unary_rule(grad), E.UNARY_PATTERNS)
+        V.register_unary([ufunc], grad, E.UNARY_PATTERNS)
     for alias, ufunc in UNARY_ALIASES.items():
-        E.register_all([alias], E.unary_rule(UNARY[ufunc]), E.UNARY_PATTERNS)
+        V.register_unary([alias], UNARY[ufunc], E.UNARY_PATTERNS)
     for ufunc, (gx, gy) in BINARY.items():
-        E.register_all([ufunc], E.binary_rule(gx, gy), E.BINARY_PATTERNS)
+        V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS)
     for ufunc in ZERO_UNARY:
         for kind in NUMERIC:
             zero_derivative(ufunc, kind)
@@ -97,9 +98,9 @@ def _register() -> None:
         for pair in E.BINARY_PATTERNS:
             zero_derivative(ufunc, *pair)
     for op, ufunc in OPERATOR_UNARY.items():
-        primitive(op, ARRAY)(E.unary_rule(UNARY[ufunc]))
+        V.register_unary([op], UNARY[ufunc], [(ARRAY,)])
     for op, ufunc in OPERATOR_BINARY.items():
-        E.register_all([op], E.binary_rule(*BINARY[ufunc]), ARRAY_BINARY_PATTERNS)
+        V.register_binary([op], *BINARY[ufunc], ARRAY_BINARY_PATTERNS)
     for pair in ARRAY_BINARY_PATTERNS:
         zero_derivative(operator.floordiv, *pair)
     for op, ufunc in _SCALAR_IN_PLACE.items():
@@ -368,7 +369,7 @@ def g_sinc(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
     return g * conj(np.where(small, near, far))
 
 
-E.register_all([np.sinc], E.unary_rule(g_sinc), E.UNARY_PATTERNS)
+V.register_unary([np.sinc], g_sinc, E.UNARY_PATTERNS)
 
 
 def angle_rrule(f: CD, z: CD, *args: CD, **kwargs: CD) -> RuleResult:

@@ -19,6 +19,7 @@ import typing as t
 import numpy as np
 
 from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims import elementwise_variants as V
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -62,12 +63,12 @@ OPERATOR_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
 }
 
 for _op, (_gx, _gy) in OPERATOR_BINARY.items():
-    E.register_all([_op], E.binary_rule(_gx, _gy), E.SCALAR_BINARY)
+    V.register_binary([_op], _gx, _gy, E.SCALAR_BINARY)
 for _iop, _op in IN_PLACE.items():
-    E.register_all([_iop], E.binary_rule(*OPERATOR_BINARY[_op]), E.SCALAR_BINARY)
-E.register_all([builtins.pow], E.binary_rule(E.g_pow_x, E.g_pow_y), E.SCALAR_BINARY)
+    V.register_binary([_iop], *OPERATOR_BINARY[_op], E.SCALAR_BINARY)
+V.register_binary([builtins.pow], E.g_pow_x, E.g_pow_y, E.SCALAR_BINARY)
 for _op, _g in OPERATOR_UNARY.items():
-    E.register_all([_op], E.unary_rule(_g), E.SCALAR_UNARY)
+    V.register_unary([_op], _g, E.SCALAR_UNARY)
 for _op in (operator.floordiv, operator.ifloordiv):
     zero_derivative(_op, NUMBER, NUMBER)
 
@@ -121,17 +122,19 @@ MATH_ZERO = (
 )  # fmt: skip
 
 for _fn, _g in MATH_UNARY.items():
-    E.register_all([_fn], E.unary_rule(_g), E.SCALAR_UNARY)
+    V.register_unary([_fn], _g, E.SCALAR_UNARY)
 for _fn, (_gx, _gy) in MATH_BINARY.items():
-    E.register_all([_fn], E.binary_rule(_gx, _gy), E.SCALAR_BINARY)
+    V.register_binary([_fn], _gx, _gy, E.SCALAR_BINARY)
 for _fn, _gx in MATH_BINARY_FIRST.items():
-    E.register_all([_fn], E.binary_rule(_gx, None), E.SCALAR_BINARY)
+    # ldexp(x, i) takes an int exponent only
+    _pairs = ((V.F64, V.INT),) if _fn is math.ldexp else ((V.F64, V.F64), (V.F64, V.INT), (V.INT, V.F64))
+    V.register_binary([_fn], _gx, None, E.SCALAR_BINARY, float_pairs=_pairs)
 for _fn in MATH_ZERO:
     zero_derivative(_fn, NUMBER)
 zero_derivative(math.isclose, NUMBER, NUMBER, ...)  # and rel_tol=, abs_tol=
 
 
-E.register_all([math.log], E.binary_rule(E.g_log_base_x, E.g_log_base_y), E.SCALAR_BINARY)
+V.register_binary([math.log], E.g_log_base_x, E.g_log_base_y, E.SCALAR_BINARY)
 
 
 @primitive(math.hypot, NUMBER, ...)

@@ -23,6 +23,7 @@ from gibbous.ir.purity import register_pure_array_function
 from gibbous.rules import formulas as F
 from gibbous.rules import render as R
 from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims import elementwise_variants as V
 from gibbous.rules.prims.common import (
     CD,
     NT,
@@ -173,32 +174,31 @@ BINARY: dict[np.ufunc, tuple[E.BinaryGrad, E.BinaryGrad]] = {
 }
 
 
-def _real_only(name: str, rule: t.Callable[..., RuleResult]) -> t.Callable[..., RuleResult]:
-    def rrule(f: CD, *args: CD) -> RuleResult:
-        if any(is_complex(a.primal) for a in args):
-            raise NotImplementedError(f"{name} of complex numbers: no rule")
-        return rule(f, *args)
+def _real_only(name: str) -> t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]]:
+    """A rule that refuses complex operands (the function has no complex derivative here)."""
 
-    rrule.__qualname__ = f"real_only({name})"
-    return rrule
+    def wrap(rule: t.Callable[..., RuleResult]) -> t.Callable[..., RuleResult]:
+        def rrule(f: CD, *args: CD) -> RuleResult:
+            if any(is_complex(a.primal) for a in args):
+                raise NotImplementedError(f"{name} of complex numbers: no rule")
+            return rule(f, *args)
+
+        rrule.__qualname__ = f"real_only({name})"
+        return rrule
+
+    return wrap
 
 
 def _register_ufuncs() -> None:
-    # ``primitive`` called here, not through ``elementwise.register_all``: a registration's
-    # origin is the module that calls it (the audit groups rules by it).
     for ufunc, (grad, complex_ok) in UNARY.items():
-        rule = E.unary_rule(grad)
-        if not complex_ok:
-            rule = _real_only(f"scipy.special.{ufunc.__name__}", rule)
-        for pattern in E.UNARY_PATTERNS:
-            primitive(ufunc, *pattern)(rule)
-    binary: list[tuple[object, t.Callable[..., RuleResult]]] = [
-        *((ufunc, E.binary_rule(gx, gy)) for ufunc, (gx, gy) in BINARY.items()),
-        (sps.polygamma, _real_only("scipy.special.polygamma", E.binary_rule(None, g_polygamma_x))),
-    ]
-    for fn, binary_rule in binary:
-        for pair in E.BINARY_PATTERNS:
-            primitive(fn, *pair)(binary_rule)
+        wrap = None if complex_ok else _real_only(f"scipy.special.{ufunc.__name__}")
+        V.register_unary([ufunc], grad, E.UNARY_PATTERNS, wrap=wrap)
+    for ufunc, (gx, gy) in BINARY.items():
+        V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS)
+    # polygamma(n, x): an integer order n; the general rule alone (rare, and real only)
+    rule = _real_only("scipy.special.polygamma")(E.binary_rule(None, g_polygamma_x))
+    for pair in E.BINARY_PATTERNS:
+        primitive(sps.polygamma, *pair)(rule)
 
 
 _register_ufuncs()

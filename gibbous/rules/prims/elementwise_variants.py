@@ -1,0 +1,365 @@
+"""Variants of the elementwise rules, chosen at build time from the call site's static types.
+
+``elementwise.unary_rule`` and ``binary_rule`` take any operand; most calls are on float64
+scalars or float64 arrays, and the types the AD pass sees say so before the program runs.  For
+those patterns a registration offers a variant (``Registration.variant``), picked by the
+registry as the most specific pattern, named in the rule table (``python -m gibbous rules``)
+and covered by audit cases of its own:
+
+* ``float_unary`` — ``f(x)``, ``x: f64``: the pullback in Python floats (``FLOAT_UNARY``);
+* ``float_binary`` — ``f(x, y)`` on ``f64`` and ``int`` operands, at least one ``f64``;
+* ``real_array_unary`` — ``f(x)``, ``x: f64[...]``: the derivative into the operand's fdata in
+  one buffer where the formula allows, the result's fdata recycled;
+* ``real_array_binary`` — a ``f64[...]`` operand with a ``f64[...]``, ``f64`` or ``int`` one.
+
+Each variant computes what the general rule computes (the same formula, from
+``gibbous.rules.formulas``); it only skips the run-time questions the types have answered.
+What the types leave open is still asked at run time, and each such test says why: a
+``f64[...]`` may be 0-d (NumPy returns a scalar), an operand may be inactive (no fdata), ``f64``
+covers both ``float`` and ``numpy.float64`` (the gradient keeps the operand's class), a
+cotangent may arrive as either, and ``x ** y`` on floats may be complex in Python.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import types as T
+from gibbous.rules import pool
+from gibbous.rules import render as R
+from gibbous.rules.prims import elementwise as E
+from gibbous.rules.prims.common import (
+    ARRAY,
+    CD,
+    NT,
+    NUMBER,
+    Array,
+    RuleResult,
+    add_into,
+    new_fdata,
+    scalar_rdata,
+    zero_for,
+)
+from gibbous.rules.registry import PatternItem, primitive, registers_for_caller
+from gibbous.rules.tangents import CoDual
+
+registers_for_caller(__name__)
+
+F64: T.Type = T.FLOAT
+INT: T.Type = T.INT
+REAL_ARRAY: T.Type = T.Array("float64", None)
+
+# Exact classes a ``f64`` value has at run time; a cotangent of one is one of these too.
+_FLOATS = frozenset((float, np.float64))
+_NT2 = (NT, NT)
+_NT3 = (NT, NT, NT)
+
+# --------------------------------------------------------------------------------------------
+# Unary
+
+
+def float_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
+    """``f(x)`` for ``x: f64``: the result is a float, the pullback plain float arithmetic."""
+    fast: E.FloatUnary = E.FLOAT_UNARY[grad]
+
+    def rrule(f: CD, x: CD) -> RuleResult:
+        xp = x.primal
+        z = f.primal(xp)
+
+        def float_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            if type(dz) in _FLOATS:
+                try:
+                    r = fast(float(dz), float(xp), float(z))
+                except (ArithmeticError, ValueError):
+                    r = None  # a singular point: NumPy's inf or nan, as the primal gave
+                if type(r) is float:
+                    return NT, r if type(xp) is float else np.float64(r)
+            return E.unary_generic(grad, x, xp, z, NT, dz)
+
+        return CoDual(z, NT), float_pullback
+
+    rrule.__qualname__ = f"float_unary({grad.__name__})"
+    return rrule
+
+
+def real_array_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
+    """``f(x)`` for ``x: f64[...]``: a float64 result of x's shape."""
+    slope = _in_one_buffer(grad)
+    # Gradients that divide by nothing and take no logarithm cannot warn on finite arrays:
+    # they skip np.errstate (about 1 µs).
+    quiet = grad in (E.g_same, E.g_negate, E.g_tanh)
+
+    def rrule(f: CD, x: CD) -> RuleResult:
+        xp = x.primal
+        z = f.primal(xp)
+        zf = new_fdata(z)
+        xf = x.fdata
+        if type(zf) is not np.ndarray or type(xf) is not np.ndarray:  # 0-d, or inactive
+
+            def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                return E.unary_generic(grad, x, xp, z, zf, dz)
+
+            return CoDual(z, zf), pullback
+        done = False
+
+        def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            nonlocal done
+            if quiet:
+                np.add(xf, slope(zf, xp, z), out=xf)
+            else:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    np.add(xf, slope(zf, xp, z), out=xf)
+            if not done:  # the result's fdata, consumed, is recycled (once, whatever the caller)
+                done = True
+                pool.release(zf)
+            return _NT2
+
+        return CoDual(z, zf), array_pullback
+
+    rrule.__qualname__ = f"real_array_unary({grad.__name__})"
+    return rrule
+
+
+def _in_one_buffer(grad: E.UnaryGrad) -> E.UnaryGrad:
+    """``grad`` on real arrays of one shape, as its formula's kernel into one new array where
+    it needs no other buffer (``1 - z * z`` in one temporary, not three)."""
+    formula = E.FORMULA.get(grad)
+    if formula is None or not formula.calls() <= set(R.KERNEL):
+        return grad
+    if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays: nothing to compute
+        return grad
+    kernel = R.kernel(formula, 1, None, True, R.KERNEL)
+    if kernel.buffers or kernel.masks:
+        return grad
+    fn = kernel.fn
+
+    def in_one_buffer(g: Array, x: Array, z: Array) -> Array:
+        return t.cast(Array, fn(g, x, z, None, R.NO_WORK))
+
+    return in_one_buffer
+
+
+# --------------------------------------------------------------------------------------------
+# Binary
+
+
+def float_binary(
+    grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
+) -> t.Callable[[CD, CD, CD], RuleResult]:
+    """``f(x, y)`` on ``f64`` and ``int`` operands: the pullback in Python floats."""
+    fast_x = None if grad_x is None else E.FLOAT_BINARY[grad_x]
+    fast_y = None if grad_y is None else E.FLOAT_BINARY[grad_y]
+
+    def rrule(f: CD, x: CD, y: CD) -> RuleResult:
+        xp, yp = x.primal, y.primal
+        z = f.primal(xp, yp)
+        zf = new_fdata(z)
+        if type(z) not in _FLOATS:  # ``(-8.0) ** 0.5`` is complex in Python
+
+            def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                return E.binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
+
+            return CoDual(z, zf), pullback
+
+        def float_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            if type(dz) in _FLOATS:
+                r = _float_rdata(fast_x, fast_y, float(dz), xp, yp, float(z))
+                if r is not None:
+                    return r
+            return E.binary_generic(grad_x, grad_y, x, y, xp, yp, z, NT, dz)
+
+        return CoDual(z, NT), float_pullback
+
+    names = [getattr(fn, "__name__", "-") for fn in (grad_x, grad_y)]
+    rrule.__qualname__ = f"float_binary({', '.join(names)})"
+    return rrule
+
+
+def _float_rdata(
+    fast_x: E.FloatBinary | None,
+    fast_y: E.FloatBinary | None,
+    dz: float,
+    xp: t.Any,
+    yp: t.Any,
+    z: float,
+) -> tuple[t.Any, ...] | None:
+    """The rdata of a binary rule on scalars, computed in Python floats; None where Python
+    raises (a singular point: the NumPy path gives inf or nan there, as the primal did).  An
+    ``int`` operand gets no gradient; a float keeps its class (``float`` or ``float64``)."""
+    tx, ty = type(xp), type(yp)
+    x = float(xp) if tx is np.float64 else xp
+    y = float(yp) if ty is np.float64 else yp
+    try:
+        rx = fast_x(dz, x, y, z) if fast_x is not None and tx in _FLOATS else NT
+        ry = fast_y(dz, x, y, z) if fast_y is not None and ty in _FLOATS else NT
+    except (ArithmeticError, ValueError):
+        return None
+    if rx is not NT:
+        if type(rx) is not float:
+            return None
+        if tx is np.float64:
+            rx = np.float64(rx)
+    elif tx in _FLOATS:  # an operand without a gradient function: zero
+        rx = tx(0.0)
+    if ry is not NT:
+        if type(ry) is not float:
+            return None
+        if ty is np.float64:
+            ry = np.float64(ry)
+    elif ty in _FLOATS:
+        ry = ty(0.0)
+    return NT, rx, ry
+
+
+def real_array_binary(
+    grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
+) -> t.Callable[[CD, CD, CD], RuleResult]:
+    """A ``f64[...]`` operand with a ``f64[...]``, ``f64`` or ``int`` one: a float64 result."""
+    quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
+    square = grad_x is E.g_times_y and grad_y is E.g_times_x
+
+    def rrule(f: CD, x: CD, y: CD) -> RuleResult:
+        xp, yp = x.primal, y.primal
+        z = f.primal(xp, yp)
+        zf = new_fdata(z)
+        if type(zf) is not np.ndarray:  # 0-d operands: NumPy returns a scalar
+
+            def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+                return E.binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
+
+            return CoDual(z, zf), pullback
+        if square and x is y and type(xp) is np.ndarray:  # ``x * x``: one operand, twice
+            return CoDual(z, zf), _square_pullback(x, zf)
+        done = False
+
+        def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+            nonlocal done
+            if quiet:
+                gx = _send_real(x, grad_x, zf, xp, yp, z)
+                gy = _send_real(y, grad_y, zf, xp, yp, z)
+            else:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    gx = _send_real(x, grad_x, zf, xp, yp, z)
+                    gy = _send_real(y, grad_y, zf, xp, yp, z)
+            if not done:
+                done = True
+                pool.release(zf)
+            return NT, gx, gy
+
+        return CoDual(z, zf), array_pullback
+
+    names = [getattr(fn, "__name__", "-") for fn in (grad_x, grad_y)]
+    rrule.__qualname__ = f"real_array_binary({', '.join(names)})"
+    return rrule
+
+
+def _send_real(
+    x: CD, grad: E.BinaryGrad | None, g: Array, xp: t.Any, yp: t.Any, z: Array
+) -> t.Any:
+    """``send(x, grad(g, ...))`` for a real operand of a real array result, in fewer steps: the
+    gradient of an operand of the result's shape is added into its fdata as it is (subtracted,
+    for a negation).  Which operand is the array the rule cannot know: one rule serves every
+    pattern of its variant."""
+    p = x.primal
+    if type(p) is np.ndarray:
+        fdata = x.fdata
+        if grad is None or type(fdata) is not np.ndarray:
+            return NT
+        if p.shape != z.shape:
+            add_into(fdata, grad(g, xp, yp, z))
+        elif grad is E.g_negate2:
+            np.subtract(fdata, g, out=fdata)
+        else:
+            np.add(fdata, grad(g, xp, yp, z), out=fdata)
+        return NT
+    if grad is None or type(p) not in _FLOATS:
+        return zero_for(x)
+    return scalar_rdata(p, grad(g, xp, yp, z))
+
+
+def _square_pullback(x: CD, g: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
+    """The pullback of ``x * x`` for a real array ``x``: one gradient ``2 g x``, not two."""
+    xp, xf = x.primal, x.fdata
+    done = False
+
+    def square_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        nonlocal done
+        if type(xf) is np.ndarray:
+            twice = np.multiply(g, xp)
+            np.add(twice, twice, out=twice)
+            np.add(xf, twice, out=xf)
+        if not done:
+            done = True
+            pool.release(g)
+        return _NT3
+
+    return square_pullback
+
+
+# --------------------------------------------------------------------------------------------
+# Registering a callable's general rule with its variants
+
+
+def register_unary(
+    fns: t.Iterable[object],
+    grad: E.UnaryGrad,
+    patterns: t.Iterable[tuple[PatternItem, ...]],
+    *,
+    wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
+) -> None:
+    """The general rule for ``patterns`` (ARRAY and/or NUMBER), and a variant for float64
+    operands of each.  ``wrap`` is applied to the general rule (a check run before it)."""
+    patterns = list(patterns)
+    rules: list[tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None]] = [
+        (p, E.unary_rule(grad), None) for p in patterns
+    ]
+    if (ARRAY,) in patterns:
+        rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary"))
+    if (NUMBER,) in patterns and grad in E.FLOAT_UNARY:
+        rules.append(((F64,), float_unary(grad), "float_unary"))
+    _register(fns, rules, wrap)
+
+
+def register_binary(
+    fns: t.Iterable[object],
+    grad_x: E.BinaryGrad | None,
+    grad_y: E.BinaryGrad | None,
+    patterns: t.Iterable[tuple[PatternItem, ...]],
+    *,
+    wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
+    float_pairs: t.Sequence[tuple[T.Type, T.Type]] = ((F64, F64), (F64, INT), (INT, F64)),
+) -> None:
+    """The general rule for ``patterns``, and variants for float64 operands where a pattern
+    admits them: ``real_array_binary`` beside an array pattern, ``float_binary`` (for
+    ``float_pairs``: the scalar operands the callable takes) beside the scalar one when each
+    operand that gets a gradient has a float gradient function."""
+    patterns = list(patterns)
+    general = E.binary_rule(grad_x, grad_y)
+    rules: list[tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None]] = [
+        (p, general, None) for p in patterns
+    ]
+    if any(ARRAY in p for p in patterns):
+        array_rule = real_array_binary(grad_x, grad_y)
+        pairs = [(REAL_ARRAY, REAL_ARRAY)]
+        pairs += [(REAL_ARRAY, s) for s in (F64, INT)] if (ARRAY, NUMBER) in patterns else []
+        pairs += [(s, REAL_ARRAY) for s in (F64, INT)] if (NUMBER, ARRAY) in patterns else []
+        rules += [(pair, array_rule, "real_array_binary") for pair in pairs]
+    fast = all(g is None or g in E.FLOAT_BINARY for g in (grad_x, grad_y))
+    if (NUMBER, NUMBER) in patterns and fast:
+        float_rule = float_binary(grad_x, grad_y)
+        rules += [(pair, float_rule, "float_binary") for pair in float_pairs]
+    _register(fns, rules, wrap)
+
+
+def _register(
+    fns: t.Iterable[object],
+    rules: list[tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None]],
+    wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None,
+) -> None:
+    for fn in fns:
+        for pattern, rule, variant in rules:
+            # A variant's operands are float64 by type: a check on them is the general rule's.
+            checked = rule if wrap is None or variant is not None else wrap(rule)
+            primitive(fn, *pattern, variant=variant)(checked)
