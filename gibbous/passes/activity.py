@@ -42,7 +42,7 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.ir.purity import is_pure_call, returns_fresh
-from gibbous.rules.tangents import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
+from gibbous.rules.tangent_types import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
 
 #: Callables taken to write into none of their arguments, whatever their types: not pure in
 #: the purity table's sense because they may run user code (``__bool__``, ``__repr__``) or have

@@ -41,7 +41,8 @@ from gibbous.passes.ad_forward import Forward, identity_operand
 from gibbous.passes.rewrite import Match, Rewriter, apply_patterns, pattern
 from gibbous.rules.derived import accum
 from gibbous.rules.inline import InlineRule
-from gibbous.rules.tangents import NO_TANGENT, rdata_type, zero_rdata
+from gibbous.rules.tangent_types import rdata_type
+from gibbous.rules.tangents import NO_TANGENT, zero_rdata
 
 _SELF = object()  # the slot of the differentiated callable itself
 _C = t.TypeVar("_C")

@@ -31,30 +31,30 @@ cycles end.
 is ``dL/dx + i dL/dy`` (PyTorch's convention; JAX returns the conjugate).  Adding tangents adds
 these componentwise and the pairing of a tangent with a cotangent is ``Re(conj(a) * b)``.
 
-The type-level functions ``tangent_type``, ``fdata_type`` and ``rdata_type`` say the same for IR
-types, with ``Object(NoTangent)`` for "no tangent" and ``Any`` where it depends on the value.
-The AD pass uses them to decide which values carry fdata and rdata.  See docs/tangents.md.
-
-The tangent values themselves, and splitting and adding them, are in
-``gibbous.rules.tangent_values``; this module is the table of kinds (each gives both the value
-and the type view of its row), and re-exports the values so that one import serves rules.
+This module is the table of kinds and the functions that make tangents by it.  Beside it:
+``gibbous.rules.tangent_values``, the tangent values themselves and splitting and adding them
+(re-exported here, so that one import serves rules); ``gibbous.rules.tangent_classes``, the
+facts about Python classes that decide a class's kind; ``gibbous.rules.tangent_types``, the
+same table on IR types, which the AD pass uses.  See docs/tangents.md.
 """
 
 from __future__ import annotations
 
 import builtins
-import dataclasses
-import enum
 import functools
 import gc
-import importlib
 import types as pytypes
 import typing as t
 
-import attrs
 import numpy as np
 
-from gibbous.ir import types as T
+from gibbous.rules.tangent_classes import (
+    NEVER_DIFFERENTIABLE,
+    field_names,
+    has_fields,
+    instance_fields,
+    is_frozen,
+)
 
 # The values, re-exported: rules import the whole tangent model from here.
 from gibbous.rules.tangent_values import (
@@ -74,30 +74,8 @@ from gibbous.rules.tangent_values import (
     zeros_like as zeros_like,
 )
 
-# "No tangent" on IR types; and (tangent, fdata, rdata) types, what each kind's ``split_type``
-# gives.
-NO_TANGENT_TYPE: T.Type = T.Object(NoTangent)
-_Split = tuple[T.Type, T.Type, T.Type]
-_NOTHING: _Split = (NO_TANGENT_TYPE, NO_TANGENT_TYPE, NO_TANGENT_TYPE)
-_UNKNOWN: _Split = (T.ANY, T.ANY, T.ANY)
-
-
-def _may_be_nothing(ty: T.Type) -> bool:
-    return ty == NO_TANGENT_TYPE or isinstance(ty, T.Any)
-
-
-def _collapse_types(items: tuple[T.Type, ...]) -> T.Type:
-    # Mirrors _collapse, which decides per value: only certain when no item is Any.
-    if all(ty == NO_TANGENT_TYPE for ty in items):
-        return NO_TANGENT_TYPE
-    if all(_may_be_nothing(ty) for ty in items):
-        return T.ANY
-    return T.Tuple(items)
-
-
 # --------------------------------------------------------------------------------------------
-# Kinds: one per row of the table.  Each says how to make, split and recombine tangents, and
-# (``split_type``) what types they have for an IR type whose values are of that kind.
+# Kinds: one per row of the table.  Each says how to make, split and recombine tangents.
 
 
 class _Kind:
@@ -118,11 +96,6 @@ class _Kind:
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return fdata
 
-    def split_type(self, ty: T.Type) -> _Split:
-        """The (tangent, fdata, rdata) types of the values of IR type ``ty``, where
-        ``_KIND_OF_TYPE`` gives this kind for ``ty``'s class."""
-        return _UNKNOWN
-
 
 class _NonDifferentiable(_Kind):
     __slots__ = ()
@@ -138,9 +111,6 @@ class _NonDifferentiable(_Kind):
 
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return NO_TANGENT
-
-    def split_type(self, ty: T.Type) -> _Split:
-        return _NOTHING
 
 
 def _scalar_class(x: object) -> type[t.Any]:
@@ -168,9 +138,6 @@ class _Scalar(_Kind):
     def combine(self, x: t.Any, fdata: t.Any, rdata: t.Any) -> t.Any:
         return rdata
 
-    def split_type(self, ty: T.Type) -> _Split:
-        return (ty, NO_TANGENT_TYPE, ty)
-
 
 class _FloatArray(_Kind):
     __slots__ = ()
@@ -186,14 +153,6 @@ class _FloatArray(_Kind):
         else:
             d[...] = rng.standard_normal(d.shape)
         return d
-
-    def split_type(self, ty: T.Type) -> _Split:
-        assert isinstance(ty, T.Array)
-        if ty.dtype is None:  # a float or an int array: the rdata is NoTangent either way
-            return (T.ANY, T.ANY, NO_TANGENT_TYPE)
-        if np.dtype(ty.dtype).kind not in "fc":
-            return _NOTHING  # the array type of another kind, as _array_kind tells values
-        return (ty, ty, NO_TANGENT_TYPE)
 
 
 def _item(parts: t.Any, i: int) -> t.Any:
@@ -224,15 +183,6 @@ class _Tuple(_Kind):
             tuple(tangent_from(v, _item(fdata, i), _item(rdata, i)) for i, v in enumerate(x))
         )
 
-    def split_type(self, ty: T.Type) -> _Split:
-        assert isinstance(ty, T.Tuple)
-        parts = [_split_type(item) for item in ty.items]
-        return (
-            _collapse_types(tuple(p[0] for p in parts)),
-            _collapse_types(tuple(p[1] for p in parts)),
-            _collapse_types(tuple(p[2] for p in parts)),
-        )
-
 
 class _Frozen(_Kind):
     """Immutable objects with named fields: frozen dataclasses and attrs classes."""
@@ -241,7 +191,7 @@ class _Frozen(_Kind):
 
     def names(self, x: t.Any) -> tuple[str, ...]:
         cls: type = type(x)
-        return _field_names(cls)
+        return field_names(cls)
 
     def has_tangent(self, x: t.Any) -> bool:
         return any(_kind(v).has_tangent(v) for v in (getattr(x, n) for n in self.names(x)))
@@ -348,11 +298,6 @@ class _List(_Kind):
         tangent.extend(_randn(v, rng, memo) for v in x)
         return tangent
 
-    def split_type(self, ty: T.Type) -> _Split:
-        assert isinstance(ty, T.List)
-        tangent = T.List(tangent_type(ty.item))
-        return (tangent, tangent, NO_TANGENT_TYPE)
-
 
 class _Dict(_Kind):
     __slots__ = ()
@@ -368,11 +313,6 @@ class _Dict(_Kind):
         memo.put(x, tangent)
         tangent.update((k, _randn(v, rng, memo)) for k, v in x.items())
         return tangent
-
-    def split_type(self, ty: T.Type) -> _Split:
-        assert isinstance(ty, T.Dict)
-        tangent = T.Dict(ty.key, tangent_type(ty.value))
-        return (tangent, tangent, NO_TANGENT_TYPE)
 
 
 class _Mutable(_Kind):
@@ -437,88 +377,6 @@ DICT = _Dict()
 MUTABLE = _Mutable()
 CLOSURE = _Closure()
 
-# Classes whose instances, and whose subclasses' instances, never have a tangent.
-NEVER_DIFFERENTIABLE: tuple[type, ...] = (
-    # Exceptions carry no derivative: what is passed into one and read back in a handler is a
-    # constant there (docs/decisions.md).
-    BaseException,
-    type(functools.lru_cache(lambda: None)),  # a memoised function: its cache is no state
-    builtins.int,  # and bool
-    builtins.str,
-    builtins.bytes,
-    builtins.bytearray,
-    type(None),
-    type(Ellipsis),
-    type(NotImplemented),
-    builtins.slice,
-    builtins.range,
-    builtins.type,
-    builtins.set,
-    builtins.frozenset,
-    pytypes.ModuleType,
-    pytypes.CodeType,
-    pytypes.MethodDescriptorType,
-    pytypes.WrapperDescriptorType,
-    pytypes.ClassMethodDescriptorType,
-    pytypes.GetSetDescriptorType,
-    pytypes.MemberDescriptorType,
-    enum.Enum,
-    np.integer,
-    np.bool_,
-    np.flexible,
-    np.datetime64,
-    np.timedelta64,
-    np.dtype,
-    np.ufunc,
-    type(np.sum),  # NumPy's array-function dispatchers
-    np.random.Generator,  # a random number generator's state is integers
-    np.random.BitGenerator,
-    np.random.RandomState,
-    type(np.random.Generator.standard_normal),  # Cython's compiled functions, as builtins
-    NoTangent,
-)
-
-_ATTRS_FROZEN_SETATTR = getattr(importlib.import_module("attr._make"), "_frozen_setattrs", None)
-
-
-def _is_frozen_class(cls: type) -> bool:
-    if dataclasses.is_dataclass(cls):
-        return bool(getattr(cls, "__dataclass_params__").frozen)
-    return attrs.has(cls) and getattr(cls, "__setattr__", None) is _ATTRS_FROZEN_SETATTR
-
-
-def _holds_no_state(cls: type) -> bool:
-    # Mixins such as typing.Generic and abc.ABC declare empty slots and add no fields.
-    return cls is object or cls.__dict__.get("__slots__", None) == ()
-
-
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
-    if dataclasses.is_dataclass(cls):
-        return tuple(f.name for f in dataclasses.fields(cls))
-    return tuple(a.name for a in attrs.fields(cls))
-
-
-def _slot_names(cls: type) -> tuple[str, ...]:
-    names: list[str] = []
-    for base in cls.__mro__:
-        slots = base.__dict__.get("__slots__", ())
-        names.extend([slots] if isinstance(slots, str) else slots)
-    return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
-
-
-def instance_fields(x: object) -> dict[str, t.Any]:
-    """An object's fields as tangents see them: its set slots, then its ``__dict__``."""
-    fields: dict[str, t.Any] = {}
-    for name in _slot_names(type(x)):
-        try:
-            fields[name] = object.__getattribute__(x, name)
-        except AttributeError:  # an unset slot
-            pass
-    fields.update(getattr(x, "__dict__", {}))
-    return fields
-
-
 def _classify(cls: type) -> _Kind:
     """The kind of every instance of ``cls`` (value-dependent classes are handled before)."""
     if issubclass(cls, NEVER_DIFFERENTIABLE):
@@ -531,13 +389,9 @@ def _classify(cls: type) -> _Kind:
         return LIST
     if issubclass(cls, dict):
         return DICT
-    # Frozen only if nothing up the hierarchy can hold mutable state: a frozen subclass of a
-    # mutable class keeps its base's attributes re-bindable.
-    if _is_frozen_class(cls) and all(
-        _holds_no_state(base) or _is_frozen_class(base) for base in cls.__mro__[1:]
-    ):
+    if is_frozen(cls):
         return FROZEN
-    if any("__dict__" in vars(base) for base in cls.__mro__) or _slot_names(cls):
+    if has_fields(cls):
         return MUTABLE
     return NON_DIFFERENTIABLE  # extension types without Python-visible fields
 
@@ -714,64 +568,10 @@ def tangent_from(x: object, fdata: t.Any, rdata: t.Any) -> t.Any:
     return _kind(x).combine(x, fdata, rdata)
 
 
-# --------------------------------------------------------------------------------------------
-# The same on IR types: the kind of the values of a type, where the type decides it
-
-# The type-level counterpart of _BY_CLASS: every value of a type of one of these classes is of
-# that kind, whose ``split_type`` gives the types of its tangents.
-_KIND_OF_TYPE: dict[type, _Kind] = {
-    T.Bool: NON_DIFFERENTIABLE,
-    T.Int: NON_DIFFERENTIABLE,
-    T.Str: NON_DIFFERENTIABLE,
-    T.NoneType: NON_DIFFERENTIABLE,
-    T.Set: NON_DIFFERENTIABLE,
-    T.Float: SCALAR,
-    T.Complex: SCALAR,
-    T.Array: FLOAT_ARRAY,
-    T.Tuple: TUPLE,
-    T.List: LIST,
-    T.Dict: DICT,
-}
-
-
-def _split_type(ty: T.Type) -> _Split:
-    kind = _KIND_OF_TYPE.get(type(ty))
-    if kind is not None:
-        return kind.split_type(ty)
-    if type(ty) is T.Const:
-        # Constants are immutable and hashable (no arrays): their tangents are cheap to make.
-        assert isinstance(ty, T.Const)
-        tangent = zero_tangent(ty.value)
-        return (T.typeof(tangent), T.typeof(fdata_of(tangent)), T.typeof(rdata_of(tangent)))
-    if type(ty) is T.Object:
-        # Object(cls) admits subclasses, which may be of another kind: only classes whose every
-        # subclass has no tangent give a definite answer.
-        assert isinstance(ty, T.Object)
-        return _NOTHING if issubclass(ty.cls, NEVER_DIFFERENTIABLE) else _UNKNOWN
-    if type(ty) is T.Bottom:
-        return (ty, ty, ty)
-    return _UNKNOWN  # Any, and the types only inference uses
-
-
-def tangent_type(ty: T.Type) -> T.Type:
-    """The type of the tangents of values of type ``ty``."""
-    return _split_type(ty)[0]
-
-
-def fdata_type(ty: T.Type) -> T.Type:
-    """The type of the fdata of values of type ``ty`` (``Object(NoTangent)``: none)."""
-    return _split_type(ty)[1]
-
-
-def rdata_type(ty: T.Type) -> T.Type:
-    """The type of the rdata of values of type ``ty`` (``Object(NoTangent)``: none)."""
-    return _split_type(ty)[2]
-
-
 def frozen_fields(cls: type) -> tuple[str, ...] | None:
     """The fields of a frozen class's tangent (``Tangent(fields)``), or None if instances of
     ``cls`` are not frozen objects in the tangent model's sense."""
-    return _field_names(cls) if _classify(cls) is FROZEN else None
+    return field_names(cls) if _classify(cls) is FROZEN else None
 
 
 def default_fields(fn: pytypes.FunctionType) -> tuple[str, ...]:

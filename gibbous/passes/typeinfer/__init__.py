@@ -27,8 +27,10 @@ algorithm with an example; in short:
   with an unrelated type) *escapes*: its sites' element types become ``Any``.
 
 Its modules: ``interpreter`` (the worklist and the lattice with sites), ``abstract`` (the
-abstract values beyond the IR's types), ``handlers`` (calls on containers), ``typed_copy``
-(writing the types found into a copy) and ``cache`` (typed copies and summaries of callees).
+abstract values beyond the IR's types), ``arguments`` (sites for the containers in a
+function's arguments by which may alias, and binding a call's arguments to parameters),
+``handlers`` (calls on containers), ``typed_copy`` (writing the types found into a copy) and
+``cache`` (typed copies and summaries of callees).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 ``gibbous.passes.typeinfer`` (its package docstring) describes the algorithm; this module runs
 it for one function and argument types.  Calls go to a container-aware handler
-(``handlers``), to a user function inferred recursively, or to the type rule.
+(``handlers``), to a user function inferred recursively (its arguments bound and their
+aliasing handed down by ``arguments``), or to the type rule.
 """
 
 from __future__ import annotations
@@ -37,10 +38,10 @@ from gibbous.passes.typeinfer.abstract import (
     _has_containers,
     _join_rule_types,
     _kind_of,
-    _occurrences,
     _opaque,
     _slot_types,
 )
+from gibbous.passes.typeinfer.arguments import bind, callee_aliasing, entry_types
 from gibbous.passes.typeinfer.cache import InferenceCache, Signature, Summary
 from gibbous.passes.typeinfer.handlers import R, _FRAME, _handler
 from gibbous.passes.typeinfer.typed_copy import typed_copy
@@ -53,7 +54,6 @@ from gibbous.rules.typerules import (
 )
 from gibbous.rules.typerules_base import (
     const_type,
-    is_data_value,
     is_inert,
     is_subtype,
     truthiness,
@@ -111,7 +111,7 @@ class Inference:
     # -- driver --------------------------------------------------------------------------
 
     def run(self) -> None:
-        self.inputs[self.f.entry] = self._entry_types()
+        self.inputs[self.f.entry] = entry_types(self)
         self.pending.add(0)
         steps = 0
         while self.pending:
@@ -258,12 +258,12 @@ class Inference:
             self.unknown_code(*args, *kwargs.values())
             return _FRAME
         ir = self.callee_ir(fn) if self.callee_ir is not None else None
-        params = _bind(fn, args, kwargs) if ir is not None else None
+        params = bind(fn, args, kwargs) if ir is not None else None
         if ir is None or params is None or len(params) != len(ir.args):
             self.unknown_code(*args, *kwargs.values())
             return T.ANY
         concrete = tuple(self.resolve(p) for p in params)
-        key: Signature = (fn, concrete, self._aliasing(params, concrete))
+        key: Signature = (fn, concrete, callee_aliasing(self, params, concrete))
         if any(active[0] is fn for active in self.cache.active):
             # Recursion (under any argument types, which could otherwise grow without end, as
             # in f(t) calling f((t,))): not known until the outer inference ends.
@@ -335,116 +335,10 @@ class Inference:
         if not is_subtype(final, self.resolve(self.sites[site].slots[index])):
             self.store(site, index, self.abstractify(final, ("absorb", site, index), aliases))
 
-    # -- arguments and aliasing ------------------------------------------------------------
-
-    def _entry_types(self) -> list[T.Type]:
-        """The arguments' types, their containers given sites: one per class of aliases."""
-        found: list[tuple[tuple[object, ...], type, T.Type, bool]] = []
-        for i, ty in enumerate(self.arg_types):
-            _occurrences(ty, (i,), True, found)
-        parent = list(range(len(found)))
-
-        def root(i: int) -> int:
-            while parent[i] != i:
-                i = parent[i]
-            return i
-
-        for i, (path_i, kind_i, ty_i, exact_i) in enumerate(found):
-            for j in range(i):
-                path_j, kind_j, ty_j, exact_j = found[j]
-                if kind_i is kind_j and self._may_alias(
-                    (path_i, ty_i, exact_i), (path_j, ty_j, exact_j)
-                ):
-                    parent[root(i)] = root(j)
-        site_of: dict[tuple[object, ...], int] = {}
-        for i, (path, kind, _, _) in enumerate(found):
-            site_of[path] = self._site(("argument", found[root(i)][0]), kind)
-        self.external |= set(site_of.values())
-        return [self._argument(ty, (i,), site_of) for i, ty in enumerate(self.arg_types)]
-
-    def _may_alias(
-        self,
-        a: tuple[tuple[object, ...], T.Type, bool],
-        b: tuple[tuple[object, ...], T.Type, bool],
-    ) -> bool:
-        if self.aliasing is not None:  # the caller knows
-            return any(a[0] in group and b[0] in group for group in self.aliasing)
-        # typeof describes an argument exactly; inside a list the type is a join of elements,
-        # and an empty list fits any element type.  Two containers can be one object only if
-        # some exact type fits both positions.
-        (_, ta, exact_a), (_, tb, exact_b) = a, b
-        if exact_a and exact_b:
-            return ta == tb
-        if exact_a:
-            return is_subtype(ta, tb)
-        if exact_b:
-            return is_subtype(tb, ta)
-        return True
-
-    def _argument(self, ty: T.Type, path: tuple[object, ...], site_of: dict[tuple[object, ...], int]) -> T.Type:
-        match ty:
-            case T.List() | T.Set() | T.Dict():
-                site = site_of[path]
-                for i, slot in enumerate(_slot_types(ty)):
-                    self.store(site, i, self._argument(slot, path + (i,), site_of))
-                return Ref(_kind_of(ty), frozenset({site}))
-            case T.Tuple(items=items, cls=cls):
-                return T.Tuple(
-                    tuple(self._argument(x, path + (i,), site_of) for i, x in enumerate(items)), cls
-                )
-            case Iter(item=item, cls=cls):
-                return Iter(self._argument(item, path + ("iter",), site_of), cls)
-            case BoundMethod(self_type=receiver, function=fn):
-                return BoundMethod(self._argument(receiver, path + ("self",), site_of), fn)
-        return ty
-
-    def _aliasing(
-        self, params: list[T.Type], concrete: tuple[T.Type, ...]
-    ) -> frozenset[frozenset[tuple[object, ...]]]:
-        """Which container positions of a callee's arguments may be one object, as classes."""
-        sites: dict[tuple[object, ...], set[int]] = {}
-        for i, p in enumerate(params):
-            self._occurrence_sites(p, (i,), frozenset(), sites)
-        found: list[tuple[tuple[object, ...], type, T.Type, bool]] = []
-        for i, ty in enumerate(concrete):
-            _occurrences(ty, (i,), True, found)
-        paths = [path for path, _, _, _ in found]
-        groups: list[set[tuple[object, ...]]] = []
-        for path in paths:
-            mine = sites.get(path, set())
-            joined = [g for g in groups if any(sites.get(q, set()) & mine for q in g)]
-            merged = {path}.union(*joined)
-            groups = [g for g in groups if g not in joined] + [merged]
-        return frozenset(frozenset(g) for g in groups)
-
-    def _occurrence_sites(
-        self,
-        ty: T.Type,
-        path: tuple[object, ...],
-        stack: frozenset[int],
-        out: dict[tuple[object, ...], set[int]],
-    ) -> None:
-        # Mirrors resolve(): the container at a path of the resolved type may be any object
-        # from the union of sites found at that path.
-        match ty:
-            case Ref(kind=kind, sites=sites):
-                if sites & stack:
-                    return
-                out.setdefault(path, set()).update(sites)
-                for s in sites:
-                    for i, slot in enumerate(self.sites[s].slots):
-                        self._occurrence_sites(slot, path + (i,), stack | sites, out)
-            case T.Tuple(items=items):
-                for i, item in enumerate(items):
-                    self._occurrence_sites(item, path + (i,), stack, out)
-            case Iter(item=item):
-                self._occurrence_sites(item, path + ("iter",), stack, out)
-            case BoundMethod(self_type=receiver):
-                self._occurrence_sites(receiver, path + ("self",), stack, out)
-
     # -- sites -------------------------------------------------------------------------------
 
-    def _site(self, origin: object, kind: type) -> int:
+    def site(self, origin: object, kind: type) -> int:
+        """The site of the containers made at ``origin``."""
         found = self.site_ids.get(origin)
         if found is None:
             found = self.site_ids[origin] = len(self.sites)
@@ -453,7 +347,7 @@ class Inference:
 
     def fresh(self, op: Call, kind: type, slots: t.Sequence[T.Type]) -> Ref:
         """A container made by ``op``: its own site, holding ``slots``."""
-        site = self._site(("call", id(op)), kind)
+        site = self.site(("call", id(op)), kind)
         for i, ty in enumerate(slots):
             self.store(site, i, ty)
         return Ref(kind, frozenset({site}))
@@ -536,7 +430,7 @@ class Inference:
         match ty:
             case T.List() | T.Set() | T.Dict():
                 kind = _kind_of(ty)
-                site = self._site((origin, path), kind)
+                site = self.site((origin, path), kind)
                 for i, slot in enumerate(_slot_types(ty)):
                     self.store(site, i, self.abstractify(slot, origin, aliases, path + (i,)))
                 return Ref(kind, frozenset({site}) | aliases.get(kind, frozenset()))
@@ -671,33 +565,3 @@ def _stop_test(cond: Value) -> tuple[Value, bool] | None:
         inner = _stop_test(op.args[0])
         return None if inner is None else (inner[0], not inner[1])
     return None
-
-
-class _Param:
-    """A placeholder for argument binding: which argument went to which parameter."""
-
-    def __init__(self, index: int | str) -> None:
-        self.index = index
-
-
-def _bind(
-    fn: pytypes.FunctionType, args: list[T.Type], kwargs: dict[str, T.Type]
-) -> list[T.Type] | None:
-    """The argument types in the order of ``fn``'s parameters (its IR's arguments)."""
-    try:
-        signature = inspect.signature(fn)
-        bound = signature.bind(*map(_Param, range(len(args))), **{k: _Param(k) for k in kwargs})
-    except (TypeError, ValueError):
-        return None
-    found: list[T.Type] = []
-    for name, param in signature.parameters.items():
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            return None  # the frontend packs these into a tuple and a dict: not modelled yet
-        if name in bound.arguments:
-            index = t.cast(_Param, bound.arguments[name]).index
-            found.append(args[index] if isinstance(index, int) else kwargs[index])
-        elif is_data_value(param.default) or T.is_immutable_value(param.default):
-            found.append(const_type(param.default))
-        else:
-            return None  # a mutable default is state shared between calls
-    return found
