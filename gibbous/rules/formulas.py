@@ -120,6 +120,17 @@ unit = fn("unit")  # x / |x|, 0 at 0: the sign of a real number
 real_log = fn("real_log")  # log |x| of a real x (d/dy Re(x**y) at a negative base), log x else
 lift_base = fn("lift_base")  # x, complex where x**y is (a negative Python float to a fraction)
 stdtr_ddf, t_pdf = fn("stdtr_ddf"), fn("t_pdf")
+sinc, magnitude = fn("sinc"), fn("magnitude")  # NumPy's normalised sinc; |x|
+double = fn("double")  # x in double precision: where a difference cancels in single
+
+
+def _sinc_slope(x: Expr) -> Expr:
+    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, whose difference cancels near 0: there the
+    series -pi^2 x / 3 + pi^4 x^3 / 30 (exact to rounding for |x| < 1e-4; 0 at 0)."""
+    small = less(magnitude(x), lift(1e-4))
+    far = (cos(math.pi * x) - sinc(x)) / where(small, 1, x)
+    near = (math.pi**2 / 3) * x * ((math.pi * x) ** 2 / 10 - 1)
+    return where(small, near, far)
 
 LN2 = math.log(2.0)
 LN10 = math.log(10.0)
@@ -178,6 +189,7 @@ UNARY: dict[str, Expr] = {
     "erfc": -g * conj(TWO_OVER_SQRT_PI * exp(-x * x)),
     "gamma": g * conj(z * digamma(x)),
     "lgamma": g * conj(digamma(x)),  # also log|gamma|: (log|f|)' = f'/f
+    "sinc": g * conj(_sinc_slope(double(x))),
     # SciPy's
     "expit": g * (z * (1 - z)),
     "logit": g / (x * (1 - x)),
@@ -273,4 +285,15 @@ UFUNCS_BINARY: dict[str, tuple[str, str]] = {
     "hypot": ("hypot_x", "hypot_y"),
     "logaddexp": ("logaddexp_x", "logaddexp_y"),
     "logaddexp2": ("logaddexp2_x", "logaddexp2_y"),
+}
+# Python's arithmetic operators are these ufuncs' arithmetic, on scalars and arrays alike (by
+# ``operator`` name; ``abs`` is also ``builtins.abs``).
+OPERATORS_UNARY: dict[str, str] = {"neg": "negative", "pos": "positive", "abs": "absolute"}
+OPERATORS_BINARY: dict[str, str] = {
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "divide",
+    "pow": "power",
+    "mod": "remainder",
 }

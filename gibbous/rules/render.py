@@ -162,6 +162,7 @@ class _Emitter:
         self.lines: list[str] = []
         self.buffers = self.masks = 0  # the highest float buffer used; masks used
         self.count = 0
+        self.z: str | None = None  # the result, computed once up front where used twice
 
     def leaf(self, e: Expr) -> bool:
         return e.op == "const" or (e.op == "var" and e.name in self.parameters)
@@ -197,6 +198,8 @@ class _Emitter:
         if op == "where":
             return self._where(e, dest, free, mfree, indent)
         args: tuple[Expr, ...] = e.args
+        if op == "var" and self.z is not None:
+            return self.z
         if op == "var":  # z: the function again (the output, restored, no longer holds it)
             args, fn, py = tuple(Expr("var", name=n) for n in "xy"[: len(self.parameters) - 1]), "forward", "forward"
         elif op == "call":
@@ -267,6 +270,12 @@ class _Emitter:
         return result
 
 
+def _uses(e: Expr, name: str) -> int:
+    """How often variable ``name`` occurs in ``e``."""
+    own = int(e.op == "var" and e.name == name)
+    return own + sum(_uses(a, name) for a in e.args)
+
+
 def _real_log(x: t.Any, out: Array | None = None) -> t.Any:
     if out is None:
         return math.log(abs(x))
@@ -315,7 +324,14 @@ def kernel(
     parameters = PARAMETERS[arity] if forward is None else PARAMETERS[arity][:-1]
     arrays = set(parameters) if forward is None else {"g", "x"} if arity == 1 else {"g"}
     emitter = _Emitter(parameters, arrays, real)
-    result = emitter.emit(_simplify(e), 0, 1, 0, "    ")
+    e = _simplify(e)
+    if forward is not None and _uses(e, "z") > 1:
+        # The function once, into a buffer of its own, before any branch could need it:
+        # ``hypot``'s ``x / z`` where ``z != 0`` would compute it three times.
+        emitter.z = emitter.emit(Expr("var", name="z"), 1, 2, 0, "    ")
+        result = emitter.emit(e, 0, 2, 0, "    ")
+    else:
+        result = emitter.emit(e, 0, 1, 0, "    ")
     tmp = "".join(f"b{k}, " for k in range(1, emitter.buffers + 1))
     masks = "".join(f"m{k}, " for k in range(emitter.masks))
     code = "\n".join(

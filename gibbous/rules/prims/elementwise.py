@@ -217,6 +217,9 @@ NUMPY: dict[str, t.Callable[..., t.Any]] = {
     "real_log": _real_log,
     "lift_base": _lift_base,
     "digamma": lambda x: digamma(float(x)),  # math.gamma and math.lgamma: scalars
+    "sinc": np.sinc,
+    "magnitude": np.abs,
+    "double": lambda x: np.asarray(x, np.complex128 if np.iscomplexobj(x) else np.float64),
 }
 FLOAT: dict[str, t.Callable[..., t.Any]] = {
     **{name: getattr(math, name) for name in _FUNCTIONS},

@@ -68,18 +68,11 @@ ZERO_BINARY = (
 
 # Operators on arrays (and on an array and a scalar) are their ufuncs.
 OPERATOR_UNARY: dict[t.Callable[..., t.Any], np.ufunc] = {
-    operator.neg: np.negative,
-    operator.pos: np.positive,
-    operator.abs: np.absolute,
+    **{getattr(operator, op): getattr(np, u) for op, u in F.OPERATORS_UNARY.items()},
     abs: np.absolute,
 }
 OPERATOR_BINARY: dict[t.Callable[..., t.Any], np.ufunc] = {
-    operator.add: np.add,
-    operator.sub: np.subtract,
-    operator.mul: np.multiply,
-    operator.truediv: np.divide,
-    operator.pow: np.power,
-    operator.mod: np.remainder,
+    getattr(operator, op): getattr(np, u) for op, u in F.OPERATORS_BINARY.items()
 }
 ARRAY_BINARY_PATTERNS = [(ARRAY, ARRAY), (ARRAY, NUMBER), (NUMBER, ARRAY)]
 
@@ -358,18 +351,7 @@ primitive(float.conjugate, NUMBER)(conj_method_rrule)
 # sinc and angle: elementwise NumPy functions that are not ufuncs
 
 
-def g_sinc(g: t.Any, x: t.Any, z: t.Any) -> t.Any:
-    """d sinc(x)/dx = (cos(pi x) - sinc(x)) / x, whose difference cancels near 0: there the
-    series -pi^2 x / 3 + pi^4 x^3 / 30 (exact to rounding for |x| < 1e-4; 0 at 0).  In double
-    precision whatever x's: in single precision the difference would cancel to nothing."""
-    x = np.asarray(x, np.complex128 if np.iscomplexobj(x) else np.float64)
-    small = np.abs(x) < 1e-4
-    far = (np.cos(np.pi * x) - np.sinc(x)) / np.where(small, 1, x)
-    near = (np.pi**2 / 3) * x * ((np.pi * x) ** 2 / 10 - 1)
-    return g * conj(np.where(small, near, far))
-
-
-V.register_unary([np.sinc], g_sinc, E.UNARY_PATTERNS)
+V.register_unary([np.sinc], E.UNARY["sinc"], E.UNARY_PATTERNS)
 
 
 def angle_rrule(f: CD, z: CD, *args: CD, **kwargs: CD) -> RuleResult:

@@ -18,6 +18,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules import formulas as F
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import elementwise_variants as V
 from gibbous.rules.prims.common import (
@@ -38,13 +39,11 @@ from gibbous.rules.tangents import CoDual
 # --------------------------------------------------------------------------------------------
 # Operators
 
+# The ufuncs' formulas (``gibbous.rules.formulas``): ``%`` is ``np.remainder``'s, ``**`` is
+# ``np.power``'s.
 OPERATOR_BINARY: dict[t.Callable[..., t.Any], tuple[E.BinaryGrad, E.BinaryGrad]] = {
-    operator.add: (E.g_first, E.g_first),
-    operator.sub: (E.g_first, E.g_negate2),
-    operator.mul: (E.g_times_y, E.g_times_x),
-    operator.truediv: (E.g_over_y, E.g_quotient_y),
-    operator.pow: (E.g_pow_x, E.g_pow_y),
-    operator.mod: (E.g_first, E.g_mod_y),
+    getattr(operator, op): (E.BINARY[F.UFUNCS_BINARY[u][0]], E.BINARY[F.UFUNCS_BINARY[u][1]])
+    for op, u in F.OPERATORS_BINARY.items()
 }
 # On scalars the in-place forms rebind: ``x += y`` is ``x = x + y``.
 IN_PLACE = {
@@ -56,9 +55,7 @@ IN_PLACE = {
     operator.imod: operator.mod,
 }
 OPERATOR_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
-    operator.neg: E.g_negate,
-    operator.pos: E.g_same,
-    operator.abs: E.g_abs,
+    **{getattr(operator, op): E.UNARY[F.UFUNCS_UNARY[u]] for op, u in F.OPERATORS_UNARY.items()},
     builtins.abs: E.g_abs,
 }
 
@@ -141,11 +138,14 @@ V.register_binary([math.log], E.g_log_base_x, E.g_log_base_y, E.SCALAR_BINARY)
 def hypot_rrule(f: CD, *xs: CD) -> RuleResult:
     """``math.hypot(*xs)``: each x_i gets x_i / h (0 when h = 0: a subgradient)."""
     z = f.primal(*(x.primal for x in xs))
+    grad = E.g_hypot_x  # of two operands or of many, the same formula
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if dz is NT or z == 0:
+        if dz is NT:
             return (NT, *(zero_for(x) for x in xs))
-        return (NT, *(send(x, dz * x.primal / z) if needs(x) else zero_for(x) for x in xs))
+        g = E.numpy_scalar(dz)
+        grads = (send(x, grad(g, x.primal, None, z)) if needs(x) else zero_for(x) for x in xs)
+        return (NT, *grads)
 
     return CoDual(z, NT), pullback
 
