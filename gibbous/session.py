@@ -71,7 +71,7 @@ from gibbous.rules.generators import (
     save_frame_rrule,
 )
 from gibbous.rules.higher_order import rule_factory
-from gibbous.rules.inline import InlineRule, find_inline
+from gibbous.rules.inline import InlineRule
 from gibbous.rules.prims.classes import TWINS, by_code, twin
 from gibbous.rules.registry import (
     Context,
@@ -84,6 +84,8 @@ from gibbous.rules.registry import (
 from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import CoDual, frozen_fields, zero_fdata
 from gibbous.rules.typerules import instance_type
+
+_F64 = T.Float("float64")
 
 STANDARD_PIPELINE: tuple[str, ...] = ("fold", "dce", "cse", "simplify-cfg")
 
@@ -284,12 +286,14 @@ class Session:
             return None
         types = tuple(v.type for v in op.operands[1:])
         fn = callee.value
-        found = find_inline(fn, types, op.kwnames, op.type)
-        if found is None or not is_primitive(self.ctx, fn, types, op.kwnames):
+        # A float result: every adjoint the form writes is a plain float.
+        if op.type != _F64 or not is_primitive(self.ctx, fn, types, op.kwnames):
             return None
         registration = lookup_rule(self.ctx, fn, types, op.kwnames, loc=op.loc)
-        library = registration.origin.startswith("gibbous.rules.")
-        return found if library and registration.kind == "primitive" else None
+        form = registration.inline
+        if form is None or registration.kind != "primitive" or form.arity != len(types):
+            return None
+        return form
 
     def _site(self, op: Call, activity: Activity) -> Maker:
         operands = op.operands

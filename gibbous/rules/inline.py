@@ -1,4 +1,4 @@
-"""Inline forms of scalar rules: what the AD pass writes in place of a rule call.
+"""Inline forms: what the AD pass writes in place of a rule call.
 
 A rule call costs a ``CoDual`` for the result, a pullback closure, a tuple, a stack push and,
 on the way back, a call of the pullback and a tuple of rdata: a dozen Python objects for one
@@ -11,9 +11,12 @@ expressions, or called as their float rendering where they branch.  ``float(x)``
 float64 arrays summed or averaged to a float (``np.sum(x)``, ``x.mean()``) are written out too:
 the array's fdata takes the adjoint in place (``dx += dy``).
 
-An inline form applies only where the registered rule the call resolves to is the library's
-own (a rule a user registers for ``math.sin`` is called as a rule), on ``float64`` scalars, ints
-and bools, so every adjoint is a plain float.
+A form is declared with the registration it stands for (``primitive(..., inline=form)``), on
+the variant whose static types make it exact (``float_binary`` of ``operator.mul``:
+``elementwise_variants``; ``real_array_element`` of ``x[i]``: ``indexing``).  So the one lookup
+that finds a call's rule finds its form: a rule a user registers for ``math.sin`` has none and
+is called as a rule.  The AD pass writes a form out where the call's result is a float
+(``Session.inline``), so every adjoint is a plain float.
 
 ``InlineRule.saves`` names what the reverse needs, by operand: ``("primal", i)`` (argument
 ``i``), ``("fdata", i)`` or ``("result", -1)``; ``adjoint(b, saved, dy)`` writes the reverse
@@ -32,9 +35,8 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
+from gibbous.rules import formulas as F
 from gibbous.rules import render as R
-from gibbous.rules.prims import elementwise as E
-from gibbous.rules.prims import scalars as S
 
 F64 = T.Float("float64")
 Save = tuple[str, int]  # ("primal", i), ("fdata", i) or ("result", -1)
@@ -60,9 +62,12 @@ def _call(b: Builder, fn: object, *args: object) -> Value:
 _SAVES: dict[str, Save] = {"x": ("primal", 0), "y": ("primal", 1), "z": ("result", -1)}
 
 
-def _inline(name: str, grads: t.Sequence[E.UnaryGrad | E.BinaryGrad]) -> InlineRule:
-    arity = len(grads)
-    formulas = [E.FORMULA[grad] for grad in grads]
+def formula_form(
+    name: str, formulas: t.Sequence[F.Expr], floats: t.Sequence[t.Callable[..., t.Any]]
+) -> InlineRule:
+    """The form of a scalar rule from its operands' formulas: written out as arithmetic where
+    the formulas allow, else ``floats`` (their float renderings) called on the saved values."""
+    arity = len(formulas)
     if all(map(R.inline_expressible, formulas)):
         used = set().union(*[f.variables() for f in formulas])
         names = [n for n in "xyz" if n in used]
@@ -73,7 +78,6 @@ def _inline(name: str, grads: t.Sequence[E.UnaryGrad | E.BinaryGrad]) -> InlineR
             return [R.inline_adjoint(f, call, env) for f in formulas]
 
         return InlineRule(name, tuple(_SAVES[n] for n in names), written, arity)
-    floats = [(E.FLOAT_UNARY, E.FLOAT_BINARY)[arity - 1][grad] for grad in grads]
     saves = (_SAVES["x"], _SAVES["z"]) if arity == 1 else tuple(_SAVES.values())
 
     def called(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value]:
@@ -82,21 +86,8 @@ def _inline(name: str, grads: t.Sequence[E.UnaryGrad | E.BinaryGrad]) -> InlineR
     return InlineRule(name, saves, called, arity)
 
 
-def _table() -> dict[object, InlineRule]:
-    rules: dict[object, InlineRule] = {float: InlineRule("float", (), lambda b, saved, dy: (dy,))}
-    for fn, g in [*S.OPERATOR_UNARY.items(), *S.MATH_UNARY.items()]:
-        if g is not E.g_abs and g in E.FLOAT_UNARY:  # abs: the rule's own tie convention
-            rules[fn] = _inline(getattr(fn, "__name__", "?"), (g,))
-    binary = dict(S.OPERATOR_BINARY)
-    binary.update({i: S.OPERATOR_BINARY[op] for i, op in S.IN_PLACE.items()})
-    binary.update(S.MATH_BINARY)
-    for fn, (gx, gy) in binary.items():
-        if gx in E.FLOAT_BINARY and gy in E.FLOAT_BINARY:
-            rules[fn] = _inline(getattr(fn, "__name__", "?"), (gx, gy))
-    return rules
-
-
-_SCALAR_RULES = _table()
+#: ``float(x)`` of a float: the adjoint passes.
+FLOAT = InlineRule("float", (), lambda b, saved, dy: (dy,))
 
 
 def _add_at(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
@@ -107,7 +98,8 @@ def _add_at(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value
     return (None, None)
 
 
-_GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at, 2)
+#: ``x[i]`` of a float64 array, one int per axis: ``dx[i] += dy``.
+GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at, 2)
 
 
 def _add_all(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
@@ -124,60 +116,6 @@ def _add_mean(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Val
     return (None,)
 
 
-# Whole float64 arrays reduced to a float: the adjoint goes into the array's fdata in place.
-_REDUCTIONS: dict[object, InlineRule] = {
-    np.sum: InlineRule("sum", (("fdata", 0),), _add_all),
-    np.ndarray.sum: InlineRule("sum", (("fdata", 0),), _add_all),
-    np.mean: InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean),
-    np.ndarray.mean: InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean),
-}
-
-# --------------------------------------------------------------------------------------------
-# Lookup
-
-
-def _is_key(fn: object, table: dict[object, InlineRule]) -> bool:
-    try:
-        return fn in table
-    except TypeError:  # unhashable callee
-        return False
-
-
-def _scalar(ty: T.Type) -> bool:
-    if isinstance(ty, T.Const):
-        return type(ty.value) in (float, int, bool)
-    return ty == F64 or isinstance(ty, (T.Int, T.Bool))
-
-
-def _index(ty: T.Type, ndim: int) -> bool:
-    if isinstance(ty, T.Tuple):
-        return len(ty.items) == ndim and all(_integer(item) for item in ty.items)
-    return ndim == 1 and _integer(ty)
-
-
-def _integer(ty: T.Type) -> bool:
-    if isinstance(ty, T.Const):
-        return type(ty.value) in (int, np.int64)
-    return isinstance(ty, T.Int) and not isinstance(ty, T.Bool)
-
-
-def find_inline(
-    fn: object, arg_types: t.Sequence[T.Type], kwnames: t.Sequence[str], result: T.Type
-) -> InlineRule | None:
-    """The inline form of the library's rule for this call, if it has one."""
-    if kwnames or result != F64:
-        return None
-    if len(arg_types) == 1 and _is_key(fn, _REDUCTIONS):
-        (array,) = arg_types
-        if isinstance(array, T.Array) and array.dtype == "float64":
-            return _REDUCTIONS[fn]
-        return None
-    if fn is operator.getitem and len(arg_types) == 2:
-        array, index = arg_types
-        if isinstance(array, T.Array) and array.dtype == "float64" and array.ndim is not None:
-            return _GETITEM if _index(index, array.ndim) else None
-        return None
-    if not _is_key(fn, _SCALAR_RULES) or not all(map(_scalar, arg_types)):
-        return None
-    rule = _SCALAR_RULES[fn]
-    return rule if len(arg_types) == rule.arity else None
+#: ``np.sum(x)`` and ``np.mean(x)`` of a whole float64 array: its fdata takes the adjoint.
+SUM = InlineRule("sum", (("fdata", 0),), _add_all)
+MEAN = InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean)

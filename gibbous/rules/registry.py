@@ -59,6 +59,9 @@ from gibbous.rules.public_names import callable_name as callable_name
 from gibbous.rules.stateful import StatefulRRule, StatefulRRuleFunction
 from gibbous.rules.tangents import CoDual, zero_fdata, zero_rdata
 
+if t.TYPE_CHECKING:
+    from gibbous.rules.inline import InlineRule
+
 Pullback = t.Callable[[t.Any], tuple[t.Any, ...]]
 RRule = t.Callable[..., tuple[CoDual[t.Any, t.Any], Pullback]]
 PatternItem = T.Type | str | pytypes.EllipsisType
@@ -167,6 +170,8 @@ class Registration:
     #: The name of a variant chosen by its pattern's static types (``float_unary``): the same
     #: derivative as the callable's general rule, in code that trusts those types.
     variant: str | None = None
+    #: What the AD pass may write in place of calling the rule (``gibbous.rules.inline``).
+    inline: InlineRule | None = None
 
     def describe(self) -> str:
         variant = f" {self.variant}" if self.variant else ""
@@ -298,8 +303,10 @@ def _register(
     ctx: Context,
     state_type: type | None = None,
     variant: str | None = None,
+    inline: InlineRule | None = None,
 ) -> Registration:
-    registration = Registration(fn, pattern, rule, kind, ctx, state_type, _origin(), variant)
+    origin = _origin()
+    registration = Registration(fn, pattern, rule, kind, ctx, state_type, origin, variant, inline)
     ctx.register(registration)
     return registration
 
@@ -310,17 +317,20 @@ def primitive(
     kwargs: t.Mapping[str, T.Type | str] | None = None,
     ctx: Context = DefaultContext,
     variant: str | None = None,
+    inline: InlineRule | None = None,
 ) -> t.Callable[[_R], _R]:
     """Decorator: register a plain rule for calls of ``fn`` with these argument types.
 
     ``variant`` names a rule written for the static types of a narrower pattern than the
     callable's general rule (``"float_unary"`` for ``f64``): lookup picks it as it picks any
-    more specific pattern, and the rule table and the audit name it.
+    more specific pattern, and the rule table and the audit name it.  ``inline`` is the form
+    the AD pass writes out in place of a call of ``rule`` (a call of this pattern whose result
+    is a float): the rule's derivative as reverse-program arithmetic.
     """
     pattern = Pattern.make(arg_types, kwargs)  # a bad pattern fails here, not at decoration
 
     def decorate(rule: _R) -> _R:
-        _register(fn, pattern, rule, "primitive", ctx, variant=variant)
+        _register(fn, pattern, rule, "primitive", ctx, variant=variant, inline=inline)
         return rule
 
     return decorate

@@ -245,8 +245,10 @@ GETITEM: list[RuleCase] = [
     *(case(operator.getitem, X, i) for i in ADVANCED_INDICES),
     *(case(operator.getitem, XC, i) for i in (1, (0, 2), slice(None, None, -1), [2, 2])),
     *(case(operator.getitem, X32, i, **F32) for i in (0, (1, 1), np.array([1, 1]))),
-    case(operator.getitem, V, 2),  # the fast path for elements of float64 vectors
+    case(operator.getitem, V, 2),  # the real_array_element variant: one int per axis
     case(operator.getitem, V, -1),
+    case(operator.getitem, X3, (1, 0, 3)),
+    case(operator.getitem, V, True),  # a bool is an int to the types, a mask to NumPy
     case(operator.getitem, X3, (Ellipsis, None, 1)),
     case(operator.getitem, X3, (np.array([1, 0]), slice(None), np.array([3, 3]))),
     case(operator.getitem, np.array(2.5), ()),

@@ -29,6 +29,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.rules import pool
 from gibbous.rules import render as R
+from gibbous.rules.inline import InlineRule, formula_form
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     ARRAY,
@@ -302,6 +303,9 @@ _square_slope = _in_one_buffer(E.g_square)  # ``np.square``'s formula, in one ne
 # --------------------------------------------------------------------------------------------
 # Registering a callable's general rule with its variants
 
+# A registration to make: pattern, rule, variant name (None: the general rule), inline form.
+_Entry = tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None, InlineRule | None]
+
 
 def register_unary(
     fns: t.Iterable[object],
@@ -309,18 +313,31 @@ def register_unary(
     patterns: t.Iterable[tuple[PatternItem, ...]],
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
+    inline: bool = False,
 ) -> None:
     """The general rule for ``patterns`` (ARRAY and/or NUMBER), and a variant for float64
-    operands of each.  ``wrap`` is applied to the general rule (a check run before it)."""
-    patterns = list(patterns)
-    rules: list[tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None]] = [
-        (p, E.unary_rule(grad), None) for p in patterns
-    ]
+    operands of each.  ``wrap`` is applied to the general rule (a check run before it).
+    ``inline``: the float variant has an inline form (for callables whose float arithmetic
+    raises where NumPy's would give inf or nan: Python's operators and ``math``; ``abs`` has
+    its own convention at 0)."""
+    fns, patterns = list(fns), list(patterns)
+    rules: list[_Entry] = [(p, E.unary_rule(grad), None, None) for p in patterns]
     if (ARRAY,) in patterns:
-        rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary"))
+        rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary", None))
     if (NUMBER,) in patterns and grad in E.FLOAT_UNARY:
-        rules.append(((F64,), float_unary(grad), "float_unary"))
+        form = _form(fns, (grad,), inline and grad is not E.g_abs)
+        rules.append(((F64,), float_unary(grad), "float_unary", form))
     _register(fns, rules, wrap)
+
+
+def _form(
+    fns: t.Iterable[object], grads: t.Sequence[E.UnaryGrad | E.BinaryGrad], wanted: bool
+) -> InlineRule | None:
+    if not wanted:
+        return None
+    floats = (E.FLOAT_UNARY, E.FLOAT_BINARY)[len(grads) - 1]
+    names = "/".join(getattr(fn, "__name__", "?") for fn in fns)
+    return formula_form(names, [E.FORMULA[g] for g in grads], [floats[g] for g in grads])
 
 
 def register_binary(
@@ -331,36 +348,38 @@ def register_binary(
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
     float_pairs: t.Sequence[tuple[T.Type, T.Type]] = ((F64, F64), (F64, INT), (INT, F64)),
+    inline: bool = False,
 ) -> None:
     """The general rule for ``patterns``, and variants for float64 operands where a pattern
     admits them: ``real_array_binary`` beside an array pattern, ``float_binary`` (for
     ``float_pairs``: the scalar operands the callable takes) beside the scalar one when each
-    operand that gets a gradient has a float gradient function."""
-    patterns = list(patterns)
+    operand that gets a gradient has a float gradient function.  ``inline``: the float
+    variant has an inline form where both operands have formulas (``register_unary``)."""
+    fns, patterns = list(fns), list(patterns)
     general = E.binary_rule(grad_x, grad_y)
-    rules: list[tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None]] = [
-        (p, general, None) for p in patterns
-    ]
+    rules: list[_Entry] = [(p, general, None, None) for p in patterns]
     if any(ARRAY in p for p in patterns):
         array_rule = real_array_binary(grad_x, grad_y)
         pairs = [(REAL_ARRAY, REAL_ARRAY)]
         pairs += [(REAL_ARRAY, s) for s in (F64, INT)] if (ARRAY, NUMBER) in patterns else []
         pairs += [(s, REAL_ARRAY) for s in (F64, INT)] if (NUMBER, ARRAY) in patterns else []
-        rules += [(pair, array_rule, "real_array_binary") for pair in pairs]
+        rules += [(pair, array_rule, "real_array_binary", None) for pair in pairs]
     fast = all(g is None or g in E.FLOAT_BINARY for g in (grad_x, grad_y))
     if (NUMBER, NUMBER) in patterns and fast:
         float_rule = float_binary(grad_x, grad_y)
-        rules += [(pair, float_rule, "float_binary") for pair in float_pairs]
+        both = grad_x is not None and grad_y is not None
+        form = _form(fns, (grad_x, grad_y), inline and both) if both else None  # type: ignore[arg-type]
+        rules += [(pair, float_rule, "float_binary", form) for pair in float_pairs]
     _register(fns, rules, wrap)
 
 
 def _register(
     fns: t.Iterable[object],
-    rules: list[tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None]],
+    rules: list[_Entry],
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None,
 ) -> None:
     for fn in fns:
-        for pattern, rule, variant in rules:
+        for pattern, rule, variant, form in rules:
             # A variant's operands are float64 by type: a check on them is the general rule's.
             checked = rule if wrap is None or variant is not None else wrap(rule)
-            primitive(fn, *pattern, variant=variant)(checked)
+            primitive(fn, *pattern, variant=variant, inline=form)(checked)

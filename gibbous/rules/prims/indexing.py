@@ -53,6 +53,8 @@ from gibbous.rules.prims.common import (
     view_fdata,
     zero_for,
 )
+from gibbous.ir import types as T
+from gibbous.rules import inline
 from gibbous.rules.prims.items import items_of
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual, is_differentiable, object_array_refusal
@@ -80,23 +82,42 @@ def view_index(index: object) -> tuple[t.Any, ...]:
 
 @primitive(operator.getitem, ARRAY, ANY)
 def getitem_rrule(f: CD, x: CD, index: CD) -> RuleResult:
+    xp, idx = x.primal, index.primal
+    return _getitem(x, idx, f.primal(xp, idx))
+
+
+def element_rrule(f: CD, x: CD, index: CD) -> RuleResult:
+    """``x[i]``, ``x[i, j]``...: one element of a float64 array, one int per axis (the static
+    types say so), as in a loop over elements: its cotangent goes back in place."""
     xp, idx, dx = x.primal, index.primal, x.fdata
     y = f.primal(xp, idx)
-    if type(idx) is int and type(y) is np.float64 and type(dx) is np.ndarray:
-        # An element of a float64 array (``x[i]`` in a loop): its cotangent goes back in place.
-        def element_pullback(dy: t.Any) -> tuple[t.Any, ...]:
-            if type(dy) is float or type(dy) is np.float64:
-                dx[idx] += dy
-                return _NOTHING_3
-            return generic_pullback(dy)
+    # A bool index is an int to the types but a mask to NumPy; an inactive array has no fdata.
+    if type(y) is not np.float64 or type(dx) is not np.ndarray:
+        return _getitem(x, idx, y)
 
-        def generic_pullback(dy: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(NT, dy)
-            if g is not None:
-                dx[idx] += g if dx.dtype.kind == "c" else np.real(g)
+    def element_pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if type(dy) is float or type(dy) is np.float64:
+            dx[idx] += dy
             return _NOTHING_3
+        g = cotangent(NT, dy)
+        if g is not None:
+            dx[idx] += np.real(g)
+        return _NOTHING_3
 
-        return CoDual(y, NT), element_pullback
+    return CoDual(y, NT), element_pullback
+
+
+_INDICES = [T.INT, T.Tuple((T.INT, T.INT)), T.Tuple((T.INT, T.INT, T.INT))]
+for _ndim, _index in enumerate(_INDICES, 1):
+    _array = T.Array("float64", _ndim)
+    _element = primitive(
+        operator.getitem, _array, _index, variant="real_array_element", inline=inline.GETITEM
+    )
+    _element(element_rrule)
+
+
+def _getitem(x: CD, idx: t.Any, y: t.Any) -> RuleResult:
+    xp, dx = x.primal, x.fdata
     if not isinstance(dx, np.ndarray):
         return CoDual(y, new_fdata(y)), _NO_RDATA_3
     if shares_memory(y, xp):

@@ -45,6 +45,8 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
+from gibbous.ir import types as T
+from gibbous.rules import inline
 from gibbous.rules.prims.items import as_array
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
@@ -305,10 +307,15 @@ def _prod_zero(xp: Array, dx: Array, buf: Array, n: int) -> Pullback:
 
 
 _fn: t.Any
+_WHOLE = T.Array("float64", None)  # a whole float64 array reduced to a float: written out
 for _fn in (np.sum, np.ndarray.sum):
-    primitive(_fn, ARRAY, ...)(reduction_rule(_sum_grad, SUM_PARAMETERS))
+    _rule = reduction_rule(_sum_grad, SUM_PARAMETERS)
+    primitive(_fn, ARRAY, ...)(_rule)
+    primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.SUM)(_rule)
 for _fn in (np.mean, np.ndarray.mean):
-    primitive(_fn, ARRAY, ...)(reduction_rule(_mean_grad, MEAN_PARAMETERS))
+    _rule = reduction_rule(_mean_grad, MEAN_PARAMETERS)
+    primitive(_fn, ARRAY, ...)(_rule)
+    primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.MEAN)(_rule)
 for _fn in (np.prod, np.ndarray.prod):
     stateful_primitive(_fn, ARRAY, ..., state_type=Scratch)(prod_rrule)
 for _fn in (np.max, np.amax, np.ndarray.max):

@@ -19,6 +19,7 @@ import typing as t
 import numpy as np
 
 from gibbous.rules import formulas as F
+from gibbous.rules import inline
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import elementwise_variants as V
 from gibbous.rules.prims.common import (
@@ -60,12 +61,12 @@ OPERATOR_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
 }
 
 for _op, (_gx, _gy) in OPERATOR_BINARY.items():
-    V.register_binary([_op], _gx, _gy, E.SCALAR_BINARY)
+    V.register_binary([_op], _gx, _gy, E.SCALAR_BINARY, inline=True)
 for _iop, _op in IN_PLACE.items():
-    V.register_binary([_iop], *OPERATOR_BINARY[_op], E.SCALAR_BINARY)
+    V.register_binary([_iop], *OPERATOR_BINARY[_op], E.SCALAR_BINARY, inline=True)
 V.register_binary([builtins.pow], E.g_pow_x, E.g_pow_y, E.SCALAR_BINARY)
 for _op, _g in OPERATOR_UNARY.items():
-    V.register_unary([_op], _g, E.SCALAR_UNARY)
+    V.register_unary([_op], _g, E.SCALAR_UNARY, inline=True)
 for _op in (operator.floordiv, operator.ifloordiv):
     zero_derivative(_op, NUMBER, NUMBER)
 
@@ -119,9 +120,9 @@ MATH_ZERO = (
 )  # fmt: skip
 
 for _fn, _g in MATH_UNARY.items():
-    V.register_unary([_fn], _g, E.SCALAR_UNARY)
+    V.register_unary([_fn], _g, E.SCALAR_UNARY, inline=True)
 for _fn, (_gx, _gy) in MATH_BINARY.items():
-    V.register_binary([_fn], _gx, _gy, E.SCALAR_BINARY)
+    V.register_binary([_fn], _gx, _gy, E.SCALAR_BINARY, inline=True)
 for _fn, _gx in MATH_BINARY_FIRST.items():
     # ldexp(x, i) takes an int exponent only
     _pairs = ((V.F64, V.INT),) if _fn is math.ldexp else ((V.F64, V.F64), (V.F64, V.INT), (V.INT, V.F64))
@@ -190,6 +191,8 @@ def _float_rrule(f: CD, x: CD) -> RuleResult:
 
 for _fn in (builtins.float, np.float64, np.float32, builtins.complex, np.complex128):
     primitive(_fn, NUMBER)(_float_rrule)
+# float(x) of a float: the identity, written out (the adjoint passes)
+primitive(builtins.float, V.F64, variant="float_identity", inline=inline.FLOAT)(_float_rrule)
 for _fn in (builtins.float, builtins.complex):  # of a 0-d array
     primitive(_fn, ARRAY)(_float_rrule)
 for _fn in (builtins.int, builtins.bool, builtins.round, np.int64, np.int32):
