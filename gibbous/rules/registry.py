@@ -342,12 +342,14 @@ def stateful_primitive(
     state_type: type[_S],
     kwargs: t.Mapping[str, T.Type | str] | None = None,
     ctx: Context = DefaultContext,
+    variant: str | None = None,
 ) -> t.Callable[[StatefulRRuleFunction[_S]], StatefulRRuleFunction[_S]]:
-    """Decorator: register ``stateful_rrule(state, f, *args, **kwargs)`` for these calls."""
+    """Decorator: register ``stateful_rrule(state, f, *args, **kwargs)`` for these calls
+    (``variant``: as for ``primitive``)."""
     pattern = Pattern.make(arg_types, kwargs)
 
     def decorate(rule: StatefulRRuleFunction[_S]) -> StatefulRRuleFunction[_S]:
-        _register(fn, pattern, rule, "stateful", ctx, state_type)
+        _register(fn, pattern, rule, "stateful", ctx, state_type, variant)
         return rule
 
     return decorate

@@ -332,13 +332,14 @@ def kernel(
         result = emitter.emit(e, 0, 2, 0, "    ")
     else:
         result = emitter.emit(e, 0, 1, 0, "    ")
+    # The work buffers are shared by the partials of one ufunc: as many as the hungriest needs.
     tmp = "".join(f"b{k}, " for k in range(1, emitter.buffers + 1))
     masks = "".join(f"m{k}, " for k in range(emitter.masks))
     code = "\n".join(
         [
             f"def partial({', '.join(parameters)}, b0, work):",
-            f"    ({tmp}) = work.tmp" if tmp else "",
-            f"    ({masks}) = work.mask" if masks else "",
+            f"    ({tmp}) = work.tmp[:{emitter.buffers}]" if tmp else "",
+            f"    ({masks}) = work.mask[:{emitter.masks}]" if masks else "",
             *emitter.lines,
             _copy_unless("b0", result, "    "),  # a leaf (g) or a scalar
             "    return b0",

@@ -5,7 +5,7 @@ after type inference).
 
 ``axis`` (an int, a tuple of ints or None) and ``keepdims`` may be passed by position or by
 keyword, ``dtype`` and ``ddof`` too (a float ``ddof`` gets its derivative); ``out=`` by keyword
-for ``sum``, ``mean`` and ``cumsum`` (stateful rules, at the end); other ``out=``, ``initial=``
+for ``sum``, ``mean`` and ``cumsum`` (stateful rules: ``reductions_out``); other ``out=``, ``initial=``
 and ``where=`` are not supported (the rule raises).  ``prod`` computes the product of the
 *other* elements with running products, so zeros give exact gradients (no division), and so
 does ``cumprod``.  ``max``/``min``/``ptp`` split the gradient evenly among tied maxima
@@ -73,7 +73,7 @@ def normalize_axes(axis: object, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(out))
 
 
-def _options(
+def reduction_options(
     names: tuple[str, ...], args: t.Sequence[CD], kwargs: t.Mapping[str, CD], what: str
 ) -> tuple[object, bool]:
     bound = bind(names, args, kwargs, {}, what)
@@ -120,10 +120,10 @@ def _sum_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: boo
 
 
 def _mean_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: bool) -> t.Any:
-    return expand(g, axes, keepdims) / _count(x, axes)
+    return expand(g, axes, keepdims) / element_count(x, axes)
 
 
-def _count(x: Array, axes: tuple[int, ...]) -> int:
+def element_count(x: Array, axes: tuple[int, ...]) -> int:
     count = 1
     for a in axes:
         count *= x.shape[a]
@@ -151,7 +151,7 @@ def _call_reduction(
     if not args and not kwargs:  # ``np.sum(x)``: over all axes, nothing to check
         return f.primal(xp), tuple(range(xp.ndim)), False
     what = getattr(f.primal, "__qualname__", "reduction")
-    axis, keepdims = _options(names, args, kwargs, what)
+    axis, keepdims = reduction_options(names, args, kwargs, what)
     z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
     return z, normalize_axes(axis, xp.ndim), keepdims
 
@@ -190,7 +190,7 @@ def reduction_rule(grad: Grad, names: tuple[str, ...]) -> t.Callable[..., RuleRe
         z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
         n = 2 + len(args) + len(kwargs)
         if _to_scalar(x, z):
-            share = 1 if grad is _sum_grad else _count(x.primal, axes)
+            share = 1 if grad is _sum_grad else element_count(x.primal, axes)
             return CoDual(z, NT), _spread_pullback(x.fdata, share, n)
         zf = new_fdata(z)
         return CoDual(z, zf), _general_pullback(grad, x, z, zf, axes, keepdims, n)
@@ -414,7 +414,7 @@ def spread_rule(is_std: bool) -> t.Callable[..., RuleResult]:
             if g is None:
                 return tuple(rdata)
             xp = x.primal
-            dof = _count(xp, axes) - ddof
+            dof = element_count(xp, axes) - ddof
             for i in where:
                 if i is not None:
                     d = np.real(np.sum(g * z)) / dof / (2 if is_std else 1)
@@ -523,7 +523,7 @@ def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         ge = expand(g, axes, keepdims)
         if w_cd is None:
             if needs(a):
-                add_into(a.fdata, ge / _count(ap, axes))
+                add_into(a.fdata, ge / element_count(ap, axes))
             return tuple(rdata)
         wp = np.asarray(w_cd.primal)
         wb = wp
@@ -603,103 +603,3 @@ def nan_reduction_rule(mean: bool) -> t.Callable[..., RuleResult]:
 
 primitive(np.nansum, ARRAY, ...)(nan_reduction_rule(False))
 primitive(np.nanmean, ARRAY, ...)(nan_reduction_rule(True))
-
-
-# --------------------------------------------------------------------------------------------
-# out=: sum, mean and cumsum into an array (stateful, as the in-place rules of
-# gibbous.rules.inplace): the call overwrites ``out``, so the forward pass saves its primal
-# and fdata into the state and zeroes its fdata; the pullback restores the primal, reads the
-# cotangent into a buffer, restores the fdata, and only then adds the gradient into x's fdata
-# (x may share memory with out).  No array is allocated in a warm call.
-
-
-def _out_operand(kwargs: t.Mapping[str, CD], what: str) -> CD:
-    out = kwargs["out"]
-    if type(out.primal) is not np.ndarray or type(out.fdata) is not np.ndarray:
-        raise NotImplementedError(f"{what} with out= of {type(out.primal).__name__}: no rule")
-    return out
-
-
-def _save_out(state: Scratch | None, out: CD, extra: int) -> Scratch:
-    """The state: out's saved primal and fdata, a buffer for its cotangent and ``extra`` more
-    buffers of its shape; filled with what the call will overwrite."""
-    spec = (out.primal.shape, out.primal.dtype)
-    state = Scratch.fit(state, *(spec,) * (3 + extra))
-    np.copyto(state.arrays[0], out.primal)
-    np.copyto(state.arrays[1], out.fdata)
-    return state
-
-
-def _restore_out(state: Scratch, out: CD) -> Array:
-    """Put out's primal and fdata back; the cotangent it held, in the state's buffer."""
-    saved, saved_fdata, grad = state.arrays[:3]
-    np.copyto(out.primal, saved)
-    np.copyto(grad, out.fdata)
-    np.copyto(out.fdata, saved_fdata)
-    return grad
-
-
-def _add_real(dx: Array, g: Array) -> None:
-    np.add(dx, g if dx.dtype.kind == "c" or g.dtype.kind != "c" else g.real, out=dx)
-
-
-def sum_out_rrule(
-    state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD
-) -> StatefulResult:
-    """``np.sum(x, axis, out=out)`` and ``np.mean``: the cotangent of out, broadcast back over
-    the reduced axes (a view), divided by the count for a mean (in the buffer)."""
-    what = getattr(f.primal, "__qualname__", "reduction")
-    out = _out_operand(kwargs, what)
-    mean = f.primal in (np.mean, np.ndarray.mean)
-    rest = {k: v for k, v in kwargs.items() if k != "out"}
-    axis, keepdims = _options(MEAN_PARAMETERS if mean else SUM_PARAMETERS, args, rest, what)
-    xp = x.primal
-    axes = normalize_axes(axis, xp.ndim)
-    state = _save_out(state, out, 0)
-    f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    out.fdata.fill(0)
-    rdata = (NT, NT, *(zero_for(a) for a in (*args, *kwargs.values())))
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = _restore_out(state, out)
-        if needs(x):
-            if mean:
-                np.multiply(g, 1 / _count(xp, axes), out=g)
-            _add_real(x.fdata, expand(g, axes, keepdims))
-        return rdata
-
-    return out, pullback, state
-
-
-def cumsum_out_rrule(
-    state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD
-) -> StatefulResult:
-    """``np.cumsum(x, axis, out=out)``: the reversed cumulative sum of out's cotangent, written
-    through reversed views into a buffer of the state."""
-    out = _out_operand(kwargs, "cumsum")
-    rest = {k: v for k, v in kwargs.items() if k != "out"}
-    axis = bind(CUMSUM_PARAMETERS, args, rest, {}, "cumsum").get("axis")
-    xp = x.primal
-    state = _save_out(state, out, 1)
-    f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    out.fdata.fill(0)
-    ax = -1 if axis is None else normalize_axes(axis, xp.ndim)[0]
-    rdata = (NT, NT, *(zero_for(a) for a in (*args, *kwargs.values())))
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = _restore_out(state, out)
-        if needs(x):
-            reversed_sum = state.arrays[3]
-            np.cumsum(np.flip(g, ax), axis=ax, out=np.flip(reversed_sum, ax))
-            _add_real(x.fdata, reversed_sum.reshape(xp.shape))
-        return rdata
-
-    return out, pullback, state
-
-
-for _fn in (np.sum, np.ndarray.sum, np.mean, np.ndarray.mean):
-    stateful_primitive(_fn, ARRAY, ..., kwargs={"out": ARRAY}, state_type=Scratch)(sum_out_rrule)
-for _fn in (np.cumsum, np.ndarray.cumsum):
-    stateful_primitive(_fn, ARRAY, ..., kwargs={"out": ARRAY}, state_type=Scratch)(
-        cumsum_out_rrule
-    )

@@ -17,6 +17,7 @@ allocate either (the audit's policy): they are stateful rules whose scratch buff
 
 from __future__ import annotations
 
+import functools
 import numbers
 import operator
 import string
@@ -171,53 +172,14 @@ def matmul_grads(a: Array, b: Array, g: t.Any, want_a: bool, want_b: bool) -> tu
 
 
 def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
+    """The general rule: any shapes NumPy multiplies, broadcast batches, complex, mixed dtypes.
+    Float64 matrices and matrix-vector products take variants (below)."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
     if _is_sum_of_products(z, ap, bp):
         pullback, state = sum_of_products(state, z, a, b, False)
         return CoDual(z, NT), pullback, state
-    if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 2:
-        # Real matrices: no broadcasting, no conjugates.  The products go into the state's
-        # buffers before they are added into the fdata: a warm reverse allocates nothing.
-        da, db = a.fdata, b.fdata
-        want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
-        # An operand without a gradient (data) gets no buffer.
-        f64 = ap.dtype
-        state = Scratch.fit(
-            state, (ap.shape if want_a else (0,), f64), (bp.shape if want_b else (0,), f64)
-        )
-        buf_a, buf_b = state.arrays
-        zf = new_fdata(z)
-        done = False
-
-        def matrices_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            nonlocal done
-            if want_a:
-                np.matmul(zf, bp.T, out=buf_a)
-                np.add(da, buf_a, out=da)
-            if want_b:
-                np.matmul(ap.T, zf, out=buf_b)
-                np.add(db, buf_b, out=db)
-            if not done:  # the result's fdata is consumed: recycled (gibbous.rules.pool)
-                done = True
-                pool.release(zf)
-            return _NOTHING_3
-
-        return CoDual(z, zf), matrices_pullback, state
     zf = new_fdata(z)
-    if _plain_float64(ap) and _plain_float64(bp) and ap.ndim == 2 and bp.ndim == 1:
-        da, db = a.fdata, b.fdata
-        want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray
-
-        def matrix_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            # A matrix times a vector, real.
-            if want_a:
-                np.add(da, zf[:, None] * bp, out=da)
-            if want_b:
-                np.add(db, zf @ ap, out=db)
-            return _NOTHING_3
-
-        return CoDual(z, zf), matrix_pullback, _keep(state)
 
     def general(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
@@ -229,12 +191,63 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     return CoDual(z, zf), general, _keep(state)
 
 
-def _plain_float64(x: object) -> t.TypeGuard[Array]:
-    return type(x) is np.ndarray and x.dtype == np.float64
+def matmul_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
+    """``A @ B`` of float64 matrices (the static types say so): no broadcasting, no conjugates.
+    The products go into the state's buffers before they are added into the fdata: a warm
+    reverse allocates nothing."""
+    ap, bp = a.primal, b.primal
+    z = f.primal(ap, bp)
+    da, db = a.fdata, b.fdata
+    want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray  # inactive: no fdata
+    # An operand without a gradient (data) gets no buffer.
+    f64 = ap.dtype
+    state = Scratch.fit(
+        state, (ap.shape if want_a else (0,), f64), (bp.shape if want_b else (0,), f64)
+    )
+    buf_a, buf_b = state.arrays
+    zf = new_fdata(z)
+    done = False
+
+    def matrices_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        nonlocal done
+        if want_a:
+            np.matmul(zf, bp.T, out=buf_a)
+            np.add(da, buf_a, out=da)
+        if want_b:
+            np.matmul(ap.T, zf, out=buf_b)
+            np.add(db, buf_b, out=db)
+        if not done:  # the result's fdata is consumed: recycled (gibbous.rules.pool)
+            done = True
+            pool.release(zf)
+        return _NOTHING_3
+
+    return CoDual(z, zf), matrices_pullback, state
 
 
+def matvec_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
+    """``A @ v`` of a float64 matrix and vector (the static types say so)."""
+    ap, bp = a.primal, b.primal
+    z = f.primal(ap, bp)
+    zf = new_fdata(z)
+    da, db = a.fdata, b.fdata
+    want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray  # inactive: no fdata
+
+    def matrix_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        if want_a:
+            np.add(da, zf[:, None] * bp, out=da)
+        if want_b:
+            np.add(db, zf @ ap, out=db)
+        return _NOTHING_3
+
+    return CoDual(z, zf), matrix_pullback, _keep(state)
+
+
+_MATRIX, _VECTOR = T.Array("float64", 2), T.Array("float64", 1)
 for _fn in (np.matmul, operator.matmul):
     stateful_primitive(_fn, ARRAY, ARRAY, state_type=Scratch)(matmul_rrule)
+    _variant = functools.partial(stateful_primitive, _fn, state_type=Scratch)
+    _variant(_MATRIX, _MATRIX, variant="matmul_f64")(matmul_f64_rrule)
+    _variant(_MATRIX, _VECTOR, variant="matvec_f64")(matvec_f64_rrule)
 
 
 def _tensordot_grads(
