@@ -32,6 +32,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
+from gibbous.ir.names import CallableTable
 from gibbous.rules import render as R
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import scalars as S
@@ -82,8 +83,9 @@ def _inline(name: str, grads: t.Sequence[E.UnaryGrad | E.BinaryGrad]) -> InlineR
     return InlineRule(name, saves, called, arity)
 
 
-def _table() -> dict[object, InlineRule]:
-    rules: dict[object, InlineRule] = {float: InlineRule("float", (), lambda b, saved, dy: (dy,))}
+def _table() -> CallableTable[object, InlineRule]:
+    rules: CallableTable[object, InlineRule] = CallableTable()
+    rules[float] = InlineRule("float", (), lambda b, saved, dy: (dy,))
     for fn, g in [*S.OPERATOR_UNARY.items(), *S.MATH_UNARY.items()]:
         if g is not E.g_abs and g in E.FLOAT_UNARY:  # abs: the rule's own tie convention
             rules[fn] = _inline(getattr(fn, "__name__", "?"), (g,))
@@ -125,22 +127,15 @@ def _add_mean(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Val
 
 
 # Whole float64 arrays reduced to a float: the adjoint goes into the array's fdata in place.
-_REDUCTIONS: dict[object, InlineRule] = {
-    np.sum: InlineRule("sum", (("fdata", 0),), _add_all),
-    np.ndarray.sum: InlineRule("sum", (("fdata", 0),), _add_all),
-    np.mean: InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean),
-    np.ndarray.mean: InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean),
-}
+_REDUCTIONS: CallableTable[object, InlineRule] = CallableTable([
+    (np.sum, InlineRule("sum", (("fdata", 0),), _add_all)),
+    (np.ndarray.sum, InlineRule("sum", (("fdata", 0),), _add_all)),
+    (np.mean, InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean)),
+    (np.ndarray.mean, InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean)),
+])
 
 # --------------------------------------------------------------------------------------------
 # Lookup
-
-
-def _is_key(fn: object, table: dict[object, InlineRule]) -> bool:
-    try:
-        return fn in table
-    except TypeError:  # unhashable callee
-        return False
 
 
 def _scalar(ty: T.Type) -> bool:
@@ -167,7 +162,7 @@ def find_inline(
     """The inline form of the library's rule for this call, if it has one."""
     if kwnames or result != F64:
         return None
-    if len(arg_types) == 1 and _is_key(fn, _REDUCTIONS):
+    if len(arg_types) == 1 and fn in _REDUCTIONS:
         (array,) = arg_types
         if isinstance(array, T.Array) and array.dtype == "float64":
             return _REDUCTIONS[fn]
@@ -177,7 +172,7 @@ def find_inline(
         if isinstance(array, T.Array) and array.dtype == "float64" and array.ndim is not None:
             return _GETITEM if _index(index, array.ndim) else None
         return None
-    if not _is_key(fn, _SCALAR_RULES) or not all(map(_scalar, arg_types)):
+    if fn not in _SCALAR_RULES or not all(map(_scalar, arg_types)):
         return None
     rule = _SCALAR_RULES[fn]
     return rule if len(arg_types) == rule.arity else None
