@@ -126,6 +126,13 @@ def is_registered_pure(fn: object) -> bool:
     return fn in _TABLE
 
 
+def purity_entry(fn: object) -> tuple[bool, PurityCondition | None]:
+    """Whether ``fn`` has an entry, and its condition (None: pure unconditionally)."""
+    for hook in _BEFORE_LOOKUP:
+        hook()
+    return (fn in _TABLE), _TABLE.get(fn)
+
+
 def is_pure(
     callee: object,
     arg_types: t.Sequence[Type] = (),
@@ -140,11 +147,9 @@ def is_pure(
         if not isinstance(callee, Constant):
             return False
         callee = callee.value
-    for hook in _BEFORE_LOOKUP:
-        hook()
-    if callee not in _TABLE:
+    registered, when = purity_entry(callee)
+    if not registered:
         return False
-    when = _TABLE[callee]
     return when is None or when(tuple(arg_types), dict(kwarg_types or {}))
 
 

@@ -156,6 +156,12 @@ def _integer(ty: T.Type) -> bool:
     return isinstance(ty, T.Int) and not isinstance(ty, T.Bool)
 
 
+def inline_forms(fn: object) -> tuple[InlineRule, ...]:
+    """Every inline form of ``fn``, whatever the call's types."""
+    forms = [table[fn] for table in (_REDUCTIONS, _SCALAR_RULES) if fn in table]
+    return (*forms, _GETITEM) if fn is operator.getitem else tuple(forms)
+
+
 def find_inline(
     fn: object, arg_types: t.Sequence[T.Type], kwnames: t.Sequence[str], result: T.Type
 ) -> InlineRule | None:

@@ -53,6 +53,11 @@ def _handler(fn: object) -> Handler | None:
     return _HANDLERS.get(fn)
 
 
+def has_handler(fn: object) -> bool:
+    """Whether inference has a container-aware handler for calls of ``fn``."""
+    return fn in _HANDLERS
+
+
 # --------------------------------------------------------------------------------------------
 # Container-aware handlers: where a rule's view of values is not enough.  Each returns None to
 # leave the call to its type rule.

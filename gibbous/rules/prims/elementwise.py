@@ -21,6 +21,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir.names import CallableTable
 from gibbous.rules import formulas as F
 from gibbous.rules import pool
 from gibbous.rules import render as R
@@ -46,6 +47,12 @@ UnaryGrad = t.Callable[[t.Any, t.Any, t.Any], t.Any]
 BinaryGrad = t.Callable[[t.Any, t.Any, t.Any, t.Any], t.Any]
 FloatUnary = t.Callable[[float, float, float], t.Any]
 FloatBinary = t.Callable[[float, t.Any, t.Any, float], t.Any]
+
+#: The formula of each gradient function, SciPy's included (``FORMULA``, below, holds only
+#: those NumPy's namespace renders), and the formulas each rule of this module applies, by
+#: operand (None: no gradient): for showing what a rule computes (``gibbous.inspect.facts``).
+SHOWN_FORMULA: dict[t.Any, F.Expr] = {}
+RULE_FORMULAS: CallableTable[t.Callable[..., t.Any], tuple[F.Expr | None, ...]] = CallableTable()
 
 
 def numpy_scalar(g: t.Any) -> t.Any:
@@ -125,6 +132,7 @@ def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
     # warn, so they skip np.errstate (1 µs), as the binary rules' ``quiet`` ones do.
     quiet = grad in (g_same, g_negate, g_tanh)
     rrule.__qualname__ = f"unary_rule({grad.__name__})"
+    RULE_FORMULAS[rrule] = (SHOWN_FORMULA.get(grad),)
     return rrule
 
 
@@ -203,6 +211,7 @@ def binary_rule(
     fast = (grad_x is None or fast_x is not None) and (grad_y is None or fast_y is not None)
     names = [getattr(fn, "__name__", "-") for fn in (grad_x, grad_y)]
     rrule.__qualname__ = f"binary_rule({', '.join(names)})"
+    RULE_FORMULAS[rrule] = tuple(SHOWN_FORMULA.get(g) for g in (grad_x, grad_y))
     return rrule
 
 
@@ -427,7 +436,7 @@ def _render(table: dict[str, F.Expr], arity: int) -> tuple[dict[str, t.Any], dic
         if not formula.calls() <= set(NUMPY):
             continue
         grads[name] = R.numpy_pullback(f"g_{name}", formula, arity, NUMPY)
-        FORMULA[grads[name]] = formula
+        FORMULA[grads[name]] = SHOWN_FORMULA[grads[name]] = formula
         fast = R.float_pullback(f"g_{name}", formula, arity, FLOAT)
         if fast is not None:
             floats[grads[name]] = fast
