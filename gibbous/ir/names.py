@@ -219,13 +219,11 @@ def callable_key(fn: object) -> tuple[object, ...]:
     """The key the tables of facts about callables (rules, type rules, purity) use: identity,
     except that bound methods of an object (``numpy.add.reduce``, re-created on each attribute
     access) are keyed by their owner and name."""
-    owner = getattr(fn, "__self__", None)
-    if (
-        isinstance(fn, (types.BuiltinMethodType, types.MethodType))
-        and owner is not None
-        and not isinstance(owner, types.ModuleType)
-    ):
-        return ("method", id(owner), getattr(fn, "__name__", None))
+    # The type first: a user object's __getattr__ is not to run on every lookup.
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodType)):
+        owner = fn.__self__
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            return ("method", id(owner), fn.__name__)
     return ("object", id(fn))
 
 
