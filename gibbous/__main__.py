@@ -5,6 +5,7 @@
     python -m gibbous ir MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)" [--stage S]
                          [--format text|dot|svg|png] [-o FILE] [--passes p1,mod:Pass]
     python -m gibbous rules MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)"
+    python -m gibbous facts NAME        (NAME an import path: numpy.sin, numpy.add.reduce)
     python -m gibbous audit [--write FILE | --check FILE] [--origin MODULE] [-k TEXT] [--uncovered]
 
 A bad module, function or expression, an unsupported construct or a missing rule prints one
@@ -146,6 +147,20 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
+def _facts(args: argparse.Namespace) -> int:
+    from gibbous.inspect.facts import facts, format_facts
+    from gibbous.ir.names import UnresolvablePath, resolve
+
+    try:
+        fn = resolve(args.name)
+    except UnresolvablePath as e:
+        raise CLIError(f"no callable named {args.name!r}: {e}") from None
+    if not callable(fn):
+        raise CLIError(f"{args.name} is not callable but {type(fn).__name__}")
+    sys.stdout.write(format_facts(facts(fn)))
+    return 0
+
+
 def _errors() -> tuple[type[BaseException], ...]:
     """What the inspection commands report as one line."""
     from gibbous.frontend.errors import UnsupportedConstructError
@@ -217,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     ir.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
     rules = _inspection_parser(sub, "rules", "show the rule each call site resolves to")
     rules.add_argument("--active-only", action="store_true", help="leave out inactive calls")
+    facts = sub.add_parser("facts", help="what the library knows about a callable")
+    facts.add_argument("name", metavar="NAME", help="its import path, e.g. numpy.sin")
+    facts.add_argument("--traceback", action="store_true", help="show the traceback of an error")
     sub.add_parser("audit", help="run the rule audit (python -m gibbous audit --help)")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["audit"]:  # its options are gibbous.audit's own
@@ -230,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
         return demo()
     if args.command == "passes":
         return _passes()
-    command = _ir if args.command == "ir" else _rules
+    command = {"ir": _ir, "rules": _rules, "facts": _facts}[args.command]
     if args.traceback:
         return command(args)
     try:

@@ -26,6 +26,7 @@ from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location, guard_of
+from gibbous.ir.names import CallableSet
 from gibbous.passes import Pass, PassManager
 from gibbous.passes.activity import Activity, analyse, carries_rdata, is_precise
 from gibbous.passes.ad import (
@@ -472,7 +473,7 @@ class Session:
         stepped = bool(types) and types[0] == FRAME
         if stepped and fn is builtins.iter and len(types) == 1:
             return lambda: iter_frame_rrule
-        if stepped and fn in (runtime.next_or_stop, builtins.next) and not kwnames:
+        if stepped and (fn is runtime.next_or_stop or fn is builtins.next) and not kwnames:
             stop = fn is builtins.next
             return lambda: GeneratorNextRule(self._resume_rule, stop_iteration=stop)
         if stepped and _consumes(fn):
@@ -501,21 +502,18 @@ class Session:
 
 
 _PRIMAL = PrimalRule()
-_STEPS = (builtins.iter, builtins.next, runtime.next_or_stop)
+_STEPS: CallableSet[object] = CallableSet([builtins.iter, builtins.next, runtime.next_or_stop])
 
 
 def _consumes(fn: object) -> bool:
     """A consumer that exhausts the generator it is given (``sum(gen())``)."""
-    try:
-        return fn in _CONSUMERS
-    except TypeError:  # unhashable
-        return False
+    return fn in _CONSUMERS
 
 
-_CONSUMERS = frozenset(
-    {builtins.sum, builtins.list, builtins.tuple, builtins.max, builtins.min, builtins.sorted,
+_CONSUMERS: CallableSet[object] = CallableSet(
+    [builtins.sum, builtins.list, builtins.tuple, builtins.max, builtins.min, builtins.sorted,
      builtins.any, builtins.all, builtins.set, builtins.frozenset, builtins.dict, math.fsum,
-     math.prod}
+     math.prod]
 )
 
 

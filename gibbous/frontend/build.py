@@ -41,9 +41,9 @@ from gibbous.ir.types import ANY
 
 
 # Calls that cannot raise (but on running out of memory): no handler edge for them.
-_NO_RAISE: frozenset[object] = frozenset(
-    {R.make_tuple, R.make_list, R.make_cell, R.closure_cell, R.is_stop, caught, t.cast,
-     operator.is_, operator.is_not, R.load_frame, R.save_frame}
+_NO_RAISE: names.CallableSet[object] = names.CallableSet(
+    [R.make_tuple, R.make_list, R.make_cell, R.closure_cell, R.is_stop, caught, t.cast,
+     operator.is_, operator.is_not, R.load_frame, R.save_frame]
 )
 
 
@@ -451,10 +451,7 @@ class FunctionBuilder:
 def _cannot_raise(callee: object) -> bool:
     if isinstance(callee, Constant):
         callee = callee.value
-    try:
-        return callee in _NO_RAISE
-    except TypeError:  # unhashable
-        return False
+    return callee in _NO_RAISE
 
 
 def _make_printable(value: object, hint: str) -> None:

@@ -19,29 +19,33 @@ from gibbous.ir import runtime as R
 from gibbous.frontend.blocks import Analysis
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.ir.core import Block, Call, Constant, Function, Result
+from gibbous.ir.names import CallableSet, CallableTable
 
 _ASYNC_FLAGS = inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 
 # Builtins that look at the caller's frame, which the IR does not have.
-_FRAME_BUILTINS: dict[object, tuple[str, str]] = {
-    builtins.exec: ("a call of exec()", "write the code out in the function"),
-    builtins.eval: ("a call of eval()", "write the expression out in the function"),
-    builtins.globals: ("a call of globals()", "refer to the global by name"),
-}
-_FRAME_BUILTINS_WITHOUT_ARGS: dict[object, tuple[str, str]] = {
-    builtins.vars: ("a call of vars() without arguments", "pass the values explicitly"),
-    builtins.dir: ("a call of dir() without arguments", "pass the names explicitly"),
-    builtins.super: (
-        "a call of super() without arguments",
-        "call the base class's method explicitly: Base.method(self, ...)",
+_FRAME_BUILTINS: CallableTable[object, tuple[str, str]] = CallableTable([
+    (builtins.exec, ("a call of exec()", "write the code out in the function")),
+    (builtins.eval, ("a call of eval()", "write the expression out in the function")),
+    (builtins.globals, ("a call of globals()", "refer to the global by name")),
+])
+_FRAME_BUILTINS_WITHOUT_ARGS: CallableTable[object, tuple[str, str]] = CallableTable([
+    (builtins.vars, ("a call of vars() without arguments", "pass the values explicitly")),
+    (builtins.dir, ("a call of dir() without arguments", "pass the names explicitly")),
+    (
+        builtins.super,
+        (
+            "a call of super() without arguments",
+            "call the base class's method explicitly: Base.method(self, ...)",
+        ),
     ),
-}
+])
 
 # Consumers that exhaust a generator expression, so that a list of its values does as well.
-_GENEXPR_CONSUMERS: frozenset[object] = frozenset(
-    {builtins.sum, builtins.tuple, builtins.list, builtins.set, builtins.frozenset,
+_GENEXPR_CONSUMERS: CallableSet[object] = CallableSet(
+    [builtins.sum, builtins.tuple, builtins.list, builtins.set, builtins.frozenset,
      builtins.dict, builtins.max, builtins.min, builtins.any, builtins.all, builtins.sorted,
-     math.fsum, math.prod}
+     math.fsum, math.prod]
 )
 
 
@@ -91,12 +95,9 @@ def check_code(
 
 def check_callee(fn: types.FunctionType, line: int, callee: object, nargs: int) -> None:
     """Raise if ``callee`` needs the caller's frame."""
-    try:
-        problem = _FRAME_BUILTINS.get(callee)
-        if problem is None and not nargs:
-            problem = _FRAME_BUILTINS_WITHOUT_ARGS.get(callee)
-    except TypeError:  # an unhashable callable
-        return
+    problem = _FRAME_BUILTINS.get(callee)
+    if problem is None and not nargs:
+        problem = _FRAME_BUILTINS_WITHOUT_ARGS.get(callee)
     if problem is not None:
         raise error(fn, *problem, line)
 
@@ -132,10 +133,7 @@ def _consumes_genexpr(user: object, index: int) -> bool:
         return False
     callee = user.callee
     if isinstance(callee, Constant):
-        try:
-            return callee.value in _GENEXPR_CONSUMERS
-        except TypeError:
-            return False
+        return callee.value in _GENEXPR_CONSUMERS
     # "sep".join(genexpr): a bound method of a constant string
     if isinstance(callee, Result) and _callee_value(callee.op) is builtins.getattr:
         obj, attr = callee.op.args[:2]

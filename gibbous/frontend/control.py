@@ -12,15 +12,16 @@ from gibbous.frontend.decode import Decoded
 from gibbous.ir import runtime as R
 from gibbous.ir.core import Call, Constant, Result, Value
 from gibbous.ir.exceptions import throw
+from gibbous.ir.names import CallableSet
 
 if t.TYPE_CHECKING:
     from gibbous.frontend.build import FunctionBuilder
 
 
 # Calls whose result is already a bool: a branch on them needs no operator.truth.
-_BOOL_RESULTS: frozenset[object] = frozenset(
-    {operator.truth, operator.not_, operator.is_, operator.is_not, operator.contains,
-     builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, R.is_stop}
+_BOOL_RESULTS: CallableSet[object] = CallableSet(
+    [operator.truth, operator.not_, operator.is_, operator.is_not, operator.contains,
+     builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, R.is_stop]
 )
 
 
@@ -37,7 +38,7 @@ def fall_through(fb: FunctionBuilder, block: B.Block) -> B.Block:
 
 
 def _truth(fb: FunctionBuilder, x: Value) -> Value:
-    if isinstance(x, Result) and any(f is _callee_value(x.op) for f in _BOOL_RESULTS):
+    if isinstance(x, Result) and _callee_value(x.op) in _BOOL_RESULTS:
         return x
     return fb.call(operator.truth, x)
 

@@ -1,13 +1,17 @@
 """Looking inside: the IR of a function at each stage of the pipeline, the rule each call
-site resolves to, and the control-flow graph drawn.
+site resolves to, the control-flow graph drawn, and what the library knows about a callable.
 
     >>> print(gibbous.inspect.code_ir(loss, W, x, stage="typed"))
     >>> print(gibbous.inspect.format_rule_table(gibbous.inspect.rule_table(loss, W, x)))
     >>> gibbous.inspect.render(gibbous.inspect.code_ir(loss, W, x), format="svg")
+    >>> print(gibbous.inspect.format_facts(gibbous.inspect.facts(np.sin)))
 
-The command line offers the same (``python -m gibbous ir|rules``); see docs/inspect.md.
+The command line offers the same (``python -m gibbous ir|rules|facts``); see docs/inspect.md.
 """
 
+from gibbous.inspect.facts import CallableFacts as CallableFacts
+from gibbous.inspect.facts import facts as facts
+from gibbous.inspect.facts import format_facts as format_facts
 from gibbous.inspect.render import FORMATS as FORMATS
 from gibbous.inspect.render import GraphvizNotFoundError as GraphvizNotFoundError
 from gibbous.inspect.render import render as render

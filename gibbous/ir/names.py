@@ -219,11 +219,69 @@ def callable_key(fn: object) -> tuple[object, ...]:
     """The key the tables of facts about callables (rules, type rules, purity) use: identity,
     except that bound methods of an object (``numpy.add.reduce``, re-created on each attribute
     access) are keyed by their owner and name."""
-    owner = getattr(fn, "__self__", None)
-    if (
-        isinstance(fn, (types.BuiltinMethodType, types.MethodType))
-        and owner is not None
-        and not isinstance(owner, types.ModuleType)
-    ):
-        return ("method", id(owner), getattr(fn, "__name__", None))
+    # The type first: a user object's __getattr__ is not to run on every lookup.
+    if isinstance(fn, (types.BuiltinMethodType, types.MethodType)):
+        owner = fn.__self__
+        if owner is not None and not isinstance(owner, types.ModuleType):
+            return ("method", id(owner), fn.__name__)
     return ("object", id(fn))
+
+
+K = t.TypeVar("K")
+V = t.TypeVar("V")
+D = t.TypeVar("D")
+
+
+class CallableTable(t.Generic[K, V]):
+    """A table of facts about callables, looked up by ``callable_key``: never by ``==`` or
+    ``hash``, which a callee defines for itself (an object equal to everything must not borrow
+    ``operator.mul``'s facts, an unhashable one must not crash the lookup).  Each entry keeps
+    its callable, so that the ids in its key stay its own."""
+
+    def __init__(self, items: t.Iterable[tuple[K, V]] = ()) -> None:
+        self._entries: dict[tuple[object, ...], tuple[K, V]] = {}
+        for fn, value in items:
+            self[fn] = value
+
+    def __setitem__(self, fn: K, value: V) -> None:
+        self._entries[callable_key(fn)] = (fn, value)
+
+    def __getitem__(self, fn: object) -> V:
+        return self._entries[callable_key(fn)][1]
+
+    def __contains__(self, fn: object) -> bool:
+        return callable_key(fn) in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> t.Iterator[K]:
+        return (fn for fn, _ in self._entries.values())
+
+    @t.overload
+    def get(self, fn: object) -> V | None: ...
+    @t.overload
+    def get(self, fn: object, default: D) -> V | D: ...
+    def get(self, fn: object, default: object = None) -> object:
+        entry = self._entries.get(callable_key(fn))
+        return default if entry is None else entry[1]
+
+    def pop(self, fn: object) -> V | None:
+        entry = self._entries.pop(callable_key(fn), None)
+        return None if entry is None else entry[1]
+
+    def items(self) -> t.Iterator[tuple[K, V]]:
+        return iter(list(self._entries.values()))
+
+    def values(self) -> t.Iterator[V]:
+        return (value for _, value in self._entries.values())
+
+
+class CallableSet(CallableTable[K, None]):
+    """A set of callables by ``callable_key`` (see ``CallableTable``)."""
+
+    def __init__(self, fns: t.Iterable[K] = ()) -> None:
+        super().__init__((fn, None) for fn in fns)
+
+    def add(self, fn: K) -> None:
+        self[fn] = None

@@ -48,7 +48,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.ir.names import callable_key
+from gibbous.ir.names import CallableSet, CallableTable
 from gibbous.ir.core import Call, Constant, Value
 from gibbous.ir.types import (
     Array,
@@ -72,12 +72,7 @@ PurityCondition = t.Callable[[tuple[Type, ...], t.Mapping[str, Type]], bool]
 
 _F = t.TypeVar("_F")
 
-# Keyed by identity, not equality: equality could make a user object "equal" to a registered
-# callable.  Bound builtin methods (``np.add.reduce``) are re-created on every attribute access,
-# so they are keyed by their owner and name instead.  The entry keeps the callable alive, so
-# its id cannot be reused while it is registered.
-_Key = tuple[object, ...]
-_TABLE: dict[_Key, tuple[object, PurityCondition | None]] = {}
+_TABLE: CallableTable[object, PurityCondition | None] = CallableTable()
 
 # Run before each lookup.  The rules layer adds the loader that registers an optional library's
 # entries once the program has imported the library (``gibbous.rules.optional``): this layer
@@ -98,7 +93,7 @@ def register_pure(fn: _F, when: PurityCondition | None = None) -> _F:
 
     Registering ``fn`` again replaces its entry.  Returns ``fn``, so it works as a decorator.
     """
-    _TABLE[callable_key(fn)] = (fn, when)
+    _TABLE[fn] = when
     return fn
 
 
@@ -123,12 +118,19 @@ def pure(fn: object = None, /, *, when: PurityCondition | None = None) -> object
 
 def unregister_pure(fn: object) -> None:
     """Forget ``fn``'s entry (for tests and for rules that replace a built-in entry)."""
-    _TABLE.pop(callable_key(fn), None)
+    _TABLE.pop(fn)
 
 
 def is_registered_pure(fn: object) -> bool:
     """Whether ``fn`` has an entry at all, whatever its condition."""
-    return callable_key(fn) in _TABLE
+    return fn in _TABLE
+
+
+def purity_entry(fn: object) -> tuple[bool, PurityCondition | None]:
+    """Whether ``fn`` has an entry, and its condition (None: pure unconditionally)."""
+    for hook in _BEFORE_LOOKUP:
+        hook()
+    return (fn in _TABLE), _TABLE.get(fn)
 
 
 def is_pure(
@@ -145,12 +147,9 @@ def is_pure(
         if not isinstance(callee, Constant):
             return False
         callee = callee.value
-    for hook in _BEFORE_LOOKUP:
-        hook()
-    entry = _TABLE.get(callable_key(callee))
-    if entry is None:
+    registered, when = purity_entry(callee)
+    if not registered:
         return False
-    when = entry[1]
     return when is None or when(tuple(arg_types), dict(kwarg_types or {}))
 
 
@@ -465,13 +464,12 @@ _FRESH_OPERATOR = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "ma
                    "neg", "pos", "abs")  # fmt: skip
 _FRESH_NUMPY = ("dot", "vdot", "inner", "outer", "sum", "prod", "mean", "std", "var",
                 "cumsum", "cumprod", "trace", "where", "clip")  # fmt: skip
-_FRESH: frozenset[_Key] = frozenset(
-    callable_key(fn)
-    for fn in (
+_FRESH: CallableSet[object] = CallableSet(
+    [
         *(getattr(operator, n) for n in _FRESH_OPERATOR),
         builtins.abs,
         *(getattr(np, n) for n in _FRESH_NUMPY),
-    )
+    ]
 )
 
 
@@ -495,7 +493,7 @@ def returns_fresh(call: Call) -> bool:
     if not isinstance(callee, Constant):
         return False
     fn = callee.value
-    if not (isinstance(fn, np.ufunc) or callable_key(fn) in _FRESH):
+    if not (isinstance(fn, np.ufunc) or fn in _FRESH):
         return False
     operands = [*call.args, *call.kwargs.values()]
     return all(_numeric(v.type) for v in operands) and is_pure_call(call)

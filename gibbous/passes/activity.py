@@ -41,6 +41,7 @@ from gibbous.ir.core import (
     Value,
     edge_args,
 )
+from gibbous.ir.names import CallableSet
 from gibbous.ir.purity import is_pure_call, returns_fresh
 from gibbous.rules.tangent_types import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
 
@@ -48,7 +49,7 @@ from gibbous.rules.tangent_types import NO_TANGENT_TYPE, fdata_type, rdata_type,
 #: the purity table's sense because they may run user code (``__bool__``, ``__repr__``) or have
 #: effects elsewhere (``print``), but a truth test or a ``__repr__`` that mutates arrays is not
 #: worth a rule call per loop test (and printing an array must not need a rule).
-WRITE_NOTHING: tuple[object, ...] = (
+WRITE_NOTHING: CallableSet[object] = CallableSet([
     runtime.is_stop,
     operator.truth,
     operator.not_,
@@ -61,7 +62,7 @@ WRITE_NOTHING: tuple[object, ...] = (
     repr,
     str,
     format,
-)
+])
 
 
 def may_have_tangent(ty: T.Type) -> bool:
@@ -108,7 +109,7 @@ class Activity:
 
 def _writes(op: Call) -> bool:
     callee = op.callee
-    if isinstance(callee, Constant) and any(callee.value is w for w in WRITE_NOTHING):
+    if isinstance(callee, Constant) and callee.value in WRITE_NOTHING:
         return False
     return not is_pure_call(op)
 

@@ -52,7 +52,9 @@ from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata
 CODUAL = T.Object(CoDual)
 
 #: Calls that return one of their operands (by index) unchanged: no rule, the adjoint passes.
-IDENTITIES: dict[object, int] = {t.cast: 2, runtime.check_bound: 1}
+IDENTITIES: names.CallableTable[object, int] = names.CallableTable(
+    [(t.cast, 2), (runtime.check_bound, 1)]
+)
 
 
 class Placeholder:
@@ -103,14 +105,6 @@ def _printable(obj: object, path: str) -> object:
 
 SiteMaker = t.Callable[[Call], t.Callable[[], object]]
 InlineFinder = t.Callable[[Call], InlineRule | None]
-
-
-def _key(fn: object) -> object:
-    try:
-        hash(fn)
-    except TypeError:
-        return None
-    return fn
 
 
 class Forward:
@@ -488,8 +482,7 @@ def identity_operand(op: Call) -> int | None:
     callee = op.callee
     if not isinstance(callee, Constant):
         return None
-    key = _key(callee.value)
-    index = IDENTITIES.get(key) if key is not None else None
+    index = IDENTITIES.get(callee.value)
     if index is None or index >= len(op.operands) or op.kwnames:
         return None
     return index

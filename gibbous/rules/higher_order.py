@@ -34,6 +34,7 @@ import attrs
 
 from gibbous.ir import runtime
 from gibbous.ir.core import Location
+from gibbous.ir.names import CallableTable
 from gibbous.rules.derived import accum
 from gibbous.rules.dynamic_calls import CallExRule, DynamicRule, Resolver
 from gibbous.rules.prims.iteration import IterTangent, is_iterator, iter_tangent
@@ -135,13 +136,12 @@ def _rdata(x: _CoDual, part: IterTangent) -> t.Any:
     return NO_TANGENT if is_iterator(x.primal) else part.rdata()
 
 
-_FACTORIES: dict[object, RuleFactory] = {runtime.call_ex: CallExRule, builtins.map: MapRule}
+_FACTORIES: CallableTable[object, RuleFactory] = CallableTable(
+    [(runtime.call_ex, CallExRule), (builtins.map, MapRule)]
+)
 
 
 def rule_factory(fn: object) -> RuleFactory | None:
     """How a session makes the rule of a call of ``fn`` that calls back into AD, if it has
     one (``factory(resolver, ctx, loc)``)."""
-    try:
-        return _FACTORIES.get(fn)
-    except TypeError:  # an unhashable callee
-        return None
+    return _FACTORIES.get(fn)

@@ -30,7 +30,6 @@ import operator
 import typing as t
 
 import attrs
-import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder

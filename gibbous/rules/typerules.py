@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from gibbous.ir.names import callable_key
+from gibbous.ir.names import CallableTable
 from gibbous.ir import types as T
 from gibbous.rules import (
     optional,
@@ -72,19 +72,14 @@ __all__ = [
     "widen",
 ]
 
-# Keyed by identity, as the purity table is: equality would let a user object that compares
-# equal to numpy.sum borrow its rule, and would run the user's __eq__ to find out.  Bound
-# builtin methods (numpy.add.reduce) are made afresh on each access, so they are keyed by owner
-# and name.  Entries hold their callables, so no id is reused while it is in the table.
-_Key = tuple[object, ...]
-_TABLE: dict[_Key, RuleSpec] = {}
+_TABLE: CallableTable[object, RuleSpec] = CallableTable()
 
 
 
 
 def _install(spec: RuleSpec) -> None:
     for fn in spec.callables:
-        _TABLE[callable_key(fn)] = RuleSpec((fn,), spec.rule, spec.fold, spec.stores)
+        _TABLE[fn] = RuleSpec((fn,), spec.rule, spec.fold, spec.stores)
 
 
 for _module in (typerules_numbers, typerules_numpy, typerules_containers, typerules_frontend):
@@ -112,7 +107,7 @@ def register_type_rule(
 
 def lookup_type_rule(fn: object) -> RuleSpec | None:
     optional.load()
-    return _TABLE.get(callable_key(fn))
+    return _TABLE.get(fn)
 
 
 def result_type(
@@ -205,7 +200,7 @@ def _small_argument(values: list[object]) -> bool:
     return all(not _is_int(v) or abs(t.cast(int, v)) <= 1000 for v in values)
 
 
-_FOLD_GUARDS: dict[object, t.Callable[[list[object]], bool]] = {
+_FOLD_GUARDS: CallableTable[object, t.Callable[[list[object]], bool]] = CallableTable({
     operator.pow: _small_power,
     operator.ipow: _small_power,
     builtins.pow: _small_power,
@@ -216,4 +211,4 @@ _FOLD_GUARDS: dict[object, t.Callable[[list[object]], bool]] = {
     math.factorial: _small_argument,
     math.comb: _small_argument,
     math.perm: _small_argument,
-}
+}.items())

@@ -75,7 +75,7 @@ def _broadcasts(fn: object) -> bool:
     """Whether ``fn`` maps elements to elements (unlike ``@`` or a generalized ufunc)."""
     if isinstance(fn, np.ufunc):
         return fn.signature is None
-    return fn not in (operator.matmul, operator.imatmul)
+    return fn is not operator.matmul and fn is not operator.imatmul
 
 
 def _with_rank(probe: T.Type | None, rank: int | None) -> T.Type:

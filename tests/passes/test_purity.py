@@ -15,6 +15,7 @@ import pytest
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function
+from gibbous.ir.names import CallableTable
 from gibbous.ir import purity
 from gibbous.ir.purity import (
     is_immutable_type,
@@ -52,7 +53,7 @@ PlainPair = collections.namedtuple("PlainPair", "a b")
 
 @pytest.fixture
 def scratch_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(purity, "_TABLE", dict(purity._TABLE))
+    monkeypatch.setattr(purity, "_TABLE", CallableTable(purity._TABLE.items()))
 
 
 def test_operators_are_pure_on_plain_arguments_only() -> None:

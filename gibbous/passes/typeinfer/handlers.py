@@ -13,6 +13,7 @@ import typing as t
 
 from gibbous.ir import types as T
 from gibbous.ir.core import Call
+from gibbous.ir.names import CallableTable
 from gibbous.passes.typeinfer.abstract import (
     SLOTS,
     OrStop,
@@ -34,7 +35,7 @@ R = frontend_rules.runtime  # the frontend's helpers, reached through their rule
 
 
 Handler = t.Callable[["Inference", Call, object, list[T.Type], dict[str, T.Type]], T.Type | None]
-_HANDLERS: dict[int, tuple[object, Handler]] = {}
+_HANDLERS: CallableTable[object, Handler] = CallableTable()
 
 
 def _handles(*callables: object) -> t.Callable[[Handler], Handler]:
@@ -42,15 +43,19 @@ def _handles(*callables: object) -> t.Callable[[Handler], Handler]:
 
     def register(handler: Handler) -> Handler:
         for fn in callables:
-            _HANDLERS[id(fn)] = (fn, handler)
+            _HANDLERS[fn] = handler
         return handler
 
     return register
 
 
 def _handler(fn: object) -> Handler | None:
-    entry = _HANDLERS.get(id(fn))
-    return entry[1] if entry is not None and entry[0] is fn else None
+    return _HANDLERS.get(fn)
+
+
+def has_handler(fn: object) -> bool:
+    """Whether inference has a container-aware handler for calls of ``fn``."""
+    return fn in _HANDLERS
 
 
 # --------------------------------------------------------------------------------------------

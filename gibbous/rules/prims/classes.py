@@ -18,6 +18,7 @@ import typing as t
 
 import attrs
 
+from gibbous.ir.names import CallableTable
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult
 from gibbous.rules.registry import primitive
 from gibbous.rules.tangents import CoDual, zero_fdata, zero_rdata
@@ -103,7 +104,9 @@ def attrs_evolve(inst: t.Any, **changes: t.Any) -> t.Any:
     return cls(**changes)
 
 
-TWINS: dict[object, types.FunctionType] = {attrs.evolve: t.cast(types.FunctionType, attrs_evolve)}
+TWINS: CallableTable[object, types.FunctionType] = CallableTable(
+    [(attrs.evolve, t.cast(types.FunctionType, attrs_evolve))]
+)
 try:  # the old namespace, where attrs is installed with it
     import attr
 
@@ -114,7 +117,4 @@ except ImportError:  # pragma: no cover
 
 def twin(fn: object) -> types.FunctionType | None:
     """The plain-Python twin ``fn`` is differentiated as, if it has one."""
-    try:
-        return TWINS.get(fn)
-    except TypeError:  # unhashable
-        return None
+    return TWINS.get(fn)

@@ -21,6 +21,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir.names import CallableTable
 from gibbous.rules import formulas as F
 from gibbous.rules import pool
 from gibbous.rules import render as R
@@ -49,6 +50,12 @@ FloatBinary = t.Callable[[float, t.Any, t.Any, float], t.Any]
 
 registers_for_caller(__name__)  # register_all: the rules are its caller's
 
+#: The formula of each gradient function, SciPy's included (``FORMULA``, below, holds only
+#: those NumPy's namespace renders), and the formulas each rule of this module applies, by
+#: operand (None: no gradient): for showing what a rule computes (``gibbous.inspect.facts``).
+SHOWN_FORMULA: dict[t.Any, F.Expr] = {}
+RULE_FORMULAS: CallableTable[t.Callable[..., t.Any], tuple[F.Expr | None, ...]] = CallableTable()
+
 
 def numpy_scalar(g: t.Any) -> t.Any:
     """A Python scalar cotangent as a NumPy scalar: gradient functions then divide by zero the
@@ -76,6 +83,7 @@ def unary_rule(grad: UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
         return CoDual(z, zf), pullback
 
     rrule.__qualname__ = f"unary_rule({grad.__name__})"
+    RULE_FORMULAS[rrule] = (SHOWN_FORMULA.get(grad),)
     return rrule
 
 
@@ -107,6 +115,7 @@ def binary_rule(
 
     names = [getattr(fn, "__name__", "-") for fn in (grad_x, grad_y)]
     rrule.__qualname__ = f"binary_rule({', '.join(names)})"
+    RULE_FORMULAS[rrule] = tuple(SHOWN_FORMULA.get(g) for g in (grad_x, grad_y))
     return rrule
 
 
@@ -243,7 +252,7 @@ def _render(table: dict[str, F.Expr], arity: int) -> tuple[dict[str, t.Any], dic
         if not formula.calls() <= set(NUMPY):
             continue
         grads[name] = R.numpy_pullback(f"g_{name}", formula, arity, NUMPY)
-        FORMULA[grads[name]] = formula
+        FORMULA[grads[name]] = SHOWN_FORMULA[grads[name]] = formula
         fast = R.float_pullback(f"g_{name}", formula, arity, FLOAT)
         if fast is not None:
             floats[grads[name]] = fast

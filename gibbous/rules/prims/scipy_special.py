@@ -122,7 +122,10 @@ SCIPY: dict[str, t.Callable[..., t.Any]] = {
 
 
 def _grad(name: str, arity: int = 1) -> t.Any:
-    return R.numpy_pullback(f"g_{name}", (F.UNARY, F.BINARY)[arity - 1][name], arity, SCIPY)
+    formula = (F.UNARY, F.BINARY)[arity - 1][name]
+    grad = R.numpy_pullback(f"g_{name}", formula, arity, SCIPY)
+    E.SHOWN_FORMULA[grad] = formula
+    return grad
 
 
 g_expit, g_logit, g_gammaln, g_digamma = map(_grad, ("expit", "logit", "lgamma", "digamma"))
@@ -184,6 +187,8 @@ def _real_only(name: str) -> t.Callable[[t.Callable[..., RuleResult]], t.Callabl
             return rule(f, *args)
 
         rrule.__qualname__ = f"real_only({name})"
+        if rule in E.RULE_FORMULAS:
+            E.RULE_FORMULAS[rrule] = E.RULE_FORMULAS[rule]
         return rrule
 
     return wrap
