@@ -62,12 +62,16 @@ _SAVES: dict[str, Save] = {"x": ("primal", 0), "y": ("primal", 1), "z": ("result
 
 
 def formula_form(
-    name: str, formulas: t.Sequence[F.Expr], floats: t.Sequence[t.Callable[..., t.Any]]
+    name: str,
+    formulas: t.Sequence[F.Expr],
+    floats: t.Sequence[t.Callable[..., t.Any]],
+    write: bool = True,
 ) -> InlineRule:
     """The form of a scalar rule from its operands' formulas: written out as arithmetic where
-    the formulas allow, else ``floats`` (their float renderings) called on the saved values."""
+    the formulas allow (and ``write``), else ``floats`` (their float renderings, or adjoints
+    of the same signature ``(dy, *operands, z)``) called on the saved values."""
     arity = len(formulas)
-    if all(map(R.inline_expressible, formulas)):
+    if write and all(map(R.inline_expressible, formulas)):
         used = set().union(*[f.variables() for f in formulas])
         names = [n for n in "xyz" if n in used]
 

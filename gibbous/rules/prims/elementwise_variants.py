@@ -313,31 +313,65 @@ def register_unary(
     patterns: t.Iterable[tuple[PatternItem, ...]],
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
-    inline: bool = False,
+    inline: Inline = None,
 ) -> None:
     """The general rule for ``patterns`` (ARRAY and/or NUMBER), and a variant for float64
     operands of each.  ``wrap`` is applied to the general rule (a check run before it).
-    ``inline``: the float variant has an inline form (for callables whose float arithmetic
-    raises where NumPy's would give inf or nan: Python's operators and ``math``; ``abs`` has
-    its own convention at 0)."""
+    ``inline``: the float variant has an inline form (``Inline``)."""
     fns, patterns = list(fns), list(patterns)
     rules: list[_Entry] = [(p, E.unary_rule(grad), None, None) for p in patterns]
     if (ARRAY,) in patterns:
         rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary", None))
     if (NUMBER,) in patterns and grad in E.FLOAT_UNARY:
-        form = _form(fns, (grad,), inline and grad is not E.g_abs)
-        rules.append(((F64,), float_unary(grad), "float_unary", form))
+        # abs: written as Python arithmetic it would lose the rule's convention at 0
+        wanted = inline if inline == "numpy" or grad is not E.g_abs else None
+        rules.append(((F64,), float_unary(grad), "float_unary", _form(fns, (grad,), wanted)))
     _register(fns, rules, wrap)
 
 
+#: The inline form of a float variant: ``"python"`` writes the formula as Python arithmetic
+#: (for Python's operators and ``math``, whose primal raises where the arithmetic would);
+#: ``"numpy"`` calls the variant's own adjoint, which gives NumPy's inf or nan at a singular
+#: point as the ufunc's primal did (``np.sin(x[i])`` on NumPy scalars); None: none.
+Inline = t.Literal["python", "numpy", None]
+
+
 def _form(
-    fns: t.Iterable[object], grads: t.Sequence[E.UnaryGrad | E.BinaryGrad], wanted: bool
+    fns: t.Iterable[object], grads: t.Sequence[E.UnaryGrad | E.BinaryGrad], how: Inline
 ) -> InlineRule | None:
-    if not wanted:
+    if how is None:
         return None
-    floats = (E.FLOAT_UNARY, E.FLOAT_BINARY)[len(grads) - 1]
     names = "/".join(getattr(fn, "__name__", "?") for fn in fns)
-    return formula_form(names, [E.FORMULA[g] for g in grads], [floats[g] for g in grads])
+    formulas = [E.FORMULA[g] for g in grads]
+    if how == "numpy":
+        adjoints = [_numpy_adjoint(g, i, len(grads)) for i, g in enumerate(grads)]
+        return formula_form(names, formulas, adjoints, write=False)
+    floats = (E.FLOAT_UNARY, E.FLOAT_BINARY)[len(grads) - 1]
+    return formula_form(names, formulas, [floats[g] for g in grads])
+
+
+def _numpy_adjoint(
+    grad: E.UnaryGrad | E.BinaryGrad, i: int, arity: int
+) -> t.Callable[..., t.Any]:
+    """Operand ``i``'s adjoint ``(dy, *operands, z)``, as the float variant's pullback computes
+    it: in Python floats, or where they raise, NumPy's value of the general rule."""
+    fast = (E.FLOAT_UNARY, E.FLOAT_BINARY)[arity - 1][grad]
+
+    def adjoint(dy: t.Any, *saved: t.Any) -> t.Any:
+        p = saved[i]
+        if type(p) not in _FLOATS:  # an int operand: no gradient
+            return 0.0
+        try:
+            r = fast(float(dy), *(float(v) if type(v) is np.float64 else v for v in saved))
+        except (ArithmeticError, ValueError):
+            r = None
+        if type(r) is float:
+            return r if type(p) is float else np.float64(r)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return scalar_rdata(p, grad(E.numpy_scalar(dy), *saved))
+
+    adjoint.__qualname__ = f"numpy_adjoint({grad.__name__})"
+    return adjoint
 
 
 def register_binary(
@@ -348,7 +382,7 @@ def register_binary(
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
     float_pairs: t.Sequence[tuple[T.Type, T.Type]] = ((F64, F64), (F64, INT), (INT, F64)),
-    inline: bool = False,
+    inline: Inline = None,
 ) -> None:
     """The general rule for ``patterns``, and variants for float64 operands where a pattern
     admits them: ``real_array_binary`` beside an array pattern, ``float_binary`` (for
@@ -367,8 +401,8 @@ def register_binary(
     fast = all(g is None or g in E.FLOAT_BINARY for g in (grad_x, grad_y))
     if (NUMBER, NUMBER) in patterns and fast:
         float_rule = float_binary(grad_x, grad_y)
-        both = grad_x is not None and grad_y is not None
-        form = _form(fns, (grad_x, grad_y), inline and both) if both else None  # type: ignore[arg-type]
+        grads = (grad_x, grad_y)
+        form = _form(fns, grads, inline) if grad_x and grad_y else None  # type: ignore[arg-type]
         rules += [(pair, float_rule, "float_binary", form) for pair in float_pairs]
     _register(fns, rules, wrap)
 

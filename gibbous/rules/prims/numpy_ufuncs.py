@@ -79,11 +79,11 @@ ARRAY_BINARY_PATTERNS = [(ARRAY, ARRAY), (ARRAY, NUMBER), (NUMBER, ARRAY)]
 
 def _register() -> None:
     for ufunc, grad in UNARY.items():
-        V.register_unary([ufunc], grad, E.UNARY_PATTERNS)
+        V.register_unary([ufunc], grad, E.UNARY_PATTERNS, inline="numpy")
     for alias, ufunc in UNARY_ALIASES.items():
-        V.register_unary([alias], UNARY[ufunc], E.UNARY_PATTERNS)
+        V.register_unary([alias], UNARY[ufunc], E.UNARY_PATTERNS, inline="numpy")
     for ufunc, (gx, gy) in BINARY.items():
-        V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS)
+        V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS, inline="numpy")
     for ufunc in ZERO_UNARY:
         for kind in NUMERIC:
             zero_derivative(ufunc, kind)

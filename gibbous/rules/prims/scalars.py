@@ -61,12 +61,12 @@ OPERATOR_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
 }
 
 for _op, (_gx, _gy) in OPERATOR_BINARY.items():
-    V.register_binary([_op], _gx, _gy, E.SCALAR_BINARY, inline=True)
+    V.register_binary([_op], _gx, _gy, E.SCALAR_BINARY, inline="python")
 for _iop, _op in IN_PLACE.items():
-    V.register_binary([_iop], *OPERATOR_BINARY[_op], E.SCALAR_BINARY, inline=True)
+    V.register_binary([_iop], *OPERATOR_BINARY[_op], E.SCALAR_BINARY, inline="python")
 V.register_binary([builtins.pow], E.g_pow_x, E.g_pow_y, E.SCALAR_BINARY)
 for _op, _g in OPERATOR_UNARY.items():
-    V.register_unary([_op], _g, E.SCALAR_UNARY, inline=True)
+    V.register_unary([_op], _g, E.SCALAR_UNARY, inline="python")
 for _op in (operator.floordiv, operator.ifloordiv):
     zero_derivative(_op, NUMBER, NUMBER)
 
@@ -120,9 +120,9 @@ MATH_ZERO = (
 )  # fmt: skip
 
 for _fn, _g in MATH_UNARY.items():
-    V.register_unary([_fn], _g, E.SCALAR_UNARY, inline=True)
+    V.register_unary([_fn], _g, E.SCALAR_UNARY, inline="python")
 for _fn, (_gx, _gy) in MATH_BINARY.items():
-    V.register_binary([_fn], _gx, _gy, E.SCALAR_BINARY, inline=True)
+    V.register_binary([_fn], _gx, _gy, E.SCALAR_BINARY, inline="python")
 for _fn, _gx in MATH_BINARY_FIRST.items():
     # ldexp(x, i) takes an int exponent only
     _pairs = ((V.F64, V.INT),) if _fn is math.ldexp else ((V.F64, V.F64), (V.F64, V.INT), (V.INT, V.F64))
