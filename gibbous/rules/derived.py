@@ -428,7 +428,7 @@ class DerivedPullback:
                     _refuse_dy(rule, self.y.primal, dy)
         elif seed == "fill" and dy is NO_TANGENT:
             dy = zero_rdata(self.y.primal)
-        elif type(dy) is not float and not _same_length_tuples(dy, self.y.primal):
+        elif not (type(dy) is float or _quick_ok(dy, self.y.primal)):
             if rdata_mismatch(self.y.primal, dy) is not None:  # the slow check, rarely reached
                 _refuse_dy(rule, self.y.primal, dy)
         try:
@@ -450,10 +450,17 @@ def _code(program: t.Callable[..., object]) -> pytypes.CodeType:
     return t.cast(pytypes.FunctionType, getattr(program, "__wrapped__", program)).__code__
 
 
-def _same_length_tuples(dy: object, y: object) -> bool:
-    """A quick test that passes the rdata of tuples that the reverse programs pass (the items
-    are not looked at: a wrong item fails in the reverse program's own arithmetic)."""
+def _quick_ok(dy: object, y: object) -> bool:
+    """Quick tests that pass the common right cotangents without a look at their structure: a
+    NumPy float64 for a float result (``value_and_gradient``'s seed for a ``float64`` value),
+    and the rdata of tuples that the reverse programs pass (the items are not looked at: a
+    wrong item fails in the reverse program's own arithmetic)."""
+    if type(dy) is np.float64:
+        return type(y) in _FLOATS
     return type(dy) is tuple and type(y) is tuple and len(dy) == len(y)
+
+
+_FLOATS = (float, np.float64)
 
 
 def _refuse_dy(rule: DerivedRule, y: object, dy: object) -> t.NoReturn:
