@@ -13,8 +13,9 @@ The AD issue's four cases and one more, measured in one process (see benchmarks/
     (docs/design.md, "State between calls"; no target).
 
 For each: the primal, ``gibbous.value_and_gradient(rule, f, *args)`` (the public API, which makes
-zero fdata for every argument on every call) and the bare rule (``rule(CoDual...)`` then the
-pullback, with fdata made once), timed with interleaved repetitions; the NumPy memory a warm
+zero fdata for every argument on every call), ``gibbous.prepare_gradient`` (the same, into
+arrays it keeps between calls) and the bare rule (``rule(CoDual...)`` then the pullback, with
+fdata made once), timed with interleaved repetitions; the NumPy memory a warm
 call allocates (``gibbous.testing.allocations.measure``); and the time of an uncached
 ``build_rrule`` (every call builds from scratch in a fresh session).
 
@@ -326,6 +327,14 @@ def gradient_variants(
     def api_alloc(mark: t.Callable[[str], None]) -> object:
         return gibbous.value_and_gradient(rule, fn, *args)  # no way in between: no mark
 
+    prepared = gibbous.PreparedGradient(fn, rule)  # gradients into arrays it keeps
+
+    def held() -> object:
+        return prepared(*args)
+
+    def held_alloc(mark: t.Callable[[str], None]) -> object:
+        return prepared(*args)
+
     fdatas = zero_fdatas(fn, *args)  # made once; the rules add into them call after call
     coduals = [CoDual(x, d) for x, d in zip((fn, *args), fdatas)]
     y0, pb0 = rule(*coduals)
@@ -343,6 +352,7 @@ def gradient_variants(
 
     return [
         Variant(f"value_and_gradient{tag}", api, api_alloc, True),
+        Variant(f"prepare_gradient{tag}", held, held_alloc, True),
         Variant(f"bare rule + pullback{tag}", bare, bare_alloc, True),
     ]
 

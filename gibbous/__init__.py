@@ -16,6 +16,8 @@ if t.TYPE_CHECKING:
     from gibbous.api import value_and_gradient as value_and_gradient
     from gibbous.api import value_and_pullback as value_and_pullback
     from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
+    from gibbous.prepared import PreparedGradient as PreparedGradient
+    from gibbous.prepared import prepare_gradient as prepare_gradient
     from gibbous.rules.registry import DefaultContext as DefaultContext
     from gibbous.rules.registry import MinimalContext as MinimalContext
     from gibbous.rules.registry import MissingRuleError as MissingRuleError
@@ -32,6 +34,8 @@ _LAZY = {
     "StaleRuleError": "gibbous.api",
     "build_rrule": "gibbous.api",
     "grad": "gibbous.api",
+    "PreparedGradient": "gibbous.prepared",
+    "prepare_gradient": "gibbous.prepared",
     "value_and_gradient": "gibbous.api",
     "value_and_pullback": "gibbous.api",
     "UnsupportedConstructError": "gibbous.frontend.errors",

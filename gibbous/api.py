@@ -203,16 +203,19 @@ def value_and_gradient(
     """
     run = _Run(rule, f, args, kwargs)
     value = run.y.primal
+    return value, run.gradients(run.pullback(scalar_seed(f, value)))
+
+
+def scalar_seed(f: object, value: object) -> t.Any:
+    """The cotangent 1 of a real scalar ``value`` (none for an int or a bool)."""
     if isinstance(value, (bool, int, np.integer)):
-        seed: t.Any = NO_TANGENT
-    elif isinstance(value, (float, np.floating)):
-        seed = type(value)(1.0)
-    else:
-        raise TypeError(
-            f"value_and_gradient needs a function returning a real scalar, but "
-            f"{callable_name(f)} returned {type(value).__name__}; use value_and_pullback"
-        )
-    return value, run.gradients(run.pullback(seed))
+        return NO_TANGENT
+    if isinstance(value, (float, np.floating)):
+        return type(value)(1.0)
+    raise TypeError(
+        f"a gradient needs a function returning a real scalar, but {callable_name(f)} "
+        f"returned {type(value).__name__}; use value_and_pullback"
+    )
 
 
 def value_and_pullback(
@@ -242,8 +245,15 @@ class _Run:
     """One forward call of a rule at the entry point, and how its rdata become gradients."""
 
     def __init__(
-        self, rule: Rule, f: object, args: tuple[object, ...], kwargs: dict[str, object]
+        self,
+        rule: Rule,
+        f: object,
+        args: tuple[object, ...],
+        kwargs: dict[str, object],
+        reuse: tuple[t.Any, ...] | None = None,
     ) -> None:
+        """``reuse``: the fdata of a previous call's arguments, zeroed and used again where an
+        argument has the same shape and dtype (``gibbous.prepared``)."""
         call: Unwrapped | None = None
         binding: Binding | None = None
         kw: dict[str, object] = {}
@@ -273,7 +283,7 @@ class _Run:
             rule.reset()
         if isinstance(rule, DerivedRule) and rule.program.lost:
             rule.program.lost.pop(threading.get_ident(), None)
-        fdatas = _zero_fdatas(target, values)
+        fdatas = _zero_fdatas(target, values, reuse)
         n = len(operands)
         coduals = tuple(map(CoDual, values, fdatas[1:]))
         named = dict(zip(kw, coduals[n:])) if kw else {}
@@ -357,22 +367,30 @@ def _snapshot(value: object) -> t.Any:
         return value
 
 
-def _zero_fdatas(f: object, args: tuple[object, ...]) -> tuple[t.Any, ...]:
+def _zero_fdatas(
+    f: object, args: tuple[object, ...], reuse: tuple[t.Any, ...] | None = None
+) -> tuple[t.Any, ...]:
     """``zero_fdatas(f, *args)``, quicker for the common case: a plain function and arguments
-    that are numbers or arrays owning their memory (which cannot alias one another)."""
+    that are numbers or arrays owning their memory (which cannot alias one another).  An array
+    of ``reuse`` (the fdata of the same argument in a previous call) of the argument's shape
+    and dtype is zeroed and used again."""
     if type(f) is not pytypes.FunctionType or f.__closure__ is not None:
         return zero_fdatas(f, *args)
     out: list[t.Any] = [NO_TANGENT]
     seen: set[int] = set()
-    for a in args:
+    for i, a in enumerate(args, 1):
         kind = type(a)
         if kind is np.ndarray:
             array = t.cast(np.ndarray[t.Any, t.Any], a)
             if array.base is not None or id(a) in seen or array.dtype.kind == "O":
                 return zero_fdatas(f, *args)
             seen.add(id(a))
+            old = reuse[i] if reuse is not None and len(reuse) > i else None
             if array.dtype.kind not in "fc":
                 out.append(NO_TANGENT)
+            elif _fits(old, array):
+                old.fill(0)
+                out.append(old)
             elif array.flags.c_contiguous:  # what np.zeros_like gives it, quicker
                 out.append(zeros_like(array))
             else:
@@ -385,6 +403,16 @@ def _zero_fdatas(f: object, args: tuple[object, ...]) -> tuple[t.Any, ...]:
 
 
 _NUMBERS = (float, int, bool, complex, np.float64, np.float32, np.int64, type(None), str)
+
+
+def _fits(old: object, array: np.ndarray[t.Any, t.Any]) -> t.TypeGuard[np.ndarray[t.Any, t.Any]]:
+    """Whether ``old`` can be an argument's fdata again: its shape, dtype and layout."""
+    return (
+        type(old) is np.ndarray
+        and old.shape == array.shape
+        and old.dtype == array.dtype
+        and old.flags.c_contiguous
+    )
 
 
 def _gradient(x: object, fdata: t.Any, rdata: t.Any) -> t.Any:

@@ -1,0 +1,61 @@
+"""A gradient the user holds: the rule and the arrays the gradients are written into.
+
+    grad_f = gibbous.prepare_gradient(loss, W, x)     # builds the rule for these types
+    y, (dloss, dW, dx) = grad_f(W, x)                  # as value_and_gradient, but ...
+
+``value_and_gradient`` returns fresh arrays on every call, because a caller may keep them.  A
+training loop does not: it reads the gradients, updates the weights, and calls again.  A
+``PreparedGradient`` keeps the fdata it made for each array argument and, on the next call with
+an argument of the same shape and dtype, zeroes that array in place and hands it to the rule
+again, so the gradients it returns are **its own arrays, overwritten by its next call** (copy
+what you keep).  With an allocation-free rule (the seed's ``np.matmul(A, B, out=C)``) a warm
+call then allocates no NumPy memory at all; with others, what remains is the rule's own
+temporaries (docs/ad.md, "Prepared gradients").
+
+The arrays are kept per thread: two threads calling one ``PreparedGradient`` each get their
+own, as each gets its own rule state (``gibbous.toplevel``).  Arguments that are not plain
+(lists of arrays, objects, a closure's cells) get fresh fdata on every call, as with
+``value_and_gradient``.
+"""
+
+from __future__ import annotations
+
+import threading
+import typing as t
+
+import numpy as np
+
+from gibbous.api import Rule, _Run, build_rrule, scalar_seed
+
+
+class PreparedGradient:
+    """``f``'s rule and, per thread, the fdata of its array arguments, reused call after call."""
+
+    def __init__(self, f: t.Callable[..., object], rule: Rule) -> None:
+        self.f, self.rule = f, rule
+        self._local = threading.local()
+
+    def __call__(self, *args: object, **kwargs: object) -> tuple[t.Any, tuple[t.Any, ...]]:
+        """``f(*args, **kwargs)`` and its gradient ``(df, *dargs)``, as ``value_and_gradient``
+        gives them, but array gradients are this object's arrays: the next call overwrites
+        them."""
+        previous: tuple[t.Any, ...] | None = getattr(self._local, "fdatas", None)
+        run = _Run(self.rule, self.f, args, kwargs, previous)
+        self._local.fdatas = run.fdatas
+        value = run.y.primal
+        return value, run.gradients(run.pullback(scalar_seed(self.f, value)))
+
+    def held(self) -> int:
+        """Bytes of gradient arrays this thread's calls keep for the next call."""
+        fdatas = getattr(self._local, "fdatas", None) or ()
+        return sum(a.nbytes for a in fdatas if type(a) is np.ndarray)
+
+    def __repr__(self) -> str:
+        return f"<prepared gradient of {getattr(self.f, '__qualname__', self.f)!r}>"
+
+
+def prepare_gradient(f: t.Callable[..., object], *args: t.Any, **kwargs: t.Any) -> PreparedGradient:
+    """Build ``f``'s rule for these arguments (as ``build_rrule``, whose own keywords ``ctx``,
+    ``debug`` and ``passes`` it takes too) and return a callable that computes ``(value,
+    gradients)`` into arrays it keeps between calls."""
+    return PreparedGradient(f, build_rrule(f, *args, **kwargs))
