@@ -287,14 +287,17 @@ class Session:
             return None
         types = tuple(v.type for v in op.operands[1:])
         fn = callee.value
-        # A float result: every adjoint the form writes is a plain float.
-        if op.type != _F64 or not is_primitive(self.ctx, fn, types, op.kwnames):
+        result = op.type
+        # A float result (every adjoint the form writes is a plain float), or for an array
+        # form a float64 array of known rank (the ufunc of a 0-d array returns a scalar).
+        array = isinstance(result, T.Array) and result.dtype == "float64" and bool(result.ndim)
+        if not (result == _F64 or array) or not is_primitive(self.ctx, fn, types, op.kwnames):
             return None
         registration = lookup_rule(self.ctx, fn, types, op.kwnames, loc=op.loc)
         form = registration.inline
         if form is None or registration.kind != "primitive" or form.arity != len(types):
             return None
-        return form
+        return form if form.array == array else None
 
     def _site(self, op: Call, activity: Activity) -> Maker:
         operands = op.operands

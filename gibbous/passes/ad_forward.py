@@ -47,6 +47,7 @@ from gibbous.ir.printer import Namer
 from gibbous.passes.activity import Activity
 from gibbous.rules.derived import inactive_codual
 from gibbous.rules.inline import InlineRule
+from gibbous.rules.prims.common import new_fdata
 from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata
 
 CODUAL = T.Object(CoDual)
@@ -174,13 +175,16 @@ class Forward:
         """Which values some use needs as a CoDual, and which as a primal."""
         cd: set[Value] = set()
         pr: set[Value] = set()
+        # An array form's result has its fdata as a value of its own: reading it needs no CoDual.
+        own_fdata = {op.result for op, rule in self.inline.items() if rule.array}
         for b in self.blocks:
             for op in b.ops:
                 if isinstance(op, Call):
                     rule = self.inline.get(op)
                     if rule is not None:
                         pr.update(op.operands)
-                        cd.update(op.args[s[1]] for s in rule.saves if s[0] == "fdata")
+                        saved = (op.args[s[1]] for s in rule.saves if s[0] == "fdata")
+                        cd.update(v for v in saved if v not in own_fdata)
                     elif op in self.act.calls:
                         identity = identity_operand(op)
                         if identity is not None and not self.wrapped(op.result):
@@ -389,13 +393,25 @@ class Forward:
         args = [self.primal(a) for a in op.args]
         new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
         self.guarded(b, new)
-        self.define(b, r, new, codual=False)
         block = t.cast(Block, op.parent)
+        result_fdata: Value | None = None
+        if rule.array:
+            # An array result: new fdata, as the rule would make it, for the uses to add into.
+            result_fdata = b.call(new_fdata, new, type=r.type, name=_suffix(r.name, "f"))
+            self.pr[r] = new
+            self.fdata_in[(None, r)] = result_fdata  # it dominates every use of r
+            if r in self.need_cd:
+                self.cd[r] = b.call(CoDual, new, result_fdata, type=CODUAL, name=r.name)
+        else:
+            self.define(b, r, new, codual=False)
         record = self.records.setdefault(block, [])
         saves: list[object] = []
         for save in rule.saves:
             if save[0] == "result":
                 value: object = new
+            elif save[0] == "result_fdata":
+                assert result_fdata is not None, "a scalar form saves its result's fdata"
+                value = result_fdata
             elif save[0] == "primal":
                 value = self.primal(op.args[save[1]])
             else:
@@ -408,15 +424,16 @@ class Forward:
 
     def fdata(self, b: Builder, block: Block, v: Value) -> object:
         """``v``'s fdata, read once per block (once per call for an argument)."""
-        cd = self.codual(v)
-        if isinstance(cd, CoDual):
-            return Constant(cd.fdata)
         hit = self.fdata_in.get((None, v))
         if hit is None:
             hit = self.fdata_in.get((block, v))
-        if hit is None:
-            hit = b.call(getattr, cd, "fdata", name=_suffix(v.name, "f"))
-            self.fdata_in[(block, v)] = hit
+        if hit is not None:
+            return hit
+        cd = self.codual(v)
+        if isinstance(cd, CoDual):
+            return Constant(cd.fdata)
+        hit = b.call(getattr, cd, "fdata", name=_suffix(v.name, "f"))
+        self.fdata_in[(block, v)] = hit
         return hit
 
     def codual_value(self, b: Builder, v: Value) -> object:

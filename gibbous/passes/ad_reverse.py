@@ -247,12 +247,15 @@ class Reverse:
     ) -> None:
         """The derivative of an inline site, written out (``gibbous.rules.inline``)."""
         rk = self.key(op.result)
-        if rk is None:
+        if rule.array:  # the cotangent is in the result's fdata, which the form reads
+            dy: Value = Constant(NO_TANGENT)
+        elif rk is None:
             return
-        dy = cur[rk]
-        if isinstance(dy, Constant) and dy.value == 0:
-            return  # nothing flows back: no arithmetic, and no write into fdata
-        cur[rk] = self.zero(rk)
+        else:
+            dy = cur[rk]
+            if isinstance(dy, Constant) and dy.value == 0:
+                return  # nothing flows back: no arithmetic, and no write into fdata
+            cur[rk] = self.zero(rk)
         values = [
             v if isinstance(v, Constant) else saved[t.cast(Value, v)]
             for v in self.fwd.site_saves[op]

@@ -38,7 +38,8 @@ from gibbous.rules import formulas as F
 from gibbous.rules import render as R
 
 F64 = T.Float("float64")
-Save = tuple[str, int]  # ("primal", i), ("fdata", i) or ("result", -1)
+# ("primal", i), ("fdata", i), ("result", -1) or ("result_fdata", -1)
+Save = tuple[str, int]
 Adjoint = t.Callable[[Builder, t.Sequence[Value], Value], t.Sequence[Value | None]]
 
 
@@ -48,6 +49,26 @@ class InlineRule:
     saves: tuple[Save, ...]
     adjoint: Adjoint
     arity: int = 1  # of the calls it applies to (``math.log`` has another rule for two)
+    #: The result is a float64 array: the forward program gives it new fdata (its cotangent
+    #: arrives there, not as rdata), and the adjoint runs whatever the rdata.
+    array: bool = False
+
+
+def called_form(
+    name: str, helper: t.Callable[..., t.Any], saves: tuple[Save, ...], scalars: t.Sequence[bool]
+) -> InlineRule:
+    """An array form: the reverse program calls ``helper(*saved)``, which adds the gradients of
+    the array operands into their fdata and returns a tuple of the scalar operands' rdata
+    (``scalars[i]``: operand ``i`` is a scalar; its adjoint is item ``i``)."""
+
+    def adjoint(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
+        result = b.call(helper, *saved, type=T.ANY)
+        return [
+            b.call(operator.getitem, result, i, type=F64) if scalar else None
+            for i, scalar in enumerate(scalars)
+        ]
+
+    return InlineRule(name, saves, adjoint, len(scalars), array=True)
 
 
 def _call(b: Builder, fn: object, *args: object) -> Value:

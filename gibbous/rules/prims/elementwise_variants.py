@@ -26,10 +26,11 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules import pool
 from gibbous.rules import render as R
-from gibbous.rules.inline import InlineRule, formula_form
+from gibbous.rules.inline import InlineRule, called_form, formula_form
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     ARRAY,
@@ -41,10 +42,9 @@ from gibbous.rules.prims.common import (
     add_into,
     new_fdata,
     scalar_rdata,
-    zero_for,
 )
 from gibbous.rules.registry import PatternItem, primitive, registers_for_caller
-from gibbous.rules.tangents import CoDual
+from gibbous.rules.tangents import CoDual, zero_rdata
 
 registers_for_caller(__name__)
 
@@ -218,7 +218,7 @@ def real_array_binary(
     grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
 ) -> t.Callable[[CD, CD, CD], RuleResult]:
     """A ``f64[...]`` operand with a ``f64[...]``, ``f64`` or ``int`` one: a float64 result."""
-    quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
+    sends = _real_sends(grad_x, grad_y)
     square = grad_x is E.g_times_y and grad_y is E.g_times_x
 
     def rrule(f: CD, x: CD, y: CD) -> RuleResult:
@@ -237,13 +237,7 @@ def real_array_binary(
 
         def array_pullback(dz: t.Any) -> tuple[t.Any, ...]:
             nonlocal done
-            if quiet:
-                gx = _send_real(x, grad_x, zf, xp, yp, z)
-                gy = _send_real(y, grad_y, zf, xp, yp, z)
-            else:
-                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    gx = _send_real(x, grad_x, zf, xp, yp, z)
-                    gy = _send_real(y, grad_y, zf, xp, yp, z)
+            gx, gy = sends(xp, x.fdata, yp, y.fdata, zf, z)
             if not done:
                 done = True
                 pool.release(zf)
@@ -256,16 +250,30 @@ def real_array_binary(
     return rrule
 
 
+def _real_sends(
+    grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
+) -> t.Callable[..., tuple[t.Any, t.Any]]:
+    """``sends(x, xf, y, yf, g, z)``: both operands' gradients for cotangent ``g`` (arrays'
+    added into their fdata), and their rdata."""
+    quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
+
+    def sends(x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array) -> tuple[t.Any, t.Any]:
+        if quiet:  # the gradient is g or -g: nothing to warn about, no errstate to enter
+            return _send_real(x, xf, grad_x, g, x, y, z), _send_real(y, yf, grad_y, g, x, y, z)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _send_real(x, xf, grad_x, g, x, y, z), _send_real(y, yf, grad_y, g, x, y, z)
+
+    return sends
+
+
 def _send_real(
-    x: CD, grad: E.BinaryGrad | None, g: Array, xp: t.Any, yp: t.Any, z: Array
+    p: t.Any, fdata: t.Any, grad: E.BinaryGrad | None, g: Array, xp: t.Any, yp: t.Any, z: Array
 ) -> t.Any:
-    """``send(x, grad(g, ...))`` for a real operand of a real array result, in fewer steps: the
-    gradient of an operand of the result's shape is added into its fdata as it is (subtracted,
-    for a negation).  Which operand is the array the rule cannot know: one rule serves every
-    pattern of its variant."""
-    p = x.primal
+    """``send(x, grad(g, ...))`` for a real operand ``p`` (with ``fdata``) of a real array
+    result, in fewer steps: the gradient of an operand of the result's shape is added into its
+    fdata as it is (subtracted, for a negation).  Which operand is the array the rule cannot
+    know: one rule serves every pattern of its variant."""
     if type(p) is np.ndarray:
-        fdata = x.fdata
         if grad is None or type(fdata) is not np.ndarray:
             return NT
         if p.shape != z.shape:
@@ -276,7 +284,7 @@ def _send_real(
             np.add(fdata, grad(g, xp, yp, z), out=fdata)
         return NT
     if grad is None or type(p) not in _FLOATS:
-        return zero_for(x)
+        return zero_rdata(p) if isinstance(p, (float, complex, np.inexact)) else NT
     return scalar_rdata(p, grad(g, xp, yp, z))
 
 
@@ -301,6 +309,55 @@ _square_slope = _in_one_buffer(E.g_square)  # ``np.square``'s formula, in one ne
 
 
 # --------------------------------------------------------------------------------------------
+# Array forms: what the AD pass writes in place of a call of an array variant (``inline``).
+# The forward program calls the ufunc and gives the result new fdata; the reverse program calls
+# the variant's own adjoint on what the block saved: no CoDual, pullback or tape entry per call.
+
+_UNARY_SAVES = (("fdata", 0), ("result_fdata", -1), ("primal", 0), ("result", -1))
+_BINARY_SAVES = (
+    ("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1), ("result", -1),
+)  # fmt: skip
+_NOTHING: tuple[t.Any, ...] = ()
+
+
+def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
+    slope = _in_one_buffer(grad)
+    quiet = grad in (E.g_same, E.g_negate, E.g_tanh)
+
+    def adjoint(xf: t.Any, zf: Array, x: Array, z: Array) -> tuple[t.Any, ...]:
+        if type(xf) is np.ndarray:  # else an inactive operand
+            if quiet:
+                np.add(xf, slope(zf, x, z), out=xf)
+            else:
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    np.add(xf, slope(zf, x, z), out=xf)
+        pool.release(zf)
+        return _NOTHING
+
+    adjoint.__qualname__ = f"array_adjoint({grad.__name__})"
+    runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
+    return called_form(name, adjoint, _UNARY_SAVES, (False,))
+
+
+def _array_binary_form(
+    name: str, grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None, pair: tuple[T.Type, ...]
+) -> InlineRule:
+    sends = _real_sends(grad_x, grad_y)
+
+    def adjoint(
+        x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, zf: Array, z: Array
+    ) -> tuple[t.Any, t.Any]:
+        rdata = sends(x, xf, y, yf, zf, z)
+        pool.release(zf)
+        return rdata
+
+    adjoint.__qualname__ = f"array_adjoint({getattr(grad_x, '__name__', '-')}, ...)"
+    runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
+    scalars = tuple(not isinstance(ty, T.Array) for ty in pair)
+    return called_form(name, adjoint, _BINARY_SAVES, scalars)
+
+
+# --------------------------------------------------------------------------------------------
 # Registering a callable's general rule with its variants
 
 # A registration to make: pattern, rule, variant name (None: the general rule), inline form.
@@ -321,7 +378,8 @@ def register_unary(
     fns, patterns = list(fns), list(patterns)
     rules: list[_Entry] = [(p, E.unary_rule(grad), None, None) for p in patterns]
     if (ARRAY,) in patterns:
-        rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary", None))
+        array_form = _array_unary_form(_names(fns), grad) if inline == "numpy" else None
+        rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary", array_form))
     if (NUMBER,) in patterns and grad in E.FLOAT_UNARY:
         # abs: written as Python arithmetic it would lose the rule's convention at 0
         wanted = inline if inline == "numpy" or grad is not E.g_abs else None
@@ -341,13 +399,17 @@ def _form(
 ) -> InlineRule | None:
     if how is None:
         return None
-    names = "/".join(getattr(fn, "__name__", "?") for fn in fns)
+    names = _names(fns)
     formulas = [E.FORMULA[g] for g in grads]
     if how == "numpy":
         adjoints = [_numpy_adjoint(g, i, len(grads)) for i, g in enumerate(grads)]
         return formula_form(names, formulas, adjoints, write=False)
     floats = (E.FLOAT_UNARY, E.FLOAT_BINARY)[len(grads) - 1]
     return formula_form(names, formulas, [floats[g] for g in grads])
+
+
+def _names(fns: t.Iterable[object]) -> str:
+    return "/".join(getattr(fn, "__name__", "?") for fn in fns)
 
 
 def _numpy_adjoint(
@@ -371,6 +433,7 @@ def _numpy_adjoint(
             return scalar_rdata(p, grad(E.numpy_scalar(dy), *saved))
 
     adjoint.__qualname__ = f"numpy_adjoint({grad.__name__})"
+    runtime.register_object(adjoint, f"numpy_adjoint_{grad.__name__}_{i}")  # for the IR's text
     return adjoint
 
 
@@ -390,6 +453,7 @@ def register_binary(
     operand that gets a gradient has a float gradient function.  ``inline``: the float
     variant has an inline form where both operands have formulas (``register_unary``)."""
     fns, patterns = list(fns), list(patterns)
+    grads = (grad_x, grad_y)
     general = E.binary_rule(grad_x, grad_y)
     rules: list[_Entry] = [(p, general, None, None) for p in patterns]
     if any(ARRAY in p for p in patterns):
@@ -397,11 +461,15 @@ def register_binary(
         pairs = [(REAL_ARRAY, REAL_ARRAY)]
         pairs += [(REAL_ARRAY, s) for s in (F64, INT)] if (ARRAY, NUMBER) in patterns else []
         pairs += [(s, REAL_ARRAY) for s in (F64, INT)] if (NUMBER, ARRAY) in patterns else []
-        rules += [(pair, array_rule, "real_array_binary", None) for pair in pairs]
+        rules += [
+            (pair, array_rule, "real_array_binary", _array_binary_form(_names(fns), *grads, pair))
+            if inline == "numpy"
+            else (pair, array_rule, "real_array_binary", None)
+            for pair in pairs
+        ]
     fast = all(g is None or g in E.FLOAT_BINARY for g in (grad_x, grad_y))
     if (NUMBER, NUMBER) in patterns and fast:
         float_rule = float_binary(grad_x, grad_y)
-        grads = (grad_x, grad_y)
         form = _form(fns, grads, inline) if grad_x and grad_y else None  # type: ignore[arg-type]
         rules += [(pair, float_rule, "float_binary", form) for pair in float_pairs]
     _register(fns, rules, wrap)

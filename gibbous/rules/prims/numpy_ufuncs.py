@@ -91,9 +91,9 @@ def _register() -> None:
         for pair in E.BINARY_PATTERNS:
             zero_derivative(ufunc, *pair)
     for op, ufunc in OPERATOR_UNARY.items():
-        V.register_unary([op], UNARY[ufunc], [(ARRAY,)])
+        V.register_unary([op], UNARY[ufunc], [(ARRAY,)], inline="numpy")
     for op, ufunc in OPERATOR_BINARY.items():
-        V.register_binary([op], *BINARY[ufunc], ARRAY_BINARY_PATTERNS)
+        V.register_binary([op], *BINARY[ufunc], ARRAY_BINARY_PATTERNS, inline="numpy")
     for pair in ARRAY_BINARY_PATTERNS:
         zero_derivative(operator.floordiv, *pair)
     for op, ufunc in _SCALAR_IN_PLACE.items():
