@@ -342,12 +342,19 @@ def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
 def _array_binary_form(
     name: str, grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None, pair: tuple[T.Type, ...]
 ) -> InlineRule:
-    sends = _real_sends(grad_x, grad_y)
+    # The pattern says which operand is an array, a float or an int: each gets its own sender,
+    # where the called rule's one ``_send_real`` asks at every call.
+    send_x, send_y = _sender(pair[0], grad_x), _sender(pair[1], grad_y)
+    quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
 
     def adjoint(
         x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, zf: Array, z: Array
     ) -> tuple[t.Any, t.Any]:
-        rdata = sends(x, xf, y, yf, zf, z)
+        if quiet:
+            rdata = send_x(x, xf, zf, x, y, z), send_y(y, yf, zf, x, y, z)
+        else:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                rdata = send_x(x, xf, zf, x, y, z), send_y(y, yf, zf, x, y, z)
         pool.release(zf)
         return rdata
 
@@ -406,6 +413,38 @@ def _form(
         return formula_form(names, formulas, adjoints, write=False)
     floats = (E.FLOAT_UNARY, E.FLOAT_BINARY)[len(grads) - 1]
     return formula_form(names, formulas, [floats[g] for g in grads])
+
+
+def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
+    """``send(p, fdata, g, x, y, z)`` for an operand of type ``ty`` (an array, a float or an
+    int): the array's gradient added into its fdata (summed over broadcast axes), the float's
+    rdata, nothing for an int."""
+    if grad is None or ty == INT:
+        return _no_rdata
+    if not isinstance(ty, T.Array):
+
+        def send_float(p: t.Any, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array) -> t.Any:
+            return scalar_rdata(p, grad(g, x, y, z))
+
+        return send_float
+    negate = grad is E.g_negate2
+
+    def send_array(p: Array, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array) -> t.Any:
+        if type(fdata) is not np.ndarray:  # an inactive operand
+            return NT
+        if p.shape != z.shape:
+            add_into(fdata, grad(g, x, y, z))
+        elif negate:
+            np.subtract(fdata, g, out=fdata)
+        else:
+            np.add(fdata, grad(g, x, y, z), out=fdata)
+        return NT
+
+    return send_array
+
+
+def _no_rdata(*args: t.Any) -> t.Any:
+    return NT
 
 
 def _names(fns: t.Iterable[object]) -> str:
