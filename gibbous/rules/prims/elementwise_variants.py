@@ -346,10 +346,16 @@ def _array_binary_form(
     # where the called rule's one ``_send_real`` asks at every call.
     send_x, send_y = _sender(pair[0], grad_x), _sender(pair[1], grad_y)
     quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
+    square = grad_x is E.g_times_y and grad_y is E.g_times_x and pair[0] == pair[1]
 
     def adjoint(
         x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, zf: Array, z: Array
     ) -> tuple[t.Any, t.Any]:
+        if square and x is y:  # ``x * x``: one gradient ``2 g x``, in one new array
+            if type(xf) is np.ndarray:
+                np.add(xf, _square_slope(zf, x, None), out=xf)
+            pool.release(zf)
+            return _NT2
         if quiet:
             rdata = send_x(x, xf, zf, x, y, z), send_y(y, yf, zf, x, y, z)
         else:
