@@ -150,12 +150,14 @@ def installed(package: str) -> bool:
     return True
 
 
-def cannot(tool: Tool, w: Workload) -> str | None:
+def cannot(tool: Tool, w: Workload, slow: bool = False) -> str | None:
     """Why ``tool`` is not run on ``w`` (None: it is)."""
     if tool.package is not None and not installed(tool.package):
         return "not installed"
     if tool.name in w.cannot:
         return w.cannot[tool.name]
+    if tool.name in w.slow and not slow:
+        return w.slow[tool.name]
     if tool.package is not None and w.peer is None:
         return "cannot express"
     return None
@@ -223,14 +225,14 @@ def first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0] if lines else ''}".rstrip(": ")
 
 
-def measure(w: Workload, quick: bool) -> list[Row]:
+def measure(w: Workload, quick: bool, slow: bool = False) -> list[Row]:
     args = w.make_args()
     probes = finite_differences(w, args)
     rows: dict[str, Row] = {"primal": {"workload": w.key, "tool": "primal (NumPy)"}}
     runs: dict[str, t.Callable[[], object]] = {"primal": lambda: w.fn(*args)}
     for tool in TOOLS:
         row = rows[tool.name] = {"workload": w.key, "tool": tool.name}
-        reason = cannot(tool, w)
+        reason = cannot(tool, w, slow)
         if reason is not None:
             row["note"] = reason
             continue
@@ -355,6 +357,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument("--workloads", help="which workloads, e.g. '1,3' (default: all)")
+    parser.add_argument("--slow", action="store_true", help="also what takes minutes to compile")
     parser.add_argument("--write", metavar="MD", help="replace the peers section of this file")
     opts = parser.parse_args()
     threads = os.environ.get(BLAS)
@@ -366,7 +369,7 @@ def main() -> None:
     for w in selected(opts.workloads):
         start = time.perf_counter()
         try:
-            rows += measure(w, opts.quick)
+            rows += measure(w, opts.quick, opts.slow)
         except Exception as e:  # a failure of the script itself, not of a tool
             traceback.print_exception(e, file=sys.stderr)
             rows.append({"workload": w.key, "tool": "-", "note": f"failed: {first_line(e)}"})

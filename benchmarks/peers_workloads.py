@@ -34,6 +34,8 @@ class Workload:
     hand: t.Callable[[Args], t.Callable[[], Result]]  # the floor, made once per arguments
     peer: t.Callable[[t.Any], Loss] | None  # given autograd.numpy, torch or jax.numpy
     cannot: dict[str, str] = field(default_factory=dict)  # tool name -> why not
+    # tool name -> why it is run only with --slow (its first gradient takes minutes)
+    slow: dict[str, str] = field(default_factory=dict)
 
 
 def _rng(seed: int) -> np.random.Generator:
@@ -367,6 +369,8 @@ def _vector(seed: int, n: int, scale: float = 1.0) -> t.Callable[[], Args]:
 
 
 NO_OUT = "cannot express: no out= (arrays are immutable)"
+SLOW_LORENZ = ("not run (--slow runs it): compiling the unrolled 200 steps took over 8 minutes"
+               " on 2026-12-03 (XLA's slow-compile alarm)")
 NO_IF = "cannot express: Python `if` on a traced value (needs jnp.where or lax.cond)"
 
 WORKLOADS: list[Workload] = [
@@ -386,7 +390,7 @@ WORKLOADS: list[Workload] = [
     Workload("4 functional", 4, "seed, functional `np.sum(A @ B)`", functional,
              lambda: seed_args()[1:], (0, 1), functional_hand, functional_xp),
     Workload("5", 5, "Lorenz, 200 Euler steps", lorenz, lambda: (np.array([1.0, 1.0, 1.0]),),
-             (0,), lorenz_hand, lorenz_xp),
+             (0,), lorenz_hand, lorenz_xp, slow={"jax.jit": SLOW_LORENZ}),
     Workload("6", 6, "RNN, 50 steps, hidden 32, input 16", rnn, rnn_args, (0, 1), rnn_hand,
              rnn_xp),
     Workload("7", 7, "logsumexp, n=10^4", logsumexp, _vector(8, 10**4, 5.0), (0,),
