@@ -165,7 +165,12 @@ def cannot(tool: Tool, w: Workload, slow: bool = False) -> str | None:
 
 # --- checking gradients --------------------------------------------------------------------
 
-Probe = tuple[int, int, float]  # argument, flat index, the central difference there
+class Probe(t.NamedTuple):
+    arg: int  # which argument
+    index: int  # which element of it (flat)
+    difference: float  # the central difference there
+    rounding: float  # its rounding error, from the values' magnitude (large sums)
+
 
 
 def finite_differences(w: Workload, args: Args, per_arg: int = 12) -> list[Probe]:
@@ -184,9 +189,8 @@ def finite_differences(w: Workload, args: Args, per_arg: int = 12) -> list[Probe
                 copies = [a.copy() for a in args]
                 copies[i].flat[k] = v + step
                 sides.append(float(w.fn(*copies)))
-            # the differences' rounding error, from the values' magnitude (large sums)
-            probes.append((i, k, (sides[0] - sides[1]) / (2 * h)))
-            probes.append((i, k, 1e-14 * (abs(sides[0]) + abs(sides[1])) / h))
+            difference = (sides[0] - sides[1]) / (2 * h)
+            probes.append(Probe(i, k, difference, 1e-14 * (abs(sides[0]) + abs(sides[1])) / h))
     return probes
 
 
@@ -199,10 +203,13 @@ def check(w: Workload, args: Args, probes: list[Probe], result: Result) -> str:
     if len(grads) != len(w.wrt):
         return f"WRONG GRADIENT: {len(grads)} gradients for {len(w.wrt)} arguments"
     position = {i: n for n, i in enumerate(w.wrt)}
-    for (i, k, fd), (_, _, rounding) in zip(probes[::2], probes[1::2]):
-        got = float(np.asarray(grads[position[i]]).flat[k])
-        if abs(got - fd) > 1e-6 * max(1.0, abs(fd)) + rounding:
-            return f"WRONG GRADIENT: argument {i}, element {k}: {got!r}, differences give {fd!r}"
+    for p in probes:
+        got = float(np.asarray(grads[position[p.arg]]).flat[p.index])
+        if abs(got - p.difference) > 1e-6 * max(1.0, abs(p.difference)) + p.rounding:
+            return (
+                f"WRONG GRADIENT: argument {p.arg}, element {p.index}: {got!r}, "
+                f"differences give {p.difference!r}"
+            )
     return ""
 
 
@@ -288,7 +295,7 @@ def facts(quick: bool) -> str:
         commit = "unknown"
     torch_threads = ""
     if installed("torch"):
-        torch_threads = f" ({importlib.import_module('torch').get_num_threads()} threads)"
+        torch_threads = f" (threads: {importlib.import_module('torch').get_num_threads()})"
     return (
         f"Python {sys.version.split()[0]}, NumPy {np.__version__}, "
         f"torch {version('torch')}{torch_threads}, jax {version('jax')}, "
@@ -316,7 +323,11 @@ HEADING = "## Peers (`benchmarks/peers.py`)"
 
 
 def markdown(rows: list[Row], header: str) -> str:
+    labels = {w.key: f"{w.key}: {w.label}" for w in WORKLOADS}
+
     def cell(row: Row, key: str) -> str:
+        if key == "workload":  # the workload's label on its first row
+            return labels.get(row[key], row[key]) if row["tool"].startswith("primal") else ""
         return row.get(key, "").replace("|", "\\|")
 
     lines = [HEADING, "", header + ".", "", EXPLANATION, ""]
@@ -327,14 +338,15 @@ def markdown(rows: list[Row], header: str) -> str:
 
 
 def write_section(path: str, section: str) -> None:
-    """Replace the section under ``HEADING`` (up to the next ``## `` heading) or append it."""
+    """Replace the section under ``HEADING`` (up to the next heading: a ``###`` subsection
+    after it, written by hand, stays) or append it."""
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines(keepends=True)
     start = next((n for n, line in enumerate(lines) if line.rstrip() == HEADING), None)
     if start is None:
         text = "".join(lines).rstrip("\n") + "\n\n" + section
     else:
-        after = (n for n in range(start + 1, len(lines)) if lines[n].startswith("## "))
+        after = (n for n in range(start + 1, len(lines)) if lines[n].startswith("#"))
         end = next(after, len(lines))
         rest = "".join(lines[end:])
         text = "".join(lines[:start]) + section + ("\n" + rest if rest else "")
@@ -378,6 +390,8 @@ def main() -> None:
     print(header)
     print_table(rows, COLUMNS)
     print("ratio: of medians, gradient / primal (in brackets: of minima)")
+    for w in selected(opts.workloads):
+        print(f"{w.key}: {w.label}")
     if opts.write:
         write_section(opts.write, markdown(rows, header))
         print(f"wrote the peers section of {opts.write}")

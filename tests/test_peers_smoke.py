@@ -47,6 +47,16 @@ def test_floor_matches_finite_differences(key: str) -> None:
     assert _checked(peers.FLOOR, key) == ""
 
 
+def test_a_wrong_gradient_is_caught() -> None:
+    w = next(w for w in peers.WORKLOADS if w.key == "2 (n=100)")
+    args = w.make_args()
+    value, (g,) = w.hand(args)()
+    g = g.copy()
+    g[7] *= 1.0001
+    probes = peers.finite_differences(w, args)
+    assert "WRONG GRADIENT" in peers.check(w, args, probes, (value, (g,)))
+
+
 def test_every_workload_number_is_selectable() -> None:
     assert {w.number for w in peers.selected("1,2,3,4,5,6,7,8")} == set(range(1, 9))
     assert [w.key for w in peers.selected("2")] == ["2 (n=100)", "2 (n=10^6)"]
@@ -72,7 +82,10 @@ def test_write_section_replaces_only_its_own(tmp_path: t.Any) -> None:
     doc.write_text("# B\n\n## One\n\ntext\n\n## Two\n\nmore\n")
     section = peers.markdown([{"workload": "1", "tool": "primal (NumPy)"}], "facts")
     peers.write_section(str(doc), section)
+    with doc.open("a") as f:
+        f.write("\n### Notes\n\nkept\n")
     peers.write_section(str(doc), section.replace("facts", "new facts"))
     text = doc.read_text()
-    assert text.count(peers.HEADING) == 1 and "new facts" in text
+    assert text.count(peers.HEADING) == 1 and "new facts" in text and "| 1: scalar loop" in text
     assert text.startswith("# B\n\n## One\n\ntext\n\n## Two\n\nmore\n")
+    assert text.endswith("\n### Notes\n\nkept\n")
