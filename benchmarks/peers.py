@@ -251,7 +251,8 @@ def measure(w: Workload, quick: bool, slow: bool = False) -> list[Row]:
                 out = prepared.run()
                 firsts.append(time.perf_counter() - start)
             if tool.first_samples:
-                row["first"] = fmt(statistics.median(firsts))
+                first = statistics.median(firsts)
+                row["first"] = f"{first:.1f} s" if first >= 1 else fmt(first)
             wrong = check(w, args, probes, prepared.result(out))
         except Exception as e:
             print(f"--- {w.key}: {tool.name} failed", file=sys.stderr)

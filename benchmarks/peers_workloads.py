@@ -369,8 +369,8 @@ def _vector(seed: int, n: int, scale: float = 1.0) -> t.Callable[[], Args]:
 
 
 NO_OUT = "cannot express: no out= (arrays are immutable)"
-SLOW_LORENZ = ("not run (--slow runs it): compiling the unrolled 200 steps took over 8 minutes"
-               " on 2026-12-03 (XLA's slow-compile alarm)")
+SLOW_LORENZ = ("not run (--slow runs it): on 2026-12-03 (`b956479`, --quick) the unrolled 200"
+               " steps' compile and first call took 633 s, then 48x the primal warm")
 NO_IF = "cannot express: Python `if` on a traced value (needs jnp.where or lax.cond)"
 
 WORKLOADS: list[Workload] = [
