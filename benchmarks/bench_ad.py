@@ -500,12 +500,13 @@ COLUMNS = [
 ]
 
 
-def print_table(rows: list[Row]) -> None:
-    widths = {k: max(len(h), *(len(r.get(k, "")) for r in rows)) for k, h in COLUMNS}
-    print("  ".join(f"{h:<{widths[k]}}" for k, h in COLUMNS).rstrip())
-    print("-" * (sum(widths.values()) + 2 * len(COLUMNS)))
+def print_table(rows: list[Row], columns: list[tuple[str, str]] = COLUMNS) -> None:
+    """``rows`` as aligned text: ``columns`` are (key, heading) pairs."""
+    widths = {k: max(len(h), *(len(r.get(k, "")) for r in rows)) for k, h in columns}
+    print("  ".join(f"{h:<{widths[k]}}" for k, h in columns).rstrip())
+    print("-" * (sum(widths.values()) + 2 * len(columns)))
     for r in rows:
-        print("  ".join(f"{r.get(k, ''):<{widths[k]}}" for k, _ in COLUMNS).rstrip())
+        print("  ".join(f"{r.get(k, ''):<{widths[k]}}" for k, _ in columns).rstrip())
 
 
 def profile(name: str, quick: bool) -> None:
