@@ -560,7 +560,12 @@ def zero_coduals(*xs: object) -> tuple[CoDual[t.Any, t.Any], ...]:
 
 def zero_rdata(x: object) -> t.Any:
     """The zero rdata of ``x`` (allocates no arrays)."""
-    return _kind(x).zero_rdata(x)
+    zero = _FLOAT_ZEROS.get(type(x))  # the common case, without finding the kind
+    return zero if zero is not None else _kind(x).zero_rdata(x)
+
+
+# Exact classes: a subclass may be of another kind.  The zeros are immutable, so one serves all.
+_FLOAT_ZEROS: dict[type, object] = {float: 0.0, np.float64: np.float64(0.0)}
 
 
 def tangent_from(x: object, fdata: t.Any, rdata: t.Any) -> t.Any:
