@@ -152,7 +152,10 @@ class Forward:
         self.site_saves: dict[Call, list[object]] = {}
         self.fdata_in: dict[tuple[Block | None, Value], Value] = {}  # None: the whole call
         self.fdata_needed = {
-            op.args[i] for op, rule in self.inline.items() for kind, i in rule.saves if kind == "fdata"
+            op.args[i]
+            for op, rule in self.inline.items()
+            for kind, i in (*rule.saves, *rule.fdata_saves)
+            if kind == "fdata"
         }
         self.records: dict[Block, list[Value]] = {}
         self.pending_guard: tuple[Block, Guard] | None = None
@@ -183,7 +186,8 @@ class Forward:
                     rule = self.inline.get(op)
                     if rule is not None:
                         pr.update(op.operands)
-                        saved = (op.args[s[1]] for s in rule.saves if s[0] == "fdata")
+                        saves = (*rule.saves, *rule.fdata_saves)
+                        saved = (op.args[s[1]] for s in saves if s[0] == "fdata")
                         cd.update(v for v in saved if v not in own_fdata)
                     elif op in self.act.calls:
                         identity = identity_operand(op)
@@ -396,8 +400,11 @@ class Forward:
         block = t.cast(Block, op.parent)
         result_fdata: Value | None = None
         if rule.array:
-            # An array result: new fdata, as the rule would make it, for the uses to add into.
-            result_fdata = b.call(new_fdata, new, type=r.type, name=_suffix(r.name, "f"))
+            # An array result: fdata as the rule would make it (new zeros, or a view of an
+            # operand's for a view), for the uses to add into.
+            maker = new_fdata if rule.fdata is None else rule.fdata
+            extra = [self.saved(b, block, op, save, new) for save in rule.fdata_saves]
+            result_fdata = b.call(maker, new, *extra, type=r.type, name=_suffix(r.name, "f"))
             self.pr[r] = new
             self.fdata_in[(None, r)] = result_fdata  # it dominates every use of r
             if r in self.need_cd:
@@ -407,20 +414,24 @@ class Forward:
         record = self.records.setdefault(block, [])
         saves: list[object] = []
         for save in rule.saves:
-            if save[0] == "result":
-                value: object = new
-            elif save[0] == "result_fdata":
+            if save[0] == "result_fdata":
                 assert result_fdata is not None, "a scalar form saves its result's fdata"
-                value = result_fdata
-            elif save[0] == "primal":
-                value = self.primal(op.args[save[1]])
+                value: object = result_fdata
             else:
-                value = self.fdata(b, block, op.args[save[1]])
+                value = self.saved(b, block, op, save, new)
             if isinstance(value, Value) and not isinstance(value, Constant):
                 if all(value is not v for v in record):
                     record.append(value)
             saves.append(value)
         self.site_saves[op] = saves
+
+    def saved(self, b: Builder, block: Block, op: Call, save: tuple[str, int], new: Value) -> object:
+        """The value an inline site's ``save`` names: its result, an operand or its fdata."""
+        if save[0] == "result":
+            return new
+        if save[0] == "primal":
+            return self.primal(op.args[save[1]])
+        return self.fdata(b, block, op.args[save[1]])
 
     def fdata(self, b: Builder, block: Block, v: Value) -> object:
         """``v``'s fdata, read once per block (once per call for an argument)."""

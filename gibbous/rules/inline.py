@@ -52,6 +52,10 @@ class InlineRule:
     #: The result is a float64 array: the forward program gives it new fdata (its cotangent
     #: arrives there, not as rdata), and the adjoint runs whatever the rdata.
     array: bool = False
+    #: For an array form, what makes the result's fdata instead of new zeros:
+    #: ``fdata(result, *values of fdata_saves)`` (a view of an operand's fdata, for a view).
+    fdata: t.Callable[..., t.Any] | None = None
+    fdata_saves: tuple[Save, ...] = ()
 
 
 def called_form(

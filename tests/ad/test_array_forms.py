@@ -156,3 +156,33 @@ def test_a_mutated_result_keeps_its_fdata() -> None:
     rule = gibbous.build_rrule(f, x)
     _, g = gibbous.value_and_gradient(rule, f, x)
     np.testing.assert_allclose(g[1], central(f, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def rosenbrock(x: Array) -> float:
+    return float(np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
+
+
+def strided(x: Array) -> float:
+    head = x[::2]
+    return float(np.sum(np.sin(head[1:]) * x[1::2][: head[1:].shape[0]]) + np.sum(x[3:3]))
+
+
+def through_view(x: Array) -> float:
+    y = np.exp(x)
+    tail = y[2:]  # a view of a form's result: its fdata is a view of that result's fdata
+    tail *= 3.0
+    return float(np.sum(y * y))
+
+
+@pytest.mark.parametrize("f", [rosenbrock, strided, through_view], ids=lambda f: f.__name__)
+def test_slices_are_views_of_the_fdata(f: t.Callable[[Array], float]) -> None:
+    x = rng.uniform(0.5, 1.5, 9)
+    slicing = lookup_rule(DefaultContext, operator.getitem, [T.typeof(x), T.Object(slice)])
+    assert slicing.variant == "real_array_slice" and slicing.inline is not None
+    kinds = {r.kind for r in rule_table(f, x) if r.callee == "operator.getitem"}
+    assert "inline" in kinds and "primitive" not in kinds  # (shape arithmetic: inactive)
+    ctx = Context("called", parent=DefaultContext)
+    primitive(operator.getitem, *slicing.pattern.args, ctx=ctx)(slicing.rule)
+    g1, g2 = both(f, [x.copy()], ctx)
+    np.testing.assert_allclose(g1[1], g2[1], rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(g1[1], central(f, [x.copy()], 0), rtol=1e-6, atol=1e-6)

@@ -53,6 +53,7 @@ from gibbous.rules.prims.common import (
     view_fdata,
     zero_for,
 )
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules import inline
 from gibbous.rules.prims.items import items_of
@@ -114,6 +115,28 @@ for _ndim, _index in enumerate(_INDICES, 1):
         operator.getitem, _array, _index, variant="real_array_element", inline=inline.GETITEM
     )
     _element(element_rrule)
+
+
+def slice_fdata(y: t.Any, x: t.Any, dx: t.Any, idx: t.Any) -> t.Any:
+    """The fdata of ``y = x[idx]`` for a slice: the same view of x's fdata (gradients written
+    into y's fdata land in x's), or new zeros where there is nothing to share (an inactive x,
+    an empty slice), as ``getitem_rrule`` gives them."""
+    if type(dx) is not np.ndarray or not shares_memory(y, x):
+        return new_fdata(y)
+    return view_fdata(y, dx[idx])
+
+
+# ``x[a:b]`` of a float64 array: a view, whose fdata is the same view of x's fdata; the form
+# makes it in the forward program and leaves nothing for the reverse.
+_SLICE_FORM = inline.InlineRule(
+    "slice", (), lambda b, saved, dy: (None, None), 2, array=True, fdata=slice_fdata,
+    fdata_saves=(("primal", 0), ("fdata", 0), ("primal", 1)),
+)  # fmt: skip
+primitive(
+    operator.getitem, T.Array("float64", None), T.Object(slice), variant="real_array_slice",
+    inline=_SLICE_FORM,
+)(getitem_rrule)  # fmt: skip
+runtime.register_object(slice_fdata, "slice_fdata")
 
 
 def _getitem(x: CD, idx: t.Any, y: t.Any) -> RuleResult:
