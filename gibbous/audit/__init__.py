@@ -76,7 +76,9 @@ def covered_by(case: RuleCase, ctx: Context = DefaultContext) -> Registration:
     """The registration ``case`` exercises (raises what ``lookup_rule`` raises)."""
     operands = [*case.args, *case.kwargs.values()]
     context = t.cast(Context, case.options.get("ctx", ctx))
-    return lookup_rule(context, case.f, [typeof(x) for x in operands], tuple(case.kwargs))
+    constants = case.options.get("constants", ())
+    types = [typeof(x, const=i in constants) for i, x in enumerate(operands)]
+    return lookup_rule(context, case.f, types, tuple(case.kwargs))
 
 
 def uncovered(

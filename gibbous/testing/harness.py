@@ -43,6 +43,7 @@ def test_rule(
     other_kwargs: t.Mapping[str, t.Any] | None = None,
     directions: int = 2,
     steps: t.Sequence[float] | None = None,
+    constants: t.Sequence[int] = (),
 ) -> RuleTestReport:
     """Check the rule for ``f(*args, **kwargs)``; raise ``RuleTestError`` naming the failed
     check, or return a report of what was checked.
@@ -56,6 +57,9 @@ def test_rule(
       result, instead of a random one.  ``rng``: a generator or a seed (default 0).
     * ``other_args``, ``other_kwargs``: arguments with other shapes for the state check
       (default: every array dimension above one grown by one, when ``f`` accepts that).
+    * ``constants``: positions of positional arguments a call site would have as constants
+      (``x ** 2``): the rule is looked up with their type ``const<value>``, as the AD pass
+      looks it up for a literal.
 
     ``f`` and the arguments are never modified: every call runs on copies.
     """
@@ -80,7 +84,7 @@ def test_rule(
         output_tangent,
     )
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng or 0)
-    make_rule = _rule_factory(call, operands, is_primitive, rule, ctx)
+    make_rule = _rule_factory(call, operands, is_primitive, rule, ctx, constants)
     other = _other_point(call, operands, other_args, other_kwargs)
     return Tester(call, make_rule, point, options, generator).run(other)
 
@@ -94,11 +98,12 @@ def _rule_factory(
     is_primitive: bool,
     rule: t.Callable[..., t.Any] | None,
     ctx: Context | None,
+    constants: t.Sequence[int] = (),
 ) -> t.Callable[[], t.Callable[..., t.Any]]:
     if rule is not None:
         return lambda: rule
     if is_primitive:
-        types = [typeof(x) for x in operands[1:]]
+        types = [typeof(x, const=i in constants) for i, x in enumerate(operands[1:])]
         context = DefaultContext if ctx is None else ctx
         return lambda: build_primitive_rrule(context, call.fn, types, call.kwnames, debug=True)
     try:

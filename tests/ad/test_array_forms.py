@@ -5,6 +5,7 @@ operand mix, and against finite differences."""
 from __future__ import annotations
 
 import operator
+import re
 import typing as t
 
 import numpy as np
@@ -186,3 +187,17 @@ def test_slices_are_views_of_the_fdata(f: t.Callable[[Array], float]) -> None:
     g1, g2 = both(f, [x.copy()], ctx)
     np.testing.assert_allclose(g1[1], g2[1], rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(g1[1], central(f, [x.copy()], 0), rtol=1e-6, atol=1e-6)
+
+
+def test_a_literal_square_takes_its_own_form() -> None:
+    """``x ** 2`` with a literal 2 resolves to ``real_array_square``; other exponents do not."""
+
+    def f(x: Array) -> float:
+        return float(np.sum(x**2 * WEIGHTS[0] + np.power(x, 2) - x**3))
+
+    x = rng.uniform(-1.5, 1.5, 4)
+    variants = {re.search(r"\[(\w+)\]", r.detail).group(1)  # type: ignore[union-attr]
+                for r in rule_table(f, x) if r.callee in ("operator.pow", "numpy.power")}  # fmt: skip
+    assert variants == {"real_array_square", "real_array_binary"}
+    _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, x), f, x)
+    np.testing.assert_allclose(g[1], central(f, [x], 0), rtol=1e-6, atol=1e-8)

@@ -260,6 +260,12 @@ for _op, _fn in U.OPERATOR_BINARY.items():
     ]
     if _fn is not np.remainder:
         CASES.append(case(_op, draw((3,), 0.5, 1.5, np.complex128), 2.0))
+# ``x ** 2`` with a literal 2: the real_array_square variant (the exponent typed const<2>).
+CASES += [
+    case(_pow, signed(shape), 2, constants=(1,))
+    for _pow in (operator.pow, np.power)
+    for shape in ((2, 3), (4,))
+]
 # Integer exponents and factors, on bases of either sign: ``x ** 2``, ``x * 2``, ``x ** 3``.
 CASES += [
     case(operator.pow, signed((2, 3)), 2),

@@ -84,6 +84,7 @@ def _register() -> None:
         V.register_unary([alias], UNARY[ufunc], E.UNARY_PATTERNS, inline="numpy")
     for ufunc, (gx, gy) in BINARY.items():
         V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS, inline="numpy")
+    V.register_square([np.power, operator.pow])
     for ufunc in ZERO_UNARY:
         for kind in NUMERIC:
             zero_derivative(ufunc, kind)
