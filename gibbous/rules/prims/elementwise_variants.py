@@ -486,18 +486,34 @@ def _numpy_adjoint(
     it: in Python floats, or where they raise, NumPy's value of the general rule."""
     fast = (E.FLOAT_UNARY, E.FLOAT_BINARY)[arity - 1][grad]
 
-    def adjoint(dy: t.Any, *saved: t.Any) -> t.Any:
-        p = saved[i]
+    def numpy_value(p: t.Any, dy: t.Any, *saved: t.Any) -> t.Any:
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return scalar_rdata(p, grad(E.numpy_scalar(dy), *saved))
+
+    def unary(dy: t.Any, x: t.Any, z: t.Any) -> t.Any:
+        try:
+            r = fast(float(dy), float(x), float(z))
+        except (ArithmeticError, ValueError):
+            r = None
+        if type(r) is float:
+            return r if type(x) is float else np.float64(r)
+        return numpy_value(x, dy, x, z)
+
+    def binary(dy: t.Any, x: t.Any, y: t.Any, z: t.Any) -> t.Any:
+        p = y if i else x
         if type(p) not in _FLOATS:  # an int operand: no gradient
             return 0.0
-        try:
-            r = fast(float(dy), *(float(v) if type(v) is np.float64 else v for v in saved))
+        try:  # ints stay ints (an exponent of 2 is not 2.0 to every formula's rendering)
+            fx = float(x) if type(x) is np.float64 else x
+            fy = float(y) if type(y) is np.float64 else y
+            r = fast(float(dy), fx, fy, float(z))
         except (ArithmeticError, ValueError):
             r = None
         if type(r) is float:
             return r if type(p) is float else np.float64(r)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return scalar_rdata(p, grad(E.numpy_scalar(dy), *saved))
+        return numpy_value(p, dy, x, y, z)
+
+    adjoint = unary if arity == 1 else binary
 
     adjoint.__qualname__ = f"numpy_adjoint({grad.__name__})"
     runtime.register_object(adjoint, f"numpy_adjoint_{grad.__name__}_{i}")  # for the IR's text
