@@ -378,6 +378,9 @@ def _zero_fdatas(
         return zero_fdatas(f, *args)
     out: list[t.Any] = [NO_TANGENT]
     seen: set[int] = set()
+    # A previous gradient handed back as an argument must not be zeroed as someone's fdata (a
+    # view of one has a base: it takes the general path below, which copies nothing).
+    given = {id(a) for a in args} if reuse is not None else None
     for i, a in enumerate(args, 1):
         kind = type(a)
         if kind is np.ndarray:
@@ -388,7 +391,7 @@ def _zero_fdatas(
             old = reuse[i] if reuse is not None and len(reuse) > i else None
             if array.dtype.kind not in "fc":
                 out.append(NO_TANGENT)
-            elif _fits(old, array):
+            elif _fits(old, array) and id(old) not in t.cast(set[int], given):
                 old.fill(0)
                 out.append(old)
             elif array.flags.c_contiguous:  # what np.zeros_like gives it, quicker

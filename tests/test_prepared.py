@@ -111,3 +111,34 @@ def test_a_non_scalar_result_is_refused_clearly() -> None:
     prepared = gibbous.prepare_gradient(vector, x)
     with pytest.raises(TypeError, match="returned ndarray; use value_and_pullback"):
         prepared(x)
+
+
+def test_a_gradient_passed_back_as_an_argument_is_not_zeroed() -> None:
+    """``step(A, dA_previous)``: the array the last call returned is an argument now; it must
+    keep its values and get a gradient right by finite differences."""
+
+    def bilinear(A: Array, B: Array) -> float:
+        return float(np.sum(np.sin(A) * B))
+
+    rng = np.random.default_rng(5)
+    A, B = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    prepared = gibbous.prepare_gradient(bilinear, A, B)
+    _, (_, dA, _) = prepared(A, B)
+    kept = dA.copy()
+    for args in ([A, dA], [dA, A]):
+        before = [a.copy() for a in args]
+        y, grads = prepared(*args)
+        np.testing.assert_array_equal(args[0], before[0])  # the arguments are as they were
+        np.testing.assert_array_equal(args[1], before[1])
+        assert y == pytest.approx(bilinear(*before))
+        for k in range(2):
+            np.testing.assert_allclose(grads[1 + k], central(bilinear, before, k), rtol=1e-6)
+    np.testing.assert_array_equal(kept, np.cos(A) * B)  # what the first call returned
+    # Aliased arguments (a gradient and a view of it) share fdata, as value_and_gradient's do.
+    aliased = [dA, dA.view()]
+    before = [a.copy() for a in aliased]
+    _, grads = prepared(*aliased)
+    np.testing.assert_array_equal(dA, before[0])
+    rule = gibbous.build_rrule(bilinear, *before)
+    _, expected = gibbous.value_and_gradient(rule, bilinear, before[0], before[0].view())
+    np.testing.assert_allclose(grads[1], expected[1], rtol=1e-14)
