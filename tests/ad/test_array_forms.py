@@ -201,3 +201,26 @@ def test_a_literal_square_takes_its_own_form() -> None:
     assert variants == {"real_array_square", "real_array_binary"}
     _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, x), f, x)
     np.testing.assert_allclose(g[1], central(f, [x], 0), rtol=1e-6, atol=1e-8)
+
+
+def mutates_operand(x: Array) -> float:
+    y = np.sin(x) * x  # array forms that saved x for the reverse
+    x *= 2.0  # then x changes in place: the reverse must see it as the forms did
+    x[1:] += y[:-1]  # and through a slice of it
+    return float(np.sum(y * x))
+
+
+def test_an_operand_changed_after_its_forms() -> None:
+    x0 = rng.uniform(0.5, 1.5, 6)
+    x = x0.copy()
+    kinds = {r.callee: r.kind for r in rule_table(mutates_operand, x)}
+    assert kinds["numpy.sin"] == "inline" and kinds["operator.mul"] == "inline"
+    rule = gibbous.build_rrule(mutates_operand, x)
+    for _ in range(2):
+        x[...] = x0
+        y, g = gibbous.value_and_gradient(rule, mutates_operand, x)
+        assert y == pytest.approx(mutates_operand(x0.copy()))
+        np.testing.assert_array_equal(x, x0)  # the pullback put the argument back
+        np.testing.assert_allclose(
+            g[1], central(lambda v: mutates_operand(v.copy()), [x0], 0), rtol=1e-6, atol=1e-8
+        )
