@@ -46,7 +46,7 @@ from gibbous.ir.exceptions import caught
 from gibbous.ir.printer import Namer
 from gibbous.passes.activity import Activity
 from gibbous.rules.derived import inactive_codual
-from gibbous.rules.inline import InlineRule
+from gibbous.rules.inline import WANT, InlineRule
 from gibbous.rules.prims.common import new_fdata
 from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdata
 
@@ -103,6 +103,9 @@ def _printable(obj: object, path: str) -> object:
     _PRINTED[key] = (weakref.ref(obj, forget), path)
     return obj
 
+
+#: Where an inline site saved its result's fdata, when its cotangent is a value instead.
+COTANGENT = object()
 
 SiteMaker = t.Callable[[Call], t.Callable[[], object]]
 InlineFinder = t.Callable[[Call], InlineRule | None]
@@ -161,6 +164,7 @@ class Forward:
         self.pending_guard: tuple[Block, Guard] | None = None
         self.record_stack: dict[Block, int] = {}
         self.need_cd, self.need_pr = self._needs()
+        self.by_value = self._by_value()
 
     def stack(self, hint: str) -> tuple[int, Placeholder, Placeholder]:
         n = self.n_stacks
@@ -210,6 +214,29 @@ class Forward:
                         for param, v in zip(s.args, edge_args(op, i)):
                             (cd if self.wrapped(param) else pr).add(v)
         return cd, pr
+
+    def _by_value(self) -> set[Value]:
+        """The array results whose cotangent the reverse passes as a value, not through fdata
+        (``gibbous.rules.inline``): made by a form that takes part, used once, as an operand
+        of another such form in the same block (the use's reverse runs first and gives the
+        whole cotangent: assigned, not added into zeros), and never as a CoDual."""
+        out: set[Value] = set()
+        for op, rule in self.inline.items():
+            r = op.result
+            if not (rule.values and rule.array and rule.fdata is None) or r in self.need_cd:
+                continue
+            uses = r.uses
+            if len(uses) != 1:
+                continue
+            user, index = uses[0].user, uses[0].index - 1  # operand 0 is the callee
+            if not isinstance(user, Call) or user.parent is not op.parent:
+                continue
+            form = self.inline.get(user)
+            if form is None or not form.values:
+                continue
+            if index < len(user.args) and ("fdata", index) in form.saves:
+                out.add(r)
+        return out
 
     def bare_value(self, v: Value) -> bool:
         return not isinstance(v, Constant) and not self.wrapped(v) and bare_type(v.type)
@@ -399,7 +426,9 @@ class Forward:
         self.guarded(b, new)
         block = t.cast(Block, op.parent)
         result_fdata: Value | None = None
-        if rule.array:
+        if r in self.by_value:
+            self.pr[r] = new
+        elif rule.array:
             # An array result: fdata as the rule would make it (new zeros, or a view of an
             # operand's for a view), for the uses to add into.
             maker = new_fdata if rule.fdata is None else rule.fdata
@@ -414,9 +443,11 @@ class Forward:
         record = self.records.setdefault(block, [])
         saves: list[object] = []
         for save in rule.saves:
-            if save[0] == "result_fdata":
+            if save[0] == "result_fdata" and r in self.by_value:
+                value: object = COTANGENT  # the reverse has it as a value
+            elif save[0] == "result_fdata":
                 assert result_fdata is not None, "a scalar form saves its result's fdata"
-                value: object = result_fdata
+                value = result_fdata
             else:
                 value = self.saved(b, block, op, save, new)
             if isinstance(value, Value) and not isinstance(value, Constant):
@@ -431,7 +462,10 @@ class Forward:
             return new
         if save[0] == "primal":
             return self.primal(op.args[save[1]])
-        return self.fdata(b, block, op.args[save[1]])
+        operand = op.args[save[1]]
+        if operand in self.by_value:
+            return Constant(WANT)
+        return self.fdata(b, block, operand)
 
     def fdata(self, b: Builder, block: Block, v: Value) -> object:
         """``v``'s fdata, read once per block (once per call for an argument)."""

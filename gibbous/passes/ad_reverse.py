@@ -37,8 +37,9 @@ from gibbous.ir.core import (
     with_edge_args,
 )
 from gibbous.passes.activity import carries_rdata
-from gibbous.passes.ad_forward import Forward, identity_operand
+from gibbous.passes.ad_forward import COTANGENT, Forward, identity_operand
 from gibbous.passes.rewrite import Match, Rewriter, apply_patterns, pattern
+from gibbous.rules import pool
 from gibbous.rules.derived import accum
 from gibbous.rules.inline import InlineRule
 from gibbous.rules.tangent_types import rdata_type
@@ -177,6 +178,7 @@ class Reverse:
         b = Builder(self.g, rb)
         cur: dict[object, Value] = dict(zip(self.keys, rb.args))
         saved = self.unpack_record(b, block)
+        self.by_value: dict[Value, Value] = {}  # the cotangents passed as values in the block
         for op in reversed(block.calls):
             if op not in self.act.calls:
                 continue
@@ -256,11 +258,21 @@ class Reverse:
             if isinstance(dy, Constant) and dy.value == 0:
                 return  # nothing flows back: no arithmetic, and no write into fdata
             cur[rk] = self.zero(rk)
-        values = [
-            v if isinstance(v, Constant) else saved[t.cast(Value, v)]
-            for v in self.fwd.site_saves[op]
-        ]
+        values: list[Value] = []
+        for v in self.fwd.site_saves[op]:
+            if v is COTANGENT:
+                given = self.by_value.pop(op.result, None)
+                if given is None:
+                    return  # its one use gave it no cotangent: nothing flows back
+                values.append(given)
+            else:
+                values.append(v if isinstance(v, Constant) else saved[t.cast(Value, v)])
+        by_value = self.fwd.by_value
         for arg, adjoint in zip(op.args, rule.adjoint(b, values, dy)):
+            if arg in by_value:  # its one use: the whole cotangent, assigned
+                if adjoint is not None:
+                    self.by_value[arg] = adjoint
+                continue
             k = self.key(arg)
             if adjoint is not None and k is not None:
                 old = cur[k]
@@ -270,6 +282,15 @@ class Reverse:
                     cur[k] = b.call(operator.add, old, adjoint, type=self.slots[k])
                 else:
                     cur[k] = self.add(b, cur, k, adjoint)
+        if rule.array and rule.fdata is None and op.result not in by_value:
+            # The result's new fdata is consumed: recycled (``gibbous.rules.pool``), unless
+            # an operand's cotangent, passed on as a value, may be that very array.
+            passed = [self.by_value[a] for a in op.args if a in self.by_value]
+            for save, value in zip(rule.saves, values):
+                if save[0] == "result_fdata" and passed:
+                    b.call(pool.release_unless_passed, value, *passed, type=T.NONE)
+                elif save[0] == "result_fdata":
+                    b.call(pool.release, value, type=T.NONE)
 
     def add(self, b: Builder, cur: dict[object, Value], key: object, rdata: Value) -> Value:
         return b.call(accum, cur[key], rdata, type=self.slots[key], name=self.name(key))

@@ -21,6 +21,16 @@ is called as a rule.  The AD pass writes a form out where the call's result is a
 ``InlineRule.saves`` names what the reverse needs, by operand: ``("primal", i)`` (argument
 ``i``), ``("fdata", i)`` or ``("result", -1)``; ``adjoint(b, saved, dy)`` writes the reverse
 arithmetic with the builder ``b`` and returns one adjoint per argument (``None``: none).
+
+**Cotangents as values.**  An array form's result has fdata that its uses add into and its
+adjoint reads (``("result_fdata", -1)``).  Where the result has one use, the AD pass passes
+its cotangent as a value instead (``gibbous.passes.ad_forward``, "by value"): no zeros made in
+the forward program, no addition into them in the reverse.  A form that takes part declares
+``values``: its adjoint finds ``WANT`` where an operand's fdata would be (``("fdata", i)``)
+and returns that operand's cotangent (an array of its shape) in its place; and it reads its
+own result's cotangent, which may then be such a value, without writing into it or giving it
+to the pool: a value may be shared (``a + b`` passes the same array on to both) or a
+read-only broadcast.
 """
 
 from __future__ import annotations
@@ -30,10 +40,12 @@ import operator
 import typing as t
 
 import attrs
+import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Value
+from gibbous.ir.core import Constant, Value
 from gibbous.rules import formulas as F
 from gibbous.rules import render as R
 
@@ -56,23 +68,52 @@ class InlineRule:
     #: ``fdata(result, *values of fdata_saves)`` (a view of an operand's fdata, for a view).
     fdata: t.Callable[..., t.Any] | None = None
     fdata_saves: tuple[Save, ...] = ()
+    #: The form passes cotangents as values where the AD pass asks (see the module's doc).
+    values: bool = False
+
+
+class _Want:
+    """Stands where an operand's fdata would be: its cotangent is wanted as a value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "WANT"
+
+
+WANT = _Want()
+runtime.register_object(WANT, "WANT")  # a path for the IR's text
+
+
+def is_want(v: object) -> bool:
+    return isinstance(v, Constant) and v.value is WANT
 
 
 def called_form(
-    name: str, helper: t.Callable[..., t.Any], saves: tuple[Save, ...], scalars: t.Sequence[bool]
+    name: str,
+    helper: t.Callable[..., t.Any],
+    saves: tuple[Save, ...],
+    scalars: t.Sequence[bool],
+    *,
+    values: bool = False,
 ) -> InlineRule:
     """An array form: the reverse program calls ``helper(*saved)``, which adds the gradients of
     the array operands into their fdata and returns a tuple of the scalar operands' rdata
-    (``scalars[i]``: operand ``i`` is a scalar; its adjoint is item ``i``)."""
+    (``scalars[i]``: operand ``i`` is a scalar; its adjoint is item ``i``).  With ``values``,
+    an array operand whose fdata is ``WANT`` gets its cotangent as item ``i``."""
+    where = {s[1]: k for k, s in enumerate(saves) if s[0] == "fdata"}
 
     def adjoint(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
         result = b.call(helper, *saved, type=T.ANY)
+        wanted = [i in where and is_want(saved[where[i]]) for i in range(len(scalars))]
         return [
-            b.call(operator.getitem, result, i, type=F64) if scalar else None
-            for i, scalar in enumerate(scalars)
+            b.call(operator.getitem, result, i, type=F64 if scalar else T.ANY)
+            if scalar or want
+            else None
+            for i, (scalar, want) in enumerate(zip(scalars, wanted))
         ]
 
-    return InlineRule(name, saves, adjoint, len(scalars), array=True)
+    return InlineRule(name, saves, adjoint, len(scalars), array=True, values=values)
 
 
 def _call(b: Builder, fn: object, *args: object) -> Value:
@@ -131,8 +172,11 @@ GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at, 2)
 
 
 def _add_all(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
-    """``dx += dy``: every element of a summed array gets the sum's adjoint, in place."""
-    (fdata,) = saved
+    """``dx += dy``: every element of a summed array gets the sum's adjoint, in place (or, by
+    value, an array of ``dy``)."""
+    fdata, x = saved
+    if is_want(fdata):
+        return (b.call(spread, dy, x, type=x.type),)
     b.call(operator.iadd, fdata, dy, type=fdata.type)
     return (None,)
 
@@ -140,10 +184,27 @@ def _add_all(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Valu
 def _add_mean(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
     fdata, x = saved
     size = b.call(getattr, x, "size", type=T.INT)
-    b.call(operator.iadd, fdata, _call(b, operator.truediv, dy, size), type=fdata.type)
+    share = _call(b, operator.truediv, dy, size)
+    if is_want(fdata):
+        return (b.call(spread, share, x, type=x.type),)
+    b.call(operator.iadd, fdata, share, type=fdata.type)
     return (None,)
 
 
+def spread(dy: float, x: np.ndarray[t.Any, t.Any]) -> np.ndarray[t.Any, t.Any]:
+    """An array of ``x``'s shape full of ``dy``: new for a small one, a read-only view of one
+    number for a large one (writing a million copies costs more than the gradient's use)."""
+    if x.size <= 4096:
+        out = np.empty(x.shape)
+        out.fill(dy)
+        return out
+    out = np.ndarray(x.shape, np.float64, np.array(dy, np.float64), 0, (0,) * x.ndim)
+    out.flags.writeable = False
+    return out
+
+
+runtime.register_object(spread, "spread")
+
 #: ``np.sum(x)`` and ``np.mean(x)`` of a whole float64 array: its fdata takes the adjoint.
-SUM = InlineRule("sum", (("fdata", 0),), _add_all)
-MEAN = InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean)
+SUM = InlineRule("sum", (("fdata", 0), ("primal", 0)), _add_all, values=True)
+MEAN = InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean, values=True)

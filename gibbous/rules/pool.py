@@ -82,6 +82,17 @@ def release(a: Array) -> None:
         _held += nbytes
 
 
+def release_unless_passed(a: Array, *passed: object) -> None:
+    """``release(a)``, unless one of ``passed`` (cotangents handed on as values, which may be
+    ``a`` itself: ``x + y`` passes its own) may share its memory."""
+    if a.nbytes < LARGE_BYTES:
+        return
+    for p in passed:
+        if type(p) is np.ndarray and np.may_share_memory(a, p):
+            return
+    release(a)
+
+
 def clear() -> None:
     """Drop every array held."""
     global _held

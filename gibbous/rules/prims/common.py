@@ -145,6 +145,17 @@ def unbroadcast(g: t.Any, shape: tuple[int, ...]) -> t.Any:
     return summed.reshape(summed.shape[lead:]) if lead else summed
 
 
+def to_shape(g: t.Any, shape: tuple[int, ...]) -> t.Any:
+    """``g`` summed to exactly ``shape``: the cotangent of an operand of that shape, passed as a
+    value (where ``unbroadcast`` may leave size-1 axes that adding into fdata would broadcast)."""
+    if type(g) is np.ndarray and g.shape == shape:
+        return g
+    summed = unbroadcast(g, shape)
+    if np.shape(summed) == shape:
+        return summed
+    return np.broadcast_to(summed, shape)
+
+
 def scalar_rdata(x: object, g: t.Any) -> t.Any:
     """The rdata of scalar ``x`` for gradient ``g`` (a number or an array to sum), of x's class."""
     if not isinstance(x, _INEXACT_SCALARS):

@@ -30,7 +30,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules import pool
 from gibbous.rules import render as R
-from gibbous.rules.inline import InlineRule, called_form, formula_form
+from gibbous.rules.inline import WANT, InlineRule, called_form, formula_form
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     ARRAY,
@@ -42,6 +42,7 @@ from gibbous.rules.prims.common import (
     add_into,
     new_fdata,
     scalar_rdata,
+    to_shape,
 )
 from gibbous.rules.registry import PatternItem, primitive, registers_for_caller
 from gibbous.rules.tangents import CoDual, zero_rdata
@@ -324,19 +325,23 @@ def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
     slope = _in_one_buffer(grad)
     quiet = grad in (E.g_same, E.g_negate, E.g_tanh)
 
-    def adjoint(xf: t.Any, zf: Array, x: Array, z: Array) -> tuple[t.Any, ...]:
-        if type(xf) is np.ndarray:  # else an inactive operand
+    def adjoint(xf: t.Any, g: Array, x: Array, z: Array) -> tuple[t.Any, ...]:
+        if type(xf) is np.ndarray:
             if quiet:
-                np.add(xf, slope(zf, x, z), out=xf)
+                np.add(xf, slope(g, x, z), out=xf)
             else:
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    np.add(xf, slope(zf, x, z), out=xf)
-        pool.release(zf)
+                    np.add(xf, slope(g, x, z), out=xf)
+        elif xf is WANT:  # the cotangent, by value (``gibbous.rules.inline``)
+            if quiet:
+                return (slope(g, x, z),)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                return (slope(g, x, z),)
         return _NOTHING
 
     adjoint.__qualname__ = f"array_adjoint({grad.__name__})"
     runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
-    return called_form(name, adjoint, _UNARY_SAVES, (False,))
+    return called_form(name, adjoint, _UNARY_SAVES, (False,), values=True)
 
 
 def _array_binary_form(
@@ -349,25 +354,19 @@ def _array_binary_form(
     square = grad_x is E.g_times_y and grad_y is E.g_times_x and pair[0] == pair[1]
 
     def adjoint(
-        x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, zf: Array, z: Array
+        x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array
     ) -> tuple[t.Any, t.Any]:
         if square and x is y:  # ``x * x``: one gradient ``2 g x``, in one new array
-            if type(xf) is np.ndarray:
-                np.add(xf, _square_slope(zf, x, None), out=xf)
-            pool.release(zf)
-            return _NT2
+            return _square_adjoint(x, xf, y, yf, g, z)
         if quiet:
-            rdata = send_x(x, xf, zf, x, y, z), send_y(y, yf, zf, x, y, z)
-        else:
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                rdata = send_x(x, xf, zf, x, y, z), send_y(y, yf, zf, x, y, z)
-        pool.release(zf)
-        return rdata
+            return send_x(x, xf, g, x, y, z), send_y(y, yf, g, x, y, z)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return send_x(x, xf, g, x, y, z), send_y(y, yf, g, x, y, z)
 
     adjoint.__qualname__ = f"array_adjoint({getattr(grad_x, '__name__', '-')}, ...)"
     runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
     scalars = tuple(not isinstance(ty, T.Array) for ty in pair)
-    return called_form(name, adjoint, _BINARY_SAVES, scalars)
+    return called_form(name, adjoint, _BINARY_SAVES, scalars, values=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,17 +420,20 @@ def _form(
     return formula_form(names, formulas, [floats[g] for g in grads])
 
 
-def _square_adjoint(x: Array, xf: t.Any, y: t.Any, yf: t.Any, zf: Array, z: Array) -> t.Any:
+def _square_adjoint(
+    x: Array, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array
+) -> tuple[t.Any, t.Any]:
     """``x ** 2``: ``2 g x`` into x's fdata, in one new array (no errstate: nothing to warn)."""
     if type(xf) is np.ndarray:
-        np.add(xf, _square_slope(zf, x, None), out=xf)
-    pool.release(zf)
+        np.add(xf, _square_slope(g, x, None), out=xf)
+    elif xf is WANT:
+        return _square_slope(g, x, None), NT
     return _NT2
 
 
 runtime.register_object(_square_adjoint, "square_adjoint")
 #: ``x ** 2`` of a float64 array (the exponent a constant 2: the pattern's ``const<2>``).
-SQUARE_FORM = called_form("square", _square_adjoint, _BINARY_SAVES, (False, True))
+SQUARE_FORM = called_form("square", _square_adjoint, _BINARY_SAVES, (False, True), values=True)
 
 
 def register_square(fns: t.Iterable[object]) -> None:
@@ -458,8 +460,10 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
     negate = grad is E.g_negate2
 
     def send_array(p: Array, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array) -> t.Any:
-        if type(fdata) is not np.ndarray:  # an inactive operand
-            return NT
+        if type(fdata) is not np.ndarray:
+            if fdata is WANT:  # the cotangent, by value: ``g`` itself where it is the same
+                return to_shape(grad(g, x, y, z), p.shape)
+            return NT  # an inactive operand
         if p.shape != z.shape:
             add_into(fdata, grad(g, x, y, z))
         elif negate:

@@ -1,0 +1,148 @@
+"""Cotangents passed as values between array forms (issue 14, point 3): a float64 array
+result used once, by another array form of its block, gets no fdata; the use's adjoint hands
+its cotangent on, and the producer's adjoint reads it.  Checked against the same functions
+with every rule called (no forms at all) and against finite differences."""
+
+from __future__ import annotations
+
+import typing as t
+
+import numpy as np
+import pytest
+
+import gibbous
+from gibbous.inspect import code_ir, rule_table
+from gibbous.ir import types as T
+from gibbous.rules import pool
+from gibbous.rules.registry import Context, DefaultContext, lookup_rule, primitive
+from tests.ad.test_array_forms import central
+
+Array = np.ndarray[t.Any, t.Any]
+rng = np.random.default_rng(11)
+W = rng.uniform(0.5, 1.5, (3, 4))
+
+
+def chain(x: Array, c: float) -> float:
+    # Every intermediate used once, with broadcasting (a row, a scalar) and a float operand.
+    return float(np.sum(np.exp(np.sin(x * W[0]) - c) * W + 1.5))
+
+
+def shared(x: Array) -> float:
+    # ``a + b`` hands the one cotangent on to both; each of them reads it.
+    return float(np.sum(np.sin(x) + np.cos(x) * 2.0))
+
+
+def mixed(x: Array, y: Array) -> float:
+    h = np.tanh(x * y)  # used thrice: fdata; its operand ``x * y``, used once: a value
+    r = h * h - h / (1.0 + y * y)
+    return float(np.mean(r * W))
+
+
+def column_row(x: Array, y: Array) -> float:
+    # Cotangents summed back to a column and a row, passed as values.
+    return float(np.sum(np.exp(x - y) * (x + y)))
+
+
+def looped(x: Array) -> float:
+    # Values within a block; what crosses an iteration keeps its fdata.
+    s = x
+    for _ in range(3):
+        s = np.sin(s * 0.9 + 0.1) * 1.1
+    return float(np.sum(s * s))
+
+
+CASES: list[tuple[t.Callable[..., float], list[t.Any]]] = [
+    (chain, [rng.uniform(0.5, 1.5, (3, 4)), 0.3]),
+    (shared, [rng.uniform(-1, 1, 5)]),
+    (mixed, [rng.uniform(0.5, 1.5, (3, 4)), rng.uniform(0.5, 1.5, 4)]),
+    (column_row, [rng.uniform(0.5, 1.5, (3, 1)), rng.uniform(0.5, 1.5, 4)]),
+    (looped, [rng.uniform(-1, 1, 6)]),
+]
+
+
+def without_forms(args: t.Sequence[object], *fns: t.Callable[..., float]) -> Context:
+    """A context in which every registration the functions' array forms come from is
+    registered again without its form: every array operation a called rule."""
+    ctx = Context("called", parent=DefaultContext)
+    seen = set()
+    for fn in fns:
+        for row in rule_table(fn, *args):
+            if row.kind != "inline":
+                continue
+            seen.add(row.callee)
+    for name in seen:
+        module, _, attr = name.rpartition(".")
+        callee = getattr(__import__(module, fromlist=[attr]), attr)
+        for reg in DefaultContext.registrations(callee):
+            if reg.inline is not None and reg.inline.array:
+                primitive(callee, *reg.pattern.args, ctx=ctx)(reg.rule)
+    return ctx
+
+
+@pytest.mark.parametrize("f, args", CASES, ids=lambda c: getattr(c, "__name__", ""))
+def test_values_agree_with_called_rules_and_finite_differences(
+    f: t.Callable[..., float], args: list[t.Any]
+) -> None:
+    forward = str(code_ir(f, *args, stage="forward"))
+    assert "WANT" not in forward  # (only the reverse asks for values)
+    reverse = str(code_ir(f, *args, stage="reverse"))
+    assert "registered.WANT" in reverse  # some cotangent goes by value
+    inline_rule = gibbous.build_rrule(f, *args)
+    called_rule = gibbous.build_rrule(f, *args, ctx=without_forms(args, f))
+    for _ in range(2):
+        y1, g1 = gibbous.value_and_gradient(inline_rule, f, *args)
+        y2, g2 = gibbous.value_and_gradient(called_rule, f, *args)
+    assert y1 == y2
+    for k, arg in enumerate(args):
+        np.testing.assert_allclose(g1[1 + k], g2[1 + k], rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(g1[1 + k], central(f, args, k), rtol=1e-6, atol=1e-7)
+
+
+def test_a_value_used_once_gets_no_fdata() -> None:
+    """In ``chain`` only the argument's fdata is read; no zeros are made for the five
+    intermediates (each used once)."""
+    x, c = CASES[0][1]
+    forward = str(code_ir(chain, x, c, stage="forward"))
+    assert "new_fdata" not in forward
+    forward = str(code_ir(mixed, *CASES[2][1], stage="forward"))
+    assert forward.count("new_fdata") == 1  # ``h``, used three times
+
+
+def large_sum(x: Array) -> float:
+    return float(np.sum(np.exp(x * 0.5) * 2.0) + np.mean(np.sin(x)))
+
+
+def test_a_large_summed_array_gets_a_read_only_cotangent() -> None:
+    """Above 4096 elements the sum's cotangent is one number seen at every index (read-only):
+    the adjoints that read it agree with the called rules and with finite differences."""
+    x = rng.uniform(-1, 1, 5000)
+    rule = gibbous.build_rrule(large_sum, x)
+    called_rule = gibbous.build_rrule(large_sum, x, ctx=without_forms([x], large_sum))
+    _, g1 = gibbous.value_and_gradient(rule, large_sum, x)
+    _, g2 = gibbous.value_and_gradient(called_rule, large_sum, x)
+    np.testing.assert_allclose(g1[1], g2[1], rtol=1e-14)
+    np.testing.assert_allclose(g1[1], 0.5 * 2.0 * np.exp(x * 0.5) + np.cos(x) / x.size)
+
+
+def test_a_cotangent_passed_on_is_not_recycled_under_a_user() -> None:
+    """``r = h * h - d``: the subtraction hands ``r``'s fdata on, as a value, to ``h * h`` and
+    to ``d``; the pool must not take that array back while they still read it."""
+
+    def f(x: Array) -> float:
+        r = np.tanh(x) * np.tanh(x) - np.sin(x)
+        return float(np.sum(r * r))
+
+    pool.clear()
+    x = rng.uniform(-1, 1, (64, 512))  # 256 KiB: arrays the pool keeps
+    rule = gibbous.build_rrule(f, x)
+    called_rule = gibbous.build_rrule(f, x, ctx=without_forms([x], f))
+    for _ in range(3):
+        _, g1 = gibbous.value_and_gradient(rule, f, x)
+        _, g2 = gibbous.value_and_gradient(called_rule, f, x)
+        np.testing.assert_allclose(g1[1], g2[1], rtol=1e-13)
+    pool.clear()
+
+
+def test_registrations_helper_finds_the_forms() -> None:
+    reg = lookup_rule(DefaultContext, np.sin, [T.typeof(np.ones(2))])
+    assert reg.inline is not None and reg.inline.values
