@@ -121,7 +121,11 @@ def slice_fdata(y: t.Any, x: t.Any, dx: t.Any, idx: t.Any) -> t.Any:
     """The fdata of ``y = x[idx]`` for a slice: the same view of x's fdata (gradients written
     into y's fdata land in x's), or new zeros where there is nothing to share (an inactive x,
     an empty slice), as ``getitem_rrule`` gives them."""
-    if type(dx) is not np.ndarray or not shares_memory(y, x):
+    if type(dx) is not np.ndarray:
+        return new_fdata(y)
+    # A slice of an array is a view of it (empty or not: no bounds check needed); a view of
+    # an array of another class (``x`` of a subclass the types call f64) is checked.
+    if type(x) is not np.ndarray and not shares_memory(y, x):
         return new_fdata(y)
     return view_fdata(y, dx[idx])
 
