@@ -365,7 +365,7 @@ def _array_binary_form(
 
     adjoint.__qualname__ = f"array_adjoint({getattr(grad_x, '__name__', '-')}, ...)"
     runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
-    scalars = tuple(not isinstance(ty, T.Array) for ty in pair)
+    scalars = tuple(ty == F64 for ty in pair)  # (an int operand has no rdata to read)
     return called_form(name, adjoint, _BINARY_SAVES, scalars, values=True)
 
 
@@ -433,7 +433,7 @@ def _square_adjoint(
 
 runtime.register_object(_square_adjoint, "square_adjoint")
 #: ``x ** 2`` of a float64 array (the exponent a constant 2: the pattern's ``const<2>``).
-SQUARE_FORM = called_form("square", _square_adjoint, _BINARY_SAVES, (False, True), values=True)
+SQUARE_FORM = called_form("square", _square_adjoint, _BINARY_SAVES, (False, False), values=True)
 
 
 def register_square(fns: t.Iterable[object]) -> None:
