@@ -146,3 +146,46 @@ def test_a_cotangent_passed_on_is_not_recycled_under_a_user() -> None:
 def test_registrations_helper_finds_the_forms() -> None:
     reg = lookup_rule(DefaultContext, np.sin, [T.typeof(np.ones(2))])
     assert reg.inline is not None and reg.inline.values
+
+
+def random_program(seed: int) -> str:
+    """A straight-line function of a matrix ``x``, a row ``y`` and a float ``c``: ufuncs and
+    operators on earlier values, each picked again with some chance (values used once, twice,
+    not at all; broadcasting between the row and the matrix)."""
+    r = np.random.default_rng(seed)
+    names, lines = ["x", "y"], []
+    unary = ["np.sin({})", "np.cos({})", "np.tanh({})", "-{}", "{} ** 2", "np.square({})"]
+    binary = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})"]
+    scalar = ["{} * c", "c - {}", "{} + 1.5", "2 * {}", "{} / 2.0"]
+    for k in range(int(r.integers(3, 9))):
+        pick = lambda: names[int(r.integers(len(names)))]  # noqa: E731
+        kind = r.random()
+        if kind < 0.35:
+            expr = r.choice(unary).format(pick())
+        elif kind < 0.75:
+            expr = r.choice(binary).format(pick(), pick())
+        else:
+            expr = r.choice(scalar).format(pick())
+        lines.append(f"    v{k} = {expr}")
+        names.append(f"v{k}")
+    tail = " + ".join(f"np.sum({n} * {n[-1]}.0)" if n[-1].isdigit() else f"np.sum({n})"
+                      for n in names[-2:])  # fmt: skip
+    return "def f(x, y, c):\n" + "\n".join(lines) + f"\n    return float({tail})\n"
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_programs_agree_with_called_rules(seed: int) -> None:
+    source = random_program(seed)
+    namespace: dict[str, t.Any] = {"np": np}
+    exec(compile(source, f"<random {seed}>", "exec"), namespace)
+    f = namespace["f"]
+    args = [rng.uniform(0.2, 1.2, (3, 4)), rng.uniform(0.2, 1.2, 4), 0.7]
+    inline_rule = gibbous.build_rrule(f, *args)
+    called_rule = gibbous.build_rrule(f, *args, ctx=without_forms(args, f))
+    for _ in range(2):
+        y1, g1 = gibbous.value_and_gradient(inline_rule, f, *args)
+        y2, g2 = gibbous.value_and_gradient(called_rule, f, *args)
+    assert y1 == y2, source
+    for k in range(3):
+        np.testing.assert_allclose(g1[1 + k], g2[1 + k], rtol=1e-12, atol=1e-13, err_msg=source)
+    np.testing.assert_allclose(g1[1], central(f, args, 0), rtol=1e-5, atol=1e-6, err_msg=source)
