@@ -192,7 +192,8 @@ class Forward:
                         pr.update(op.operands)
                         saves = (*rule.saves, *rule.fdata_saves)
                         saved = (op.args[s[1]] for s in saves if s[0] == "fdata")
-                        cd.update(v for v in saved if v not in own_fdata)
+                        # (An inactive value's fdata is no tangent: no CoDual to read it from.)
+                        cd.update(v for v in saved if v not in own_fdata and self.has_fdata(v))
                     elif op in self.act.calls:
                         identity = identity_operand(op)
                         if identity is not None and not self.wrapped(op.result):
@@ -237,6 +238,9 @@ class Forward:
             if index < len(user.args) and ("fdata", index) in form.saves:
                 out.add(r)
         return out
+
+    def has_fdata(self, v: Value) -> bool:
+        return isinstance(v, Constant) or self.act.is_active(v)
 
     def bare_value(self, v: Value) -> bool:
         return not isinstance(v, Constant) and not self.wrapped(v) and bare_type(v.type)
@@ -465,6 +469,8 @@ class Forward:
         operand = op.args[save[1]]
         if operand in self.by_value:
             return Constant(WANT)
+        if not self.has_fdata(operand):
+            return Constant(NO_TANGENT)  # what its CoDual would hold: none made to read it
         return self.fdata(b, block, operand)
 
     def fdata(self, b: Builder, block: Block, v: Value) -> object:
