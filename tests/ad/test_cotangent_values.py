@@ -189,3 +189,24 @@ def test_random_programs_agree_with_called_rules(seed: int) -> None:
     for k in range(3):
         np.testing.assert_allclose(g1[1 + k], g2[1 + k], rtol=1e-12, atol=1e-13, err_msg=source)
     np.testing.assert_allclose(g1[1], central(f, args, 0), rtol=1e-5, atol=1e-6, err_msg=source)
+
+
+DATA = rng.standard_normal((5, 3))
+
+
+def data_rows(w: Array) -> float:
+    s = 0.0
+    for t in range(5):
+        s = s + float(np.sum(np.sin(DATA[t] * w)))
+    return s
+
+
+def test_an_inactive_operand_needs_no_codual() -> None:
+    """``DATA[t] * w``: the row of data has no fdata; the forward program makes no CoDual to
+    find that out (one per iteration)."""
+    w = rng.uniform(-1, 1, 3)
+    forward = str(code_ir(data_rows, w, stage="forward"))
+    assert forward.count("inactive_codual") == 1  # the float returned, wrapped at the return
+    rule = gibbous.build_rrule(data_rows, w)
+    _, g = gibbous.value_and_gradient(rule, data_rows, w)
+    np.testing.assert_allclose(g[1], central(data_rows, [w], 0), rtol=1e-6, atol=1e-8)
