@@ -24,7 +24,7 @@ from gibbous.rules.registry import (
 Array = np.ndarray[t.Any, t.Any]
 
 rng = np.random.default_rng(11)
-MATRIX, VECTOR = T.Array("float64", 2), T.Array("float64", 1)
+MATRIX, VECTOR, WHOLE = T.Array("float64", 2), T.Array("float64", 1), T.Array("float64", None)
 DATA = rng.standard_normal((5, 3))  # a global: an inactive operand
 STEPS = rng.standard_normal((6, 3))
 
@@ -52,6 +52,8 @@ PRODUCTS = called(
     (np.matmul, [MATRIX, MATRIX]),
     (np.matmul, [MATRIX, VECTOR]),
 )
+EXTREMES = called(*((fn, [WHOLE]) for fn in (np.max, np.amax, np.ndarray.max, np.min,
+                                             np.amin, np.ndarray.min)))  # fmt: skip
 
 
 def both(f: t.Callable[..., float], args: list[t.Any], ctx: Context) -> tuple[t.Any, t.Any]:
@@ -190,3 +192,85 @@ def test_a_mismatched_product_raises_as_the_primal() -> None:
     rule = gibbous.build_rrule(mat_mat, a, b)
     with pytest.raises(ValueError, match="matmul"):
         gibbous.value_and_gradient(rule, mat_mat, a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# max / min
+
+
+def lse(x: Array) -> float:
+    m = np.max(x)
+    return float(m + np.log(np.sum(np.exp(x - m))))
+
+
+def methods(x: Array) -> float:
+    return float(x.max() * 2.0 - x.min() + np.amax(x) * np.amin(x))
+
+
+def weighted(x: Array) -> float:
+    return float(np.max(x * x) + np.min(np.sin(x)))
+
+
+TIES = {
+    "none": np.array([0.3, -1.2, 2.5, 0.7, -0.4]),
+    "max": np.array([2.5, -1.2, 2.5, 0.7, 2.5]),
+    "min": np.array([-1.2, 0.4, 2.0, -1.2, 0.7]),
+    "all": np.full(4, 0.5),
+    "matrix": np.array([[1.0, 3.0, -2.0], [3.0, -2.0, 0.5]]),
+    "one": np.array([[0.25]]),
+}
+
+
+@pytest.mark.parametrize("f", [lse, methods, weighted], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("case", list(TIES))
+def test_extreme_forms_agree_with_the_called_rules(f: t.Callable[..., float], case: str) -> None:
+    x = TIES[case].copy()
+    names = {"numpy.max", "numpy.min", "numpy.amax", "numpy.amin", "numpy.ndarray.max",
+             "numpy.ndarray.min"}  # fmt: skip
+    assert {r.kind for r in rule_table(f, x) if r.callee in names} == {"inline"}
+    g, _ = both(f, [x], EXTREMES)
+    if case == "none":  # (at a tie, a central difference sees one side only for some)
+        np.testing.assert_allclose(g[1], central(f, [x], 0), rtol=1e-6, atol=1e-7)
+
+
+def test_ties_split_the_cotangent() -> None:
+    x = TIES["max"].copy()
+
+    def f(x: Array) -> float:
+        return float(np.max(x) * 3.0)
+
+    _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, x), f, x)
+    np.testing.assert_array_equal(g[1], [1.0, 0.0, 1.0, 0.0, 1.0])
+    two = np.array([1.0, 4.0, 4.0])
+    _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, two), f, two)
+    np.testing.assert_array_equal(g[1], [0.0, 1.5, 1.5])  # the mean of the one-sided slopes
+
+
+@pytest.mark.parametrize("fn", [np.max, np.min])
+def test_an_empty_array_raises_as_the_primal(fn: t.Any) -> None:
+    def f(x: Array) -> float:
+        return float(fn(x))
+
+    x = np.zeros(0)
+    with pytest.raises(ValueError) as primal:
+        f(x)
+    rule = gibbous.build_rrule(f, np.ones(3))
+    with pytest.raises(ValueError) as derived:
+        gibbous.value_and_gradient(rule, f, x)
+    assert str(derived.value) == str(primal.value)
+
+
+def test_extremes_in_a_loop() -> None:
+    """One site run many times: each iteration's record holds its own array and result."""
+
+    def f(x: Array) -> float:
+        total = 0.0
+        y = x
+        for _ in range(4):
+            y = np.sin(y) + 0.5 * y
+            total += np.max(y) - 0.5 * np.min(y)
+        return total
+
+    x = rng.uniform(-2, 2, 7)
+    g, _ = both(f, [x], EXTREMES)
+    np.testing.assert_allclose(g[1], central(f, [x], 0), rtol=1e-6, atol=1e-7)
