@@ -261,7 +261,7 @@ def _add_matmul(acc: Array, x: Array, y: Array) -> None:
     if acc.nbytes < pool.LARGE_BYTES:
         np.add(acc, np.matmul(x, y), out=acc)
         return
-    buf = pool.zeros(acc.shape, acc.dtype, acc.nbytes)
+    buf = pool.empty(acc.shape, acc.dtype, acc.nbytes)
     np.matmul(x, y, out=buf)
     np.add(acc, buf, out=acc)
     pool.release(buf)
