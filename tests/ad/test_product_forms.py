@@ -161,6 +161,7 @@ def test_large_products_go_through_the_pool() -> None:
     a, b = rng.standard_normal((130, 70)), rng.standard_normal((70, 130))
     check(mat_mat, [a, b], PRODUCTS, fd=False)
     check(mat_mat, [b, a], PRODUCTS, fd=False)
+    check(mat_vec, [rng.standard_normal((200, 100)), rng.standard_normal(100)], PRODUCTS, fd=False)
 
 
 def test_an_inactive_operand_gets_nothing() -> None:

@@ -254,15 +254,16 @@ _PRODUCT_SAVES = (("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("re
 _NONE: tuple[t.Any, ...] = ()
 
 
-def _add_matmul(acc: Array, x: Array, y: Array) -> None:
-    """``acc += x @ y``, the product computed whole first (as the rule does, so the same bits).
-    A large product goes through a buffer of the pool, not new memory that faults on first
-    touch: the rule's scratch buffer, borrowed for the call (docs/decisions.md)."""
+def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
+    """``acc += product(x, y)`` (``np.matmul``, or ``np.multiply`` for an outer product), the
+    product computed whole first, as the rule does, so the same bits.  A large one goes through
+    scratch memory borrowed from the pool (``pool.empty``), not new memory that faults on first
+    touch: what the rule's ``Scratch`` buffer is for, without a state (docs/decisions.md)."""
     if acc.nbytes < pool.LARGE_BYTES:
-        np.add(acc, np.matmul(x, y), out=acc)
+        np.add(acc, product(x, y), out=acc)
         return
     buf = pool.empty(acc.shape, acc.dtype, acc.nbytes)
-    np.matmul(x, y, out=buf)
+    product(x, y, out=buf)
     np.add(acc, buf, out=acc)
     pool.release(buf)
 
@@ -271,9 +272,9 @@ def matmul_f64_adjoint(a: Array, da: t.Any, b: Array, db: t.Any, zf: Array) -> t
     """The reverse of ``z = A @ B`` (float64 matrices): ``g B^T`` into A's fdata, ``A^T g``
     into B's; an operand without array fdata (inactive: data) costs nothing."""
     if type(da) is np.ndarray:
-        _add_matmul(da, zf, b.T)
+        _add_product(da, np.matmul, zf, b.T)
     if type(db) is np.ndarray:
-        _add_matmul(db, a.T, zf)
+        _add_product(db, np.matmul, a.T, zf)
     return _NONE
 
 
@@ -281,7 +282,7 @@ def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, zf: Array) -> t
     """The reverse of ``z = A @ v`` (a float64 matrix and vector): the outer product ``g v^T``
     into A's fdata, ``g A`` into v's."""
     if type(da) is np.ndarray:
-        np.add(da, zf[:, None] * v, out=da)
+        _add_product(da, np.multiply, zf[:, None], v)
     if type(dv) is np.ndarray:
         np.add(dv, zf @ a, out=dv)
     return _NONE
