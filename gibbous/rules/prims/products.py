@@ -289,12 +289,12 @@ def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, zf: Array) -> t
 
 
 def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
-    runtime.register_object(adjoint, name)  # a path for the IR's text
+    runtime.register_object(adjoint, adjoint.__name__)  # a path for the IR's text
     return called_form(name, adjoint, _PRODUCT_SAVES, (False, False))
 
 
-MATMUL_F64_FORM = _product_form("matmul_f64_adjoint", matmul_f64_adjoint)
-MATVEC_F64_FORM = _product_form("matvec_f64_adjoint", matvec_f64_adjoint)
+MATMUL_F64_FORM = _product_form("matmul", matmul_f64_adjoint)
+MATVEC_F64_FORM = _product_form("matvec", matvec_f64_adjoint)
 
 _MATRIX, _VECTOR = T.Array("float64", 2), T.Array("float64", 1)
 for _fn in (np.matmul, operator.matmul):
