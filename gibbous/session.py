@@ -87,6 +87,7 @@ from gibbous.rules.tangents import CoDual, frozen_fields, zero_fdata
 from gibbous.rules.typerules import instance_type
 
 _F64 = T.Float("float64")
+_FORM_KINDS = frozenset(("primitive", "stateful"))  # registrations an inline form may replace
 
 STANDARD_PIPELINE: tuple[str, ...] = ("fold", "dce", "cse", "simplify-cfg")
 
@@ -295,7 +296,8 @@ class Session:
             return None
         registration = lookup_rule(self.ctx, fn, types, op.kwnames, loc=op.loc)
         form = registration.inline
-        if form is None or registration.kind != "primitive" or form.arity != len(types):
+        # A stateful rule's form (matmul's) stands for the rule and its state: nothing to keep.
+        if form is None or registration.kind not in _FORM_KINDS or form.arity != len(types):
             return None
         return form if form.array == array else None
 

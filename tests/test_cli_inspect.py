@@ -60,15 +60,17 @@ def test_optimized_stage_and_passes() -> None:
 def test_forward_and_reverse_programs() -> None:
     forward = ok("ir", *LOSS, "--stage", "forward")
     assert forward.startswith("func @loss.forward(%self: object<gibbous.rules.tangents.CoDual>")
-    assert "call ad.rule_0(ad.codual<operator.matmul>, %W, %x)" in forward
-    assert "call ad.push_0(%pb)" in forward
-    # np.tanh of a float64 array: written out, its result given new fdata (an array form)
+    # W @ x and np.tanh of float64 arrays: written out, their results given new fdata (array
+    # forms), what the reverse needs pushed as one record
+    assert "call operator.matmul(%W.p, %x.p)" in forward
     assert "%h = call numpy.tanh(" in forward
     assert "call gibbous.rules.prims.common.new_fdata(%h)" in forward
+    assert "call ad.push_record_0(%rec)" in forward
     reverse = ok("ir", *LOSS, "--stage", "reverse")
     assert reverse.startswith("func @loss.reverse(")
-    assert "ad.pop_0" in reverse
+    assert "ad.pop_record_0" in reverse
     assert "call gibbous.ir.runtime.registered.array_adjoint_tanh(" in reverse
+    assert "call gibbous.ir.runtime.registered.matvec_f64_adjoint(%W.p, %W.f, %x.p" in reverse
 
 
 def test_output_file(tmp_path: Path) -> None:

@@ -43,18 +43,32 @@ _lock = threading.Lock()
 
 def zeros(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:
     """A C-contiguous zero array of ``shape`` and ``dtype`` (``nbytes`` bytes)."""
+    a = _take(shape, dtype, nbytes) if nbytes >= LARGE_BYTES else None  # (a call saved)
+    if a is None:
+        return fresh_zeros(shape, dtype, nbytes)
+    a.fill(0)
+    return a
+
+
+def empty(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:
+    """A C-contiguous array of ``shape`` and ``dtype``, its contents arbitrary: scratch memory
+    for one computation (an ``out=``), given back with ``release`` when done.  A large one
+    from the pool saves the page faults of fresh memory and, unlike ``zeros``, the fill."""
+    a = _take(shape, dtype, nbytes) if nbytes >= LARGE_BYTES else None
+    return np.empty(shape, dtype) if a is None else a
+
+
+def _take(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array | None:
+    """A held array of ``shape`` and ``dtype`` (large), out of the pool; None if none."""
     global _held
-    if nbytes >= LARGE_BYTES:
-        free = _free.get((shape, dtype.str))
-        if free:
-            with _lock:
-                a = free.pop() if free else None
-                if a is not None:
-                    _held -= nbytes
-            if a is not None:
-                a.fill(0)
-                return a
-    return fresh_zeros(shape, dtype, nbytes)
+    free = _free.get((shape, dtype.str))
+    if not free:
+        return None
+    with _lock:
+        a = free.pop() if free else None
+        if a is not None:
+            _held -= nbytes
+    return a
 
 
 def fresh_zeros(shape: tuple[int, ...], dtype: np.dtype[t.Any], nbytes: int) -> Array:

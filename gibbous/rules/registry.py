@@ -343,13 +343,15 @@ def stateful_primitive(
     kwargs: t.Mapping[str, T.Type | str] | None = None,
     ctx: Context = DefaultContext,
     variant: str | None = None,
+    inline: InlineRule | None = None,
 ) -> t.Callable[[StatefulRRuleFunction[_S]], StatefulRRuleFunction[_S]]:
     """Decorator: register ``stateful_rrule(state, f, *args, **kwargs)`` for these calls
-    (``variant``: as for ``primitive``)."""
+    (``variant`` and ``inline``: as for ``primitive``; a site written out as the form keeps
+    no state, so only an array form, whose reverse helper needs none, fits)."""
     pattern = Pattern.make(arg_types, kwargs)
 
     def decorate(rule: StatefulRRuleFunction[_S]) -> StatefulRRuleFunction[_S]:
-        _register(fn, pattern, rule, "stateful", ctx, state_type, variant)
+        _register(fn, pattern, rule, "stateful", ctx, state_type, variant, inline)
         return rule
 
     return decorate

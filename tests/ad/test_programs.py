@@ -159,9 +159,18 @@ def test_constant_operands_of_fresh_results_carry_no_fdata() -> None:
     # nobody asked for) is not computed.  Only values a call may alias get fdata.
     from gibbous.rules.tangents import NO_TANGENT, CoDual
 
+    # The product is an array form (``matmul_f64``): the reverse passes the global's fdata to
+    # its adjoint as a constant, NO_TANGENT, and the adjoint skips that operand.
     w = np.linspace(0.5, 1.5, 8).reshape(4, 2)
     rule = build_rrule(constant_times, w)
-    cells = [c.cell_contents for c in rule.forward.__closure__ or ()]  # type: ignore[attr-defined]
+    cells = [
+        c.cell_contents
+        for program in (rule.forward, rule.reverse)
+        for c in program.__closure__ or ()  # type: ignore[attr-defined]
+    ]
     constants = [c for c in cells if isinstance(c, CoDual) and c.primal is MATRIX]
-    assert constants and all(c.fdata is NO_TANGENT for c in constants)
+    assert all(c.fdata is NO_TANGENT for c in constants)
+    assert any(c is NO_TANGENT for c in cells)
+    assert not any(isinstance(c, np.ndarray) and c.shape == MATRIX.shape and c is not MATRIX
+                   for c in cells)  # no fdata made for the global  # fmt: skip
     check(constant_times, w, rule=rule)

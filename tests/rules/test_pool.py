@@ -34,6 +34,16 @@ def test_released_arrays_come_back_zeroed() -> None:
     assert pool.zeros(LARGE, F64, a.nbytes) is not a  # handed out: never given twice
 
 
+def test_scratch_buffers_come_back_unfilled() -> None:
+    a = pool.empty(LARGE, F64, 8 * 64 * 512)
+    assert a.shape == LARGE and a.flags.c_contiguous
+    a[...] = 2.0
+    pool.release(a)
+    b = pool.empty(LARGE, F64, a.nbytes)
+    assert b is a and pool.held() == 0  # (its contents are whatever was left)
+    assert pool.empty((3,), F64, 24).shape == (3,)  # small: new, never held
+
+
 def test_small_arrays_views_and_overflow_are_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     pool.release(np.zeros(100))
     pool.release(np.zeros((128, 512))[::2])  # a view: its memory is someone else's

@@ -17,7 +17,9 @@ A reduction of a whole array to a scalar allocates no array, so neither may its 
 audit's policy): ``sum``/``mean`` add the scalar cotangent into the fdata in place, ``max``/
 ``min``/``ptp`` add it at the one extremum (found by ``argmax`` from both ends, so a tie, which
 needs a mask, is detected without one), and ``prod`` is a stateful rule whose buffer takes the
-gradient ``g conj(z / x)`` when no element is zero.
+gradient ``g conj(z / x)`` when no element is zero.  ``sum``/``mean``/``max``/``min`` of a whole
+float64 array to a float have inline forms (the ``whole_real_array`` variants,
+``gibbous.rules.inline``): ``max``/``min`` call the rule's own pick of the extremum in the reverse.
 """
 
 from __future__ import annotations
@@ -45,7 +47,10 @@ from gibbous.rules.prims.common import (
     send,
     zero_for,
 )
+from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
 from gibbous.rules import inline
 from gibbous.rules.prims.items import as_array
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
@@ -318,10 +323,46 @@ for _fn in (np.mean, np.ndarray.mean):
     primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.MEAN)(_rule)
 for _fn in (np.prod, np.ndarray.prod):
     stateful_primitive(_fn, ARRAY, ..., state_type=Scratch)(prod_rrule)
-for _fn in (np.max, np.amax, np.ndarray.max):
-    primitive(_fn, ARRAY, ...)(extreme_rule(MAX_PARAMETERS, True))
-for _fn in (np.min, np.amin, np.ndarray.min):
-    primitive(_fn, ARRAY, ...)(extreme_rule(MAX_PARAMETERS, False))
+
+
+def _extreme_adjoint(is_max: bool) -> t.Callable[[t.Any, Array, t.Any, t.Any], None]:
+    """The reverse of ``z = np.max(x)`` (``np.min``) of a whole float64 array, as the rule
+    computes it: the cotangent to the one extremum, or split evenly among tied ones."""
+
+    def adjoint(dx: t.Any, x: Array, z: t.Any, dz: t.Any) -> None:
+        if type(dx) is not np.ndarray:  # (the form is written for active calls only)
+            return
+        k = only_extreme(x, is_max)
+        if k is not None:
+            dx.flat[k] += dz
+        else:
+            add_into(dx, _extreme_grad(x, z, dz, tuple(range(x.ndim)), False))
+
+    adjoint.__qualname__ = f"extreme_adjoint({'max' if is_max else 'min'})"
+    runtime.register_object(adjoint, adjoint.__qualname__)  # a path for the IR's text
+    return adjoint
+
+
+def extreme_form(is_max: bool) -> inline.InlineRule:
+    """``np.max(x)`` / ``np.min(x)`` of a whole float64 array to a float, written out: the
+    reverse calls the rule's own pick (``only_extreme``) on the saved array and result."""
+    helper = _extreme_adjoint(is_max)
+
+    def written(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
+        b.call(helper, *saved, dy, type=T.NONE)
+        return (None,)
+
+    saves = (("fdata", 0), ("primal", 0), ("result", -1))
+    return inline.InlineRule("max" if is_max else "min", saves, written)
+
+
+for _fns, _is_max in (((np.max, np.amax, np.ndarray.max), True),
+                      ((np.min, np.amin, np.ndarray.min), False)):  # fmt: skip
+    _rule = extreme_rule(MAX_PARAMETERS, _is_max)
+    _form = extreme_form(_is_max)
+    for _fn in _fns:
+        primitive(_fn, ARRAY, ...)(_rule)
+        primitive(_fn, _WHOLE, variant="whole_real_array", inline=_form)(_rule)
 
 
 def scalar_reduction_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:

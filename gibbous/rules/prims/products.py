@@ -25,8 +25,10 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules import pool
+from gibbous.rules.inline import InlineRule, called_form
 from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
@@ -242,12 +244,64 @@ def matvec_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResu
     return CoDual(z, zf), matrix_pullback, _keep(state)
 
 
+# --------------------------------------------------------------------------------------------
+# Array forms of the float64 variants: the AD pass writes ``A @ B`` into the forward program and
+# the reverse program calls the adjoint below on what the block saved, instead of a call of the
+# stateful rule (a CoDual, a pullback closure and a tape entry per product).  The numbers are
+# the rule's: the same products, added into the fdata the same way.
+
+_PRODUCT_SAVES = (("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1))
+_NONE: tuple[t.Any, ...] = ()
+
+
+def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
+    """``acc += product(x, y)`` (``np.matmul``, or ``np.multiply`` for an outer product), the
+    product computed whole first, as the rule does, so the same bits.  A large one goes through
+    scratch memory borrowed from the pool (``pool.empty``), not new memory that faults on first
+    touch: what the rule's ``Scratch`` buffer is for, without a state (docs/decisions.md)."""
+    if acc.nbytes < pool.LARGE_BYTES:
+        np.add(acc, product(x, y), out=acc)
+        return
+    buf = pool.empty(acc.shape, acc.dtype, acc.nbytes)
+    product(x, y, out=buf)
+    np.add(acc, buf, out=acc)
+    pool.release(buf)
+
+
+def matmul_f64_adjoint(a: Array, da: t.Any, b: Array, db: t.Any, zf: Array) -> tuple[t.Any, ...]:
+    """The reverse of ``z = A @ B`` (float64 matrices): ``g B^T`` into A's fdata, ``A^T g``
+    into B's; an operand without array fdata (inactive: data) costs nothing."""
+    if type(da) is np.ndarray:
+        _add_product(da, np.matmul, zf, b.T)
+    if type(db) is np.ndarray:
+        _add_product(db, np.matmul, a.T, zf)
+    return _NONE
+
+
+def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, zf: Array) -> tuple[t.Any, ...]:
+    """The reverse of ``z = A @ v`` (a float64 matrix and vector): the outer product ``g v^T``
+    into A's fdata, ``g A`` into v's."""
+    if type(da) is np.ndarray:
+        _add_product(da, np.multiply, zf[:, None], v)
+    if type(dv) is np.ndarray:
+        np.add(dv, zf @ a, out=dv)
+    return _NONE
+
+
+def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
+    runtime.register_object(adjoint, adjoint.__name__)  # a path for the IR's text
+    return called_form(name, adjoint, _PRODUCT_SAVES, (False, False))
+
+
+MATMUL_F64_FORM = _product_form("matmul", matmul_f64_adjoint)
+MATVEC_F64_FORM = _product_form("matvec", matvec_f64_adjoint)
+
 _MATRIX, _VECTOR = T.Array("float64", 2), T.Array("float64", 1)
 for _fn in (np.matmul, operator.matmul):
     stateful_primitive(_fn, ARRAY, ARRAY, state_type=Scratch)(matmul_rrule)
     _variant = functools.partial(stateful_primitive, _fn, state_type=Scratch)
-    _variant(_MATRIX, _MATRIX, variant="matmul_f64")(matmul_f64_rrule)
-    _variant(_MATRIX, _VECTOR, variant="matvec_f64")(matvec_f64_rrule)
+    _variant(_MATRIX, _MATRIX, variant="matmul_f64", inline=MATMUL_F64_FORM)(matmul_f64_rrule)
+    _variant(_MATRIX, _VECTOR, variant="matvec_f64", inline=MATVEC_F64_FORM)(matvec_f64_rrule)
 
 
 def _tensordot_grads(
