@@ -14,7 +14,13 @@ import gibbous
 from gibbous.inspect import code_ir, rule_table
 from gibbous.ir import types as T
 from gibbous.rules import pool
-from gibbous.rules.registry import Context, DefaultContext, lookup_rule, primitive
+from gibbous.rules.registry import (
+    Context,
+    DefaultContext,
+    lookup_rule,
+    primitive,
+    stateful_primitive,
+)
 from tests.ad.test_array_forms import central
 
 Array = np.ndarray[t.Any, t.Any]
@@ -51,7 +57,23 @@ def looped(x: Array) -> float:
     return float(np.sum(s * s))
 
 
+BATCH = rng.standard_normal((5, 3))
+
+
+def layer(W: Array, b: Array, V: Array) -> float:
+    # Products whose cotangents go by value: into ``+ b`` and out of ``tanh``.
+    return float(np.sum((np.tanh(BATCH @ W + b) @ V) ** 2))
+
+
+def recurrent(W: Array, h: Array) -> float:
+    for _ in range(3):  # ``W @ h`` by value into ``tanh``; ``h`` carried: fdata
+        h = np.tanh(W @ h + 0.1)
+    return float(np.sum(h))
+
+
 CASES: list[tuple[t.Callable[..., float], list[t.Any]]] = [
+    (layer, [rng.standard_normal((3, 4)) / 2, rng.standard_normal(4), rng.standard_normal((4, 2))]),
+    (recurrent, [rng.standard_normal((3, 3)) / 2, rng.standard_normal(3)]),
     (chain, [rng.uniform(0.5, 1.5, (3, 4)), 0.3]),
     (shared, [rng.uniform(-1, 1, 5)]),
     (mixed, [rng.uniform(0.5, 1.5, (3, 4)), rng.uniform(0.5, 1.5, 4)]),
@@ -74,7 +96,15 @@ def without_forms(args: t.Sequence[object], *fns: t.Callable[..., float]) -> Con
         module, _, attr = name.rpartition(".")
         callee = getattr(__import__(module, fromlist=[attr]), attr)
         for reg in DefaultContext.registrations(callee):
-            if reg.inline is not None and reg.inline.array:
+            if reg.inline is None or not reg.inline.array:
+                continue
+            if reg.kind == "stateful":
+                assert reg.state_type is not None
+                register = stateful_primitive(
+                    callee, *reg.pattern.args, state_type=reg.state_type, ctx=ctx
+                )
+                register(reg.rule)
+            else:
                 primitive(callee, *reg.pattern.args, ctx=ctx)(reg.rule)
     return ctx
 
@@ -101,10 +131,10 @@ def test_values_agree_with_called_rules_and_finite_differences(
 def test_a_value_used_once_gets_no_fdata() -> None:
     """In ``chain`` only the argument's fdata is read; no zeros are made for the five
     intermediates (each used once)."""
-    x, c = CASES[0][1]
-    forward = str(code_ir(chain, x, c, stage="forward"))
+    args = dict(CASES)
+    forward = str(code_ir(chain, *args[chain], stage="forward"))
     assert "new_fdata" not in forward
-    forward = str(code_ir(mixed, *CASES[2][1], stage="forward"))
+    forward = str(code_ir(mixed, *args[mixed], stage="forward"))
     assert forward.count("new_fdata") == 1  # ``h``, used three times
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules import pool
-from gibbous.rules.inline import InlineRule, called_form
+from gibbous.rules.inline import WANT, InlineRule, called_form
 from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
@@ -251,7 +251,6 @@ def matvec_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResu
 # the rule's: the same products, added into the fdata the same way.
 
 _PRODUCT_SAVES = (("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1))
-_NONE: tuple[t.Any, ...] = ()
 
 
 def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
@@ -268,29 +267,42 @@ def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
     pool.release(buf)
 
 
-def matmul_f64_adjoint(a: Array, da: t.Any, b: Array, db: t.Any, zf: Array) -> tuple[t.Any, ...]:
+def matmul_f64_adjoint(a: Array, da: t.Any, b: Array, db: t.Any, g: Array) -> tuple[t.Any, ...]:
     """The reverse of ``z = A @ B`` (float64 matrices): ``g B^T`` into A's fdata, ``A^T g``
-    into B's; an operand without array fdata (inactive: data) costs nothing."""
+    into B's; an operand without array fdata (inactive: data) costs nothing; one whose fdata
+    is ``WANT`` gets its cotangent as a value (``gibbous.rules.inline``)."""
+    ra: t.Any = NT
+    rb: t.Any = NT
     if type(da) is np.ndarray:
-        _add_product(da, np.matmul, zf, b.T)
+        _add_product(da, np.matmul, g, b.T)
+    elif da is WANT:
+        ra = np.matmul(g, b.T)
     if type(db) is np.ndarray:
-        _add_product(db, np.matmul, a.T, zf)
-    return _NONE
+        _add_product(db, np.matmul, a.T, g)
+    elif db is WANT:
+        rb = np.matmul(a.T, g)
+    return ra, rb
 
 
-def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, zf: Array) -> tuple[t.Any, ...]:
+def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, g: Array) -> tuple[t.Any, ...]:
     """The reverse of ``z = A @ v`` (a float64 matrix and vector): the outer product ``g v^T``
     into A's fdata, ``g A`` into v's."""
+    ra: t.Any = NT
+    rv: t.Any = NT
     if type(da) is np.ndarray:
-        _add_product(da, np.multiply, zf[:, None], v)
+        _add_product(da, np.multiply, g[:, None], v)
+    elif da is WANT:
+        ra = np.multiply(g[:, None], v)
     if type(dv) is np.ndarray:
-        np.add(dv, zf @ a, out=dv)
-    return _NONE
+        np.add(dv, g @ a, out=dv)
+    elif dv is WANT:
+        rv = g @ a
+    return ra, rv
 
 
 def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
     runtime.register_object(adjoint, adjoint.__name__)  # a path for the IR's text
-    return called_form(name, adjoint, _PRODUCT_SAVES, (False, False))
+    return called_form(name, adjoint, _PRODUCT_SAVES, (False, False), values=True)
 
 
 MATMUL_F64_FORM = _product_form("matmul", matmul_f64_adjoint)
