@@ -76,7 +76,9 @@ def unpack_items(call: Call, rw: Rewriter) -> bool:
         return False
     rw.call(runtime.check_unpack, seq, n, type=T.NONE)
     names = {k: op.result.name for op, k in reversed(reads)}  # (the first read's name)
-    items = {k: rw.call(operator.getitem, seq, k, type=T.FLOAT, name=names[k]) for k in sorted(names)}
+    items = {
+        k: rw.call(operator.getitem, seq, k, type=T.FLOAT, name=names[k]) for k in sorted(names)
+    }
     for op, k in reads:
         rw.touched += op.result.users
         op.result.replace_all_uses_with(items[k])
