@@ -1,11 +1,12 @@
-"""The ``array-items`` pass: 1-D float64 arrays taken apart into floats and made of floats
+"""The ``array-items`` pass: float64 arrays taken apart into items and made of floats
 by reading and writing their items, not through a tuple or a list.
 
-* ``x, y, z = a`` of a 1-D float64 array is ``t = unpack(a, 3)`` and ``getitem(t, k)`` per
-  name.  Where every use of ``t`` is such a read, it becomes ``check_unpack(a, 3)`` (the
-  ValueError ``unpack`` raises for another length, with its message) and ``a[k]`` per item
-  read, typed ``f64``: iterating a float64 array yields the ``np.float64`` that ``a[k]`` gives.
-  The items are read where ``unpack`` ran, so a later write into ``a`` does not reach them.
+* ``x, y, z = a`` of a float64 array of known rank is ``t = unpack(a, 3)`` and
+  ``getitem(t, k)`` per name.  Where every use of ``t`` is such a read, it becomes
+  ``check_unpack(a, 3)`` (the ValueError ``unpack`` raises for another length, with its
+  message) and ``a[k]`` per item read: iterating a float64 vector yields the ``np.float64``
+  that ``a[k]`` gives (typed ``f64``), iterating a matrix the views ``a[k]`` of its rows.  The
+  items are read where ``unpack`` ran, so a later write into a vector does not reach them.
 * ``np.array([a, b, c])`` of floats, the list used nowhere else and no other argument, is
   ``float_array(a, b, c)``: the same new float64 array, without the list.
 
@@ -13,8 +14,7 @@ Both leave the program's values and errors as they were; they matter to AD, whic
 ``a[k]`` and ``float_array`` out inline (``gibbous.rules.prims.indexing`` and
 ``float_arrays``), where a tuple or a list of floats costs a rule call per item and rdata
 gathered item by item.  The pass acts only where the static types make the rewrite exact:
-an unguarded ``unpack`` of a ``f64[:]`` (a 2-D array's rows are views, left as they are), a
-constant item index, ``f64`` items.
+an unguarded ``unpack`` of a float64 array of known rank, a constant item index, ``f64`` items.
 """
 
 from __future__ import annotations
@@ -30,7 +30,14 @@ from gibbous.ir.core import Call, Constant, Result, Value, guard_of
 from gibbous.passes.manager import register_pass
 from gibbous.passes.rewrite import Match, PatternPass, Rewriter, pattern
 
-VECTOR = T.Array("float64", 1)
+
+def _item_type(ty: T.Type) -> T.Type | None:
+    """What ``a[k]`` of a float64 array of type ``ty`` is, as iterating ``a`` yields it: a
+    ``f64`` of a vector, a view one rank lower of a matrix or more; None for another type."""
+    ty = T.widen(ty)
+    if not (isinstance(ty, T.Array) and ty.dtype == "float64" and ty.ndim):
+        return None
+    return T.FLOAT if ty.ndim == 1 else T.Array("float64", ty.ndim - 1)
 
 
 def _constant_int(v: Value) -> int | None:
@@ -64,12 +71,13 @@ def _item_reads(t_: Value, n: int) -> list[tuple[Call, int]] | None:
 
 @pattern(Match(callees=(runtime.unpack,)))
 def unpack_items(call: Call, rw: Rewriter) -> bool:
-    """``unpack(a, n)`` of a ``f64[:]`` read item by item: a length check and ``a[k]``."""
+    """``unpack(a, n)`` of a float64 array read item by item: a length check and ``a[k]``."""
     if len(call.args) != 2 or call.kwnames or guard_of(call) is not None:
         return False
     seq, count = call.args
     n = _constant_int(count)
-    if n is None or T.widen(seq.type) != VECTOR:
+    item = _item_type(seq.type)
+    if n is None or item is None:
         return False
     reads = _item_reads(call.result, n)
     if reads is None:
@@ -77,7 +85,7 @@ def unpack_items(call: Call, rw: Rewriter) -> bool:
     rw.call(runtime.check_unpack, seq, n, type=T.NONE)
     names = {k: op.result.name for op, k in reversed(reads)}  # (the first read's name)
     items = {
-        k: rw.call(operator.getitem, seq, k, type=T.FLOAT, name=names[k]) for k in sorted(names)
+        k: rw.call(operator.getitem, seq, k, type=item, name=names[k]) for k in sorted(names)
     }
     for op, k in reads:
         rw.touched += op.result.users
@@ -109,7 +117,7 @@ def float_array(call: Call, rw: Rewriter) -> bool:
         return False
     if guard_of(maker) is not None:
         return False
-    rw.replace(rw.call(runtime.float_array, *items, type=VECTOR, name=call.result.name))
+    rw.replace(rw.call(runtime.float_array, *items, type=T.Array("float64", 1), name=call.result.name))
     maker.erase()  # (``make_list`` is not pure: dead-code elimination would keep it)
     return True
 

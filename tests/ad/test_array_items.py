@@ -197,19 +197,32 @@ def test_items_are_read_where_unpacked() -> None:
 
 
 def rows(m: Array) -> t.Any:
-    top, bottom = m  # rows: views, through the general unpack rule
+    top, bottom = m  # rows: views, read as m[0] and m[1]
     return np.sum(top * np.sin(bottom))
+
+
+def written_rows(m: Array) -> t.Any:
+    top, bottom = m
+    top *= bottom  # into m, through the view
+    return np.sum(m * m)
+
+
+def planes(c: Array) -> t.Any:
+    front, back = c  # of a 3-D array: 2-D views
+    return np.sum(front @ back.T)
+
+
+@pytest.mark.parametrize("f", [rows, written_rows, planes], ids=lambda f: f.__name__)
+def test_a_matrix_unpacks_into_rows(f: t.Callable[[Array], t.Any]) -> None:
+    m = rng.uniform(0.5, 1.5, (2, 3) if f is not planes else (2, 3, 3))
+    checked(f, m)
+    found = kinds(f, m)
+    assert "gibbous.ir.runtime.unpack" not in found and found["operator.getitem"] == {"primitive"}
 
 
 def negative_and_repeated(a: Array) -> t.Any:
     t3 = runtime.unpack(a, 3)
     return t3[-1] * t3[0] + t3[2] * t3[-3]
-
-
-def test_a_matrix_unpacks_into_rows() -> None:
-    m = rng.uniform(0.5, 1.5, (2, 3))
-    checked(rows, m)
-    assert "inline" not in kinds(rows, m).get("gibbous.ir.runtime.unpack", {"inline"})
 
 
 def test_negative_and_repeated_indices() -> None:
