@@ -89,7 +89,7 @@ from gibbous.rules.typerules import instance_type
 _F64 = T.Float("float64")
 _FORM_KINDS = frozenset(("primitive", "stateful"))  # registrations an inline form may replace
 
-STANDARD_PIPELINE: tuple[str, ...] = ("fold", "dce", "cse", "simplify-cfg")
+STANDARD_PIPELINE: tuple[str, ...] = ("array-items", "fold", "dce", "cse", "simplify-cfg")
 
 Maker = t.Callable[[], t.Any]
 

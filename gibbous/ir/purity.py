@@ -48,6 +48,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.ir.names import CallableSet, CallableTable
 from gibbous.ir.core import Call, Constant, Value
 from gibbous.ir.types import (
@@ -440,6 +441,7 @@ def _register_builtins() -> None:
         if condition is not None:  # without a signature we cannot find ``out``: not pure
             register_pure(fn, condition)
     register_pure(np.nan_to_num, _nan_to_num_is_pure)
+    register_pure(runtime.float_array, all_plain)  # ``np.array`` of floats (array-items)
 
 
 def _nan_to_num_is_pure(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:

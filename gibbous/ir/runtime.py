@@ -21,6 +21,8 @@ import typing as t
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 
+import numpy as np
+
 from gibbous.ir import names
 
 
@@ -44,6 +46,12 @@ def make_tuple(*items: object) -> tuple[object, ...]:
 
 def make_list(*items: object) -> list[object]:
     return list(items)
+
+
+def float_array(*items: float) -> np.ndarray[t.Any, np.dtype[np.float64]]:
+    """``np.array([a, b, ...])`` of floats (``float`` or ``np.float64``): a new 1-D float64
+    array.  The ``array-items`` pass writes it for such literals, which AD writes out inline."""
+    return np.array(items)
 
 
 def make_set(*items: object) -> set[object]:
@@ -74,9 +82,7 @@ def unpack(seq: object, n: int) -> tuple[object, ...]:
         items = tuple(t.cast(Iterable[object], seq))
         if len(items) == n:
             return items
-        if len(items) < n:
-            raise ValueError(f"not enough values to unpack (expected {n}, got {len(items)})")
-        raise ValueError(f"too many values to unpack (expected {n})")
+        raise _unpack_error(n, len(items))
     try:
         it = iter(t.cast(Iterable[object], seq))
     except TypeError:
@@ -84,11 +90,26 @@ def unpack(seq: object, n: int) -> tuple[object, ...]:
     out: list[object] = []
     for item in it:
         if len(out) == n:
-            raise ValueError(f"too many values to unpack (expected {n})")
+            raise _unpack_error(n, n + 1)
         out.append(item)
     if len(out) < n:
-        raise ValueError(f"not enough values to unpack (expected {n}, got {len(out)})")
+        raise _unpack_error(n, len(out))
     return tuple(out)
+
+
+def _unpack_error(n: int, got: int) -> ValueError:
+    """What ``a, b = seq`` raises for a ``seq`` of ``got`` items (CPython's messages)."""
+    if got < n:
+        return ValueError(f"not enough values to unpack (expected {n}, got {got})")
+    return ValueError(f"too many values to unpack (expected {n})")
+
+
+def check_unpack(seq: t.Sized, n: int) -> None:
+    """Raise what ``unpack(seq, n)`` raises where ``seq`` (a 1-D array, whose length is the
+    number of items iterating yields) has another length than ``n``; nothing otherwise.  The
+    ``array-items`` pass reads the items themselves as ``seq[k]``."""
+    if len(seq) != n:
+        raise _unpack_error(n, len(seq))
 
 
 def unpack_ex(seq: object, before: int, after: int) -> tuple[object, ...]:

@@ -1,6 +1,6 @@
 """Passes over the IR: the pass manager and registry, and the standard passes (see docs/passes.md)."""
 
-from gibbous.passes import cse, dce, fold, simplify_cfg  # noqa: F401  (register the passes)
+from gibbous.passes import array_items, cse, dce, fold, simplify_cfg  # noqa: F401  (register them)
 from gibbous.passes.manager import (
     Pass,
     PassError,

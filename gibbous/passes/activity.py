@@ -51,6 +51,7 @@ from gibbous.rules.tangent_types import NO_TANGENT_TYPE, fdata_type, rdata_type,
 #: worth a rule call per loop test (and printing an array must not need a rule).
 WRITE_NOTHING: CallableSet[object] = CallableSet([
     runtime.is_stop,
+    runtime.check_unpack,  # raises or does nothing: impure only so that it stays
     operator.truth,
     operator.not_,
     bool,

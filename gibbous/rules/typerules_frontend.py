@@ -105,3 +105,16 @@ def _build_string(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type
 def _dict_merge(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
     return T.NONE
 
+
+
+# What the ``array-items`` pass writes (``gibbous.passes.array_items``).
+
+
+@RULES(runtime.check_unpack)
+def _check_unpack(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    return T.NONE
+
+
+@RULES(runtime.float_array)
+def _float_array(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    return T.Array("float64", 1)

@@ -1,5 +1,5 @@
 """Audit cases for making, reshaping and indexing arrays: ``gibbous.rules.prims.numpy_arrays``,
-``gibbous.rules.prims.shapes`` and ``gibbous.rules.prims.indexing``.
+``float_arrays``, ``gibbous.rules.prims.shapes`` and ``gibbous.rules.prims.indexing``.
 
 Views are checked by the harness to carry the same view of their argument's fdata (check (d));
 copies, joins and advanced indexing to send the cotangent back (check (a)).  Each pattern gets
@@ -23,6 +23,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -148,6 +149,14 @@ CONVERSIONS: list[RuleCase] = [
     case(np.ascontiguousarray, X.T),
     case(np.ascontiguousarray, X),
     case(np.ascontiguousarray, [0.5, 1.5]),
+]
+
+# ``np.array([a, b, ...])`` of floats as the array-items pass writes it: one case per number
+# of items with a form (``float_items``), float and np.float64 items mixed; the general rule.
+_ITEMS = (1.5, np.float64(-0.5), 2.25, np.float64(0.75), -1.25, 0.5, np.float64(3.0), 1.0, -2.0)
+FLOAT_ARRAYS: list[RuleCase] = [
+    *(case(runtime.float_array, *_ITEMS[:n]) for n in range(1, 10)),
+    case(runtime.float_array, 1.5, 2, np.float64(0.5)),  # an int: no rdata
 ]
 
 # --------------------------------------------------------------------------------------------
@@ -574,6 +583,7 @@ CASES: list[RuleCase] = [
     *VIEWS,
     *ATTRIBUTES,
     *CONVERSIONS,
+    *FLOAT_ARRAYS,
     *JOINS,
     *DIAGONALS,
     *CONSTRUCTORS,

@@ -16,6 +16,7 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky svd qr``;
 * ``eigen``: ``np.linalg`` ``eig eigvals eigh eigvalsh``;
 * ``numpy_arrays``: views, copies, joins, constructors and attributes of arrays;
+* ``float_arrays``: ``np.array([a, b, c])`` of floats, as ``runtime.float_array``;
 * ``numpy_gradient``: ``np.gradient`` (uniform spacings and coordinate arrays);
 * ``numpy_setops``: ``append``, ``insert``, ``delete``, ``unique``;
 * ``concatenators``: ``np.r_[...]`` and ``np.c_[...]``;
@@ -47,6 +48,7 @@ from gibbous.rules.prims import containers as containers
 from gibbous.rules.prims import decompositions as decompositions
 from gibbous.rules.prims import diagonals as diagonals
 from gibbous.rules.prims import eigen as eigen
+from gibbous.rules.prims import float_arrays as float_arrays
 from gibbous.rules.prims import indexing as indexing
 from gibbous.rules.prims import iteration as iteration
 from gibbous.rules.prims import norms as norms

@@ -80,8 +80,16 @@ def is_inexact_scalar(x: object) -> bool:
     return isinstance(x, _INEXACT_SCALARS)
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def new_fdata(y: object) -> t.Any:
     """The fdata of a new result: zeros for a new float array (same layout), else the zero fdata."""
+    # First what most results are, a small C-contiguous float64 array: what ``pool.zeros``
+    # gives it (``np.zeros``), without its calls (an array form's result in a loop, each step).
+    if type(y) is np.ndarray and y.dtype is _FLOAT64 and y.nbytes < pool.LARGE_BYTES:
+        if y.flags.c_contiguous:
+            return np.zeros(y.shape, _FLOAT64)
     if isinstance(y, np.ndarray):
         if y.dtype.kind not in "fc":
             if y.dtype.kind == "O":
