@@ -240,7 +240,8 @@ class Forward:
         return out
 
     def has_fdata(self, v: Value) -> bool:
-        return isinstance(v, Constant) or self.act.is_active(v)
+        """Whether ``v`` may have fdata to read (constants: the CoDual made at build time)."""
+        return isinstance(v, Constant) or (self.act.is_active(v) and not bare_type(v.type))
 
     def bare_value(self, v: Value) -> bool:
         return not isinstance(v, Constant) and not self.wrapped(v) and bare_type(v.type)
@@ -469,6 +470,9 @@ class Forward:
         operand = op.args[save[1]]
         if operand in self.by_value:
             return Constant(WANT)
+        if not isinstance(operand, Constant) and bare_type(operand.type):
+            # A scalar has no fdata: its rdata is wanted as a value if it is active.
+            return Constant(WANT if self.act.is_active(operand) else NO_TANGENT)
         if not self.has_fdata(operand):
             return Constant(NO_TANGENT)  # what its CoDual would hold: none made to read it
         return self.fdata(b, block, operand)

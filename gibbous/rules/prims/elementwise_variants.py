@@ -454,6 +454,8 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
     if not isinstance(ty, T.Array):
 
         def send_float(p: t.Any, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array) -> t.Any:
+            if fdata is not WANT:  # a constant or inactive float: its rdata would be dropped
+                return NT
             return scalar_rdata(p, grad(g, x, y, z))
 
         return send_float

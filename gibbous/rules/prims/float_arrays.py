@@ -47,7 +47,9 @@ runtime.register_object(float_items_adjoint, "float_items_adjoint")  # a path fo
 
 def float_items_form(n: int) -> InlineRule:
     """The array form of ``float_array`` of ``n`` floats."""
-    return called_form("float_array", float_items_adjoint, (("result_fdata", -1),), (True,) * n)
+    return called_form(
+        "float_array", float_items_adjoint, (("result_fdata", -1),), (True,) * n, values=True
+    )
 
 
 for _n in range(1, INLINE_ITEMS + 1):
