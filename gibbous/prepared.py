@@ -25,7 +25,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.api import Rule, _direct, _direct_fdatas, _Run, build_rrule, scalar_seed
+from gibbous.api import Rule, _direct, _Run, build_rrule, scalar_seed
 from gibbous.toplevel import EntryRule
 
 
@@ -43,8 +43,7 @@ class PreparedGradient:
         previous: tuple[t.Any, ...] | None = getattr(self._local, "fdatas", None)
         rule, f = self.rule, self.f
         if type(rule) is EntryRule and rule.direct is f and len(args) == rule.arity and not kwargs:
-            fdatas = self._local.fdatas = _direct_fdatas(rule, f, args, previous)
-            return _direct(rule, f, args, fdatas)
+            return _direct(rule, f, args, previous, self._local)
         run = _Run(rule, f, args, kwargs, previous)
         self._local.fdatas = run.fdatas
         value = run.y.primal
