@@ -145,3 +145,36 @@ def _same(a: tuple[t.Any, ...], b: tuple[t.Any, ...]) -> None:
             _same(x, y)
         else:
             assert type(x) is type(y) and (x == y or repr(x) == repr(y)), (x, y)
+
+
+def squares(x: Array) -> t.Any:
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: np.linspace(0.0, 1.0, 5),
+        lambda: np.arange(10.0)[::2],
+        lambda: np.arange(10.0)[2:7],
+        # C-contiguous by NumPy's flags (a dimension of 1), but not with np.zeros' strides
+        lambda: np.ones((3, 5))[1:2, :].T,
+    ],
+    ids=["linspace", "strided", "slice", "relaxed-strides"],
+)
+def test_a_view_gets_the_gradient_its_copy_gets(make: t.Callable[[], Array]) -> None:
+    view = make()
+    rule = gibbous.build_rrule(squares, view)
+    assert view.base is not None
+    value, (_, dview) = value_and_gradient(rule, squares, view)
+    copy_value, (_, dcopy) = value_and_gradient(rule, squares, view.copy())
+    assert value == copy_value and np.array_equal(dview, dcopy)
+    assert dview.strides == view.strides  # the view's layout (zero_fdatas' for a strided one)
+
+
+def test_a_view_of_a_previous_gradient_passed_back_is_not_zeroed() -> None:
+    prepared = gibbous.prepare_gradient(squares, np.ones(5))
+    _, (_, g) = prepared(np.arange(5.0))
+    kept = g.copy()
+    value, (_, g2) = prepared(g[:])  # a view of the array the prepared gradient would reuse
+    assert value == np.sum(kept * kept) and np.array_equal(g2, 2 * kept)
