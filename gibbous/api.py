@@ -424,15 +424,15 @@ def _zero_fdatas(
     f: object, args: tuple[t.Any, ...], reuse: tuple[t.Any, ...] | None = None
 ) -> tuple[t.Any, ...]:
     """``zero_fdatas(f, *args)``, quicker for the common case: a plain function and arguments
-    that are numbers or arrays owning their memory (which cannot alias one another).  An array
-    of ``reuse`` (the fdata of the same argument in a previous call) of the argument's shape
-    and dtype is zeroed and used again."""
+    that are numbers or arrays owning their memory (which cannot alias one another), or a lone
+    view (``_lone_view``).  An array of ``reuse`` (the fdata of the same argument in a previous
+    call) of the argument's shape and dtype is zeroed and used again."""
     if type(f) is not pytypes.FunctionType or f.__closure__ is not None:
         return zero_fdatas(f, *args)
     out: list[t.Any] = [NO_TANGENT]
     seen: set[int] | None = None  # the arrays' ids, from the second array on
     # A previous gradient handed back as an argument must not be zeroed as someone's fdata (a
-    # view of one has a base: it takes the general path below, which copies nothing).
+    # view of one has a base: it gets new zeros or takes the general path, never ``reuse``).
     given = set(map(id, args)) if reuse is not None else None
     i = 0
     for a in args:
