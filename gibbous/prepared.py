@@ -25,7 +25,8 @@ import typing as t
 
 import numpy as np
 
-from gibbous.api import Rule, _Run, build_rrule, scalar_seed
+from gibbous.api import Rule, _direct, _Run, build_rrule, scalar_seed
+from gibbous.toplevel import EntryRule
 
 
 class PreparedGradient:
@@ -40,7 +41,10 @@ class PreparedGradient:
         gives them, but array gradients are this object's arrays: the next call overwrites
         them."""
         previous: tuple[t.Any, ...] | None = getattr(self._local, "fdatas", None)
-        run = _Run(self.rule, self.f, args, kwargs, previous)
+        rule, f = self.rule, self.f
+        if type(rule) is EntryRule and rule.direct is f and len(args) == rule.arity and not kwargs:
+            return _direct(rule, f, args, previous, self._local)
+        run = _Run(rule, f, args, kwargs, previous)
         self._local.fdatas = run.fdatas
         value = run.y.primal
         return value, run.gradients(run.pullback(scalar_seed(self.f, value)))

@@ -107,12 +107,16 @@ class EntryRule(DerivedRule):
     ``threads``, which ``DerivedRule.__call__`` consults), copied with fresh state, pickled as
     what it was built from."""
 
-    __slots__ = ("options",)
+    __slots__ = ("options", "direct", "arity")
 
     def __init__(self, *args: t.Any) -> None:
         super().__init__(*args)
         self.threads = PerThread(self.program.instantiate)
         self.options = BuildOptions()
+        # The function whose calls with ``arity`` positional arguments are this rule's own (the
+        # entry points' quick path, ``gibbous.api``); None if it takes other parameters.
+        self.direct: object = self.program.fn if self.program.plain else None
+        self.arity = len(self.program.arg_types)
 
     @property
     def depth(self) -> int:

@@ -253,8 +253,8 @@ class DerivedRule:
     def __init__(
         self,
         program: Program,
-        forward: t.Callable[..., object],
-        reverse: t.Callable[..., object],
+        forward: t.Callable[..., t.Any],
+        reverse: t.Callable[..., t.Any],
         tape: Tape,
         children: list[t.Any],
     ) -> None:
@@ -334,17 +334,7 @@ class DerivedRule:
         try:
             y = t.cast(_CoDual, self.forward(f, *args))
         except BaseException as e:
-            if isinstance(e, Exception) and not isinstance(e, StopIteration):
-                note_user_line(e, _code(self.forward), self.fn_name)
-            # Raised before recording anything (a check of the arguments, a failed fast
-            # path): nothing to undo, and a caller that catches it may go on.  Otherwise the
-            # operations recorded cannot be undone in part.
-            if cell is not None and cell.cell_contents != start:
-                self._dirty = _FAILED
-                self.program.lost.setdefault(threading.get_ident(), []).append(
-                    f"{self.fn_name} raised ({type(e).__name__}: {e}) after it had recorded "
-                    "differentiable operations"
-                )
+            self._forward_failed(e, start)
             raise
         depth = self._depth = self._depth + 1
         self._serial = serial = self._serial + 1
@@ -362,6 +352,87 @@ class DerivedRule:
             # recursion limit (see ``Program.instantiate``).
             return y, t.cast(DerivedPullback, pullback.__call__)
         return y, pullback
+
+    def _forward_failed(self, e: BaseException, start: int) -> None:
+        """Note where the forward program failed, and whether it left the rule dirty."""
+        if isinstance(e, Exception) and not isinstance(e, StopIteration):
+            note_user_line(e, _code(self.forward), self.fn_name)
+        # Raised before recording anything (a check of the arguments, a failed fast path):
+        # nothing to undo, and a caller that catches it may go on.  Otherwise the operations
+        # recorded cannot be undone in part.
+        cell = self.tape.cell
+        if cell is not None and cell.cell_contents != start:
+            self._dirty = _FAILED
+            self.program.lost.setdefault(threading.get_ident(), []).append(
+                f"{self.fn_name} raised ({type(e).__name__}: {e}) after it had recorded "
+                "differentiable operations"
+            )
+
+    def gradient(
+        self,
+        f: _CoDual,
+        args: t.Iterable[_CoDual],
+        seed: t.Callable[[object, object], t.Any],
+    ) -> tuple[_CoDual, tuple[t.Any, ...]]:
+        """A top-level call and its pullback at once: ``y, pullback = self(f, *args)``, then
+        ``pullback(seed(f.primal, y.primal))``, for the state of the calling thread.
+
+        What is pending is abandoned first, as at every top-level call, and a failed forward
+        pass leaves nothing pending.  Otherwise this is the same bookkeeping as the two calls
+        (a failing ``seed`` leaves the call pending, as a dropped pullback does), without the
+        pullback object and its order checks: only ``seed`` runs between the two passes, so no
+        other call of this rule can come between them."""
+        threads = self.threads
+        mine = None
+        if threads is not None:
+            try:
+                mine = threads.local.rule
+            except AttributeError:  # this thread's first call
+                mine = threads.claim(lambda: DerivedRule.reset(self))
+        rule: DerivedRule = self if mine is None else mine
+        if rule._depth or rule._dirty:
+            DerivedRule.reset(rule)
+        lost = rule.program.lost
+        if lost:
+            lost.pop(threading.get_ident(), None)
+        cell = rule.tape.cell
+        start = 0 if cell is None else cell.cell_contents
+        try:
+            y: _CoDual = rule.forward(f, *args)
+        except BaseException as e:
+            rule._forward_failed(e, start)
+            DerivedRule.reset(rule)
+            raise
+        depth = rule._depth = rule._depth + 1
+        rule._serial = serial = rule._serial + 1
+        serials = rule._serials
+        if len(serials) < depth:
+            serials.append(serial)
+        else:
+            serials[depth - 1] = serial
+        value = y.primal
+        dy = seed(f.primal, value)
+        if lost:
+            _refuse_partial(lost)
+        kind = type(dy)
+        if kind is not float and not (kind is np.float64 and type(value) in _FLOATS):
+            dy = _checked_dy(rule, value, dy)
+        try:
+            result: tuple[t.Any, ...] = rule.reverse(dy)
+        except BaseException as e:
+            rule._reverse_failed(e, start)
+            raise
+        rule._depth = depth - 1
+        return y, result
+
+    def _reverse_failed(self, e: BaseException, start: int) -> None:
+        """Undo what the failed reverse pass could not, and leave the rule dirty."""
+        if isinstance(e, Exception):
+            note_user_line(e, _code(self.reverse), self.fn_name)
+        # The pullbacks still on the tape undo the rest of the forward pass's writes, so that
+        # the arguments are left as they were before the call.
+        unwind(self.tape.items, start, self.tape)
+        self._dirty = _FAILED
 
 
 # ``DerivedRule._dirty``: its next forward call resets the rule first if it is not clean.
@@ -414,35 +485,44 @@ class DerivedPullback:
                 "the forward calls, each once (it touched nothing)"
             )
         lost = rule.program.lost
-        mine = lost.get(threading.get_ident()) if lost else None
-        if mine:
-            raise PartialCallError(
-                f"{mine[0]}, and a caller caught the exception and went on: gibbous cannot "
-                "undo part of a call, so there is no gradient through that path.  Raise before "
-                "any differentiable work, or test for the case instead of catching it"
-            )
-        seed = rule.program.seed
-        if seed == "none":
-            if dy is not NO_TANGENT and dy is not None and type(dy) is not float:
-                if rdata_mismatch(self.y.primal, dy) is not None:  # it is ignored, but wrong
-                    _refuse_dy(rule, self.y.primal, dy)
-        elif seed == "fill" and dy is NO_TANGENT:
-            dy = zero_rdata(self.y.primal)
-        elif not (type(dy) is float or _quick_ok(dy, self.y.primal)):
-            if rdata_mismatch(self.y.primal, dy) is not None:  # the slow check, rarely reached
-                _refuse_dy(rule, self.y.primal, dy)
+        if lost:
+            _refuse_partial(lost)
+        if type(dy) is not float:  # a float is right whatever the result (and quick)
+            dy = _checked_dy(rule, self.y.primal, dy)
         try:
             result = t.cast(tuple[t.Any, ...], rule.reverse(dy))
         except BaseException as e:
-            if isinstance(e, Exception):
-                note_user_line(e, _code(rule.reverse), rule.fn_name)
-            # The pullbacks still on the tape undo the rest of the forward pass's writes, so
-            # that the arguments are left as they were before the call.
-            unwind(rule.tape.items, self.start, rule.tape)
-            rule._dirty = _FAILED
+            rule._reverse_failed(e, self.start)
             raise
         rule._depth = self.depth - 1
         return result
+
+
+def _refuse_partial(lost: dict[int, list[str]]) -> None:
+    """``PartialCallError`` if a call of this thread was lost to the gradient (``Program.lost``)."""
+    mine = lost.get(threading.get_ident())
+    if mine:
+        raise PartialCallError(
+            f"{mine[0]}, and a caller caught the exception and went on: gibbous cannot undo "
+            "part of a call, so there is no gradient through that path.  Raise before any "
+            "differentiable work, or test for the case instead of catching it"
+        )
+
+
+def _checked_dy(rule: DerivedRule, y: object, dy: t.Any) -> t.Any:
+    """The ``dy`` a reverse program takes for ``y``: ``dy`` itself, or zeros for
+    ``NoTangent()`` where the program needs them; ``TypeError`` if it is not ``y``'s rdata."""
+    seed = rule.program.seed
+    if seed == "none":
+        if dy is not NO_TANGENT and dy is not None:
+            if rdata_mismatch(y, dy) is not None:  # it is ignored, but wrong
+                _refuse_dy(rule, y, dy)
+    elif seed == "fill" and dy is NO_TANGENT:
+        return zero_rdata(y)
+    elif not _quick_ok(dy, y):
+        if rdata_mismatch(y, dy) is not None:  # the slow check, rarely reached
+            _refuse_dy(rule, y, dy)
+    return dy
 
 
 def _code(program: t.Callable[..., object]) -> pytypes.CodeType:
@@ -516,7 +596,7 @@ class LazyDerivedRule:
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, Pullback]:
         instance = self.instance
         if instance is None:
-            level = recursion.caller_level(DerivedRule.__call__.__code__)
+            level = recursion.caller_level(_CALL_CODE, _GRADIENT_CODE)
             instance = self.instance = self.program().instantiate(level=level)
             if self.cell is not None:
                 self.cell.cell_contents = instance.__call__
@@ -526,6 +606,10 @@ class LazyDerivedRule:
         if self.instance is not None:
             self.instance.reset()
 
+
+# The code of the two ways into a forward program, which ``recursion.caller_level`` looks for.
+_CALL_CODE = DerivedRule.__call__.__code__
+_GRADIENT_CODE = DerivedRule.gradient.__code__
 
 # Adapters whose ``reset`` is their ``rule``'s: ``DerivedRule.reset`` looks through them.
 # The modules defining them register them (``delegate_reset``): they import this one.

@@ -84,15 +84,16 @@ def with_headroom(fn: t.Callable[..., object], level: int) -> t.Callable[..., ob
     return deeper
 
 
-def caller_level(code: t.Any) -> int:
-    """The level of nesting of the instance whose ``__call__`` (running ``code``) is nearest
-    up the stack, plus one: the level of a rule it is about to instantiate.  0 if there is
-    none near (a rule the user calls).  Looked up once per instance, when it is made."""
+def caller_level(*codes: t.Any) -> int:
+    """The level of nesting of the instance whose forward call (running one of ``codes``) is
+    nearest up the stack, plus one: the level of a rule it is about to instantiate.  0 if
+    there is none near (a rule the user calls).  Looked up once per instance, when it is
+    made."""
     frame: types.FrameType | None = sys._getframe(1)
     for _ in range(32):  # the caller's frame is a few adapters up
         if frame is None:
             break
-        if frame.f_code is code:
+        if any(frame.f_code is code for code in codes):
             return int(getattr(frame.f_locals["self"], "level", 0)) + 1
         frame = frame.f_back
     return 0

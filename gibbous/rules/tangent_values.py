@@ -37,12 +37,23 @@ class NoTangent:
 NO_TANGENT: NoTangent = object.__new__(NoTangent)
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, init=False)
 class CoDual(t.Generic[P, F]):
     """A primal value and its fdata, as rules receive and return them."""
 
     primal: P
     fdata: F
+
+    def __init__(self, primal: P, fdata: F) -> None:
+        # Through the slots' own setters: a CoDual is made at every call of a rule, and attrs'
+        # frozen ``__init__`` binds ``object.__setattr__`` and calls it per field, which costs
+        # it half as much again.
+        _set_primal(self, primal)
+        _set_fdata(self, fdata)
+
+
+_set_primal = CoDual.__dict__["primal"].__set__
+_set_fdata = CoDual.__dict__["fdata"].__set__
 
 
 @attrs.frozen
