@@ -39,6 +39,7 @@ from gibbous.ir.core import (
     Jump,
     Raise,
     Return,
+    Use,
     Value,
     edge_args,
 )
@@ -147,10 +148,17 @@ class Forward:
         # Inline sites: what each saves for the reverse (constants stay constants), and per
         # block, the values its record holds and the stack the record goes onto.
         self.inline: dict[Call, InlineRule] = {}
+        # Inline sites whose scalar result has no use with a derivative (``x[i] > 0``): run as
+        # the primal runs them, nothing saved, nothing in the reverse.
+        self.primal_only: set[Call] = set()
         for b in self.blocks:
             for op in b.calls:
                 rule = inline(op) if op in act.calls else None
-                if rule is not None:
+                if rule is None:
+                    continue
+                if not rule.array and not any(map(self._differentiable_use, op.result.uses)):
+                    self.primal_only.add(op)
+                else:
                     self.inline[op] = rule
         self.site_saves: dict[Call, list[object]] = {}
         self.fdata_in: dict[tuple[Block | None, Value], Value] = {}  # None: the whole call
@@ -194,7 +202,7 @@ class Forward:
                         saved = (op.args[s[1]] for s in saves if s[0] == "fdata")
                         # (An inactive value's fdata is no tangent: no CoDual to read it from.)
                         cd.update(v for v in saved if v not in own_fdata and self.has_fdata(v))
-                    elif op in self.act.calls:
+                    elif op in self.act.calls and op not in self.primal_only:
                         identity = identity_operand(op)
                         if identity is not None and not self.wrapped(op.result):
                             pr.update(op.operands)
@@ -215,6 +223,14 @@ class Forward:
                         for param, v in zip(s.args, edge_args(op, i)):
                             (cd if self.wrapped(param) else pr).add(v)
         return cd, pr
+
+    def _differentiable_use(self, use: Use) -> bool:
+        """Whether a cotangent may come back through ``use``: anything but an inactive call
+        (a comparison, ``int()``) or a branch's condition."""
+        user = use.user
+        if isinstance(user, Call):
+            return user in self.act.calls
+        return not (isinstance(user, Branch) and use.index == 0)
 
     def _by_value(self) -> set[Value]:
         """The array results whose cotangent the reverse passes as a value, not through fdata
@@ -389,7 +405,7 @@ class Forward:
         if inline is not None:
             self.inline_call(b, op, inline)
             return
-        if op not in self.act.calls:
+        if op not in self.act.calls or op in self.primal_only:
             args = [self.primal(a) for a in op.args]
             kwargs = {k: self.primal(v) for k, v in op.kwargs.items()}
             new = b.call(self.primal(op.callee), *args, kwargs=kwargs, type=r.type, name=r.name)

@@ -180,7 +180,7 @@ class Reverse:
         saved = self.unpack_record(b, block)
         self.by_value: dict[Value, Value] = {}  # the cotangents passed as values in the block
         for op in reversed(block.calls):
-            if op not in self.act.calls:
+            if op not in self.act.calls or op in self.fwd.primal_only:
                 continue
             b.loc = op.loc
             rk = self.key(op.result)

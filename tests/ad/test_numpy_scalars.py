@@ -73,3 +73,26 @@ def test_a_scalar_argument_keeps_its_class(a: float) -> None:
     h = 1e-6
     assert grads[1] == pytest.approx((of_scalar(a + h) - of_scalar(a - h)) / (2 * h), rel=1e-7)
     assert type(grads[1]) in (float, np.float64)
+
+
+def signs(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0:  # an element read for a comparison only: no derivative flows back
+            s += x[i] ** 2
+        elif int(x[i] * 10) % 2:  # through int(): none either
+            s -= np.exp(x[i])
+    return s
+
+
+def test_an_element_read_only_for_a_comparison_saves_nothing() -> None:
+    """``x[i] > 0``: the read runs as the primal runs it, with no record and no reverse
+    arithmetic (the loop's reverse has no ``+ 0.0`` into the fdata); the gradient is right."""
+    x = np.random.default_rng(5).uniform(-1, 1, 12)
+    rule = gibbous.build_rrule(signs, x)
+    source = rule.program.description.source
+    assert "+ 0.0" not in source
+    _, g = gibbous.value_and_gradient(rule, signs, x)
+    h = 1e-6
+    fd = np.array([(signs(x + h * e) - signs(x - h * e)) / (2 * h) for e in np.eye(12)])
+    np.testing.assert_allclose(g[1], fd, rtol=1e-6, atol=1e-8)
