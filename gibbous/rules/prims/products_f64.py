@@ -1,9 +1,9 @@
-"""Float64 variants of the products: ``A @ B`` (``matmul_f64``) and ``A @ v``
-(``matvec_f64``), chosen by the operands' static types for ``operator.matmul`` and
-``np.matmul``; the general rules are ``products``' (imported first, so they exist before
-their variants).
+"""Float64 variants of the products: ``A @ B`` (``matmul_f64``), ``A @ v`` (``matvec_f64``)
+and ``v @ A`` (``vecmat_f64``), chosen by the operands' static types for ``operator.matmul``,
+``np.matmul``, ``np.dot`` and ``ndarray.dot`` (which for these ranks are ``matmul``); the
+general rules are ``products``' (imported first, so they exist before their variants).
 
-Each variant is a stateful rule (the call a site the build cannot resolve statically keeps)
+Each variant is a stateful rule (what a site calls where the build does not write the form)
 with an array form (``gibbous.rules.inline``): the reverse program calls the variant's
 adjoint, the rule's pullback without the closure, on what the forward block saved.  No
 broadcasting and no conjugates to handle: the static types say float64 of these ranks.
@@ -65,20 +65,29 @@ def matmul_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResu
 
 def matvec_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """``A @ v`` of a float64 matrix and vector (the static types say so)."""
+    return _adjoint_rule(matvec_f64_adjoint, state, f, a, b)
+
+
+def vecmat_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
+    """``v @ A`` of a float64 vector and matrix (the static types say so)."""
+    return _adjoint_rule(vecmat_f64_adjoint, state, f, a, b)
+
+
+def _adjoint_rule(
+    adjoint: t.Callable[..., tuple[t.Any, ...]], state: Scratch | None, f: CD, a: CD, b: CD
+) -> StatefulResult:
+    """A product with a vector: its pullback is the form's adjoint on the operands' fdata (a
+    rule's fdata is never ``WANT``; an inactive operand's is no array: nothing for it)."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
     zf = new_fdata(z)
     da, db = a.fdata, b.fdata
-    want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray  # inactive: no fdata
 
-    def matrix_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if want_a:
-            np.add(da, zf[:, None] * bp, out=da)
-        if want_b:
-            np.add(db, zf @ ap, out=db)
+    def vector_pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        adjoint(ap, da, bp, db, zf)
         return _NOTHING_3
 
-    return CoDual(z, zf), matrix_pullback, _keep(state)
+    return CoDual(z, zf), vector_pullback, _keep(state)
 
 
 # --------------------------------------------------------------------------------------------
@@ -137,6 +146,22 @@ def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, g: Array) -> tu
     return ra, rv
 
 
+def vecmat_f64_adjoint(v: Array, dv: t.Any, a: Array, da: t.Any, g: Array) -> tuple[t.Any, ...]:
+    """The reverse of ``z = v @ A`` (a float64 vector and matrix): ``A g`` (``g A^T``) into
+    v's fdata, the outer product ``v g^T`` into A's."""
+    rv: t.Any = NT
+    ra: t.Any = NT
+    if type(dv) is np.ndarray:
+        np.add(dv, a @ g, out=dv)
+    elif dv is WANT:
+        rv = a @ g
+    if type(da) is np.ndarray:
+        _add_product(da, np.multiply, v[:, None], g)
+    elif da is WANT:
+        ra = np.multiply(v[:, None], g)
+    return rv, ra
+
+
 def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
     runtime.register_object(adjoint, adjoint.__name__)  # a path for the IR's text
     return called_form(name, adjoint, _PRODUCT_SAVES, (False, False), values=True)
@@ -144,9 +169,13 @@ def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> Inl
 
 MATMUL_F64_FORM = _product_form("matmul", matmul_f64_adjoint)
 MATVEC_F64_FORM = _product_form("matvec", matvec_f64_adjoint)
+VECMAT_F64_FORM = _product_form("vecmat", vecmat_f64_adjoint)
 
 _MATRIX, _VECTOR = T.Array("float64", 2), T.Array("float64", 1)
-for _fn in (np.matmul, operator.matmul):
+# ``np.dot`` of a matrix and a matrix or vector, either way round, is ``matmul`` (its other
+# ranks are not: those and ``out=`` keep ``products``' rules, whose patterns these are within).
+for _fn in (np.matmul, operator.matmul, np.dot, np.ndarray.dot):
     _variant = functools.partial(stateful_primitive, _fn, state_type=Scratch)
     _variant(_MATRIX, _MATRIX, variant="matmul_f64", inline=MATMUL_F64_FORM)(matmul_f64_rrule)
     _variant(_MATRIX, _VECTOR, variant="matvec_f64", inline=MATVEC_F64_FORM)(matvec_f64_rrule)
+    _variant(_VECTOR, _MATRIX, variant="vecmat_f64", inline=VECMAT_F64_FORM)(vecmat_f64_rrule)
