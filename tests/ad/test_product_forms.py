@@ -1,4 +1,5 @@
-"""Array forms of ``A @ B`` (``matmul_f64``, ``matvec_f64``) and the inline forms of ``np.max`` /
+"""Array forms of ``A @ B``, ``A @ v`` and ``v @ A`` (``matmul_f64``, ``matvec_f64``,
+``vecmat_f64``, also of ``np.dot`` and ``ndarray.dot``) and the inline forms of ``np.max`` /
 ``np.min`` of a whole float64 array: written into the forward and reverse programs, checked
 against the same registrations called (bit for bit) and against finite differences."""
 
@@ -13,6 +14,8 @@ import pytest
 import gibbous
 from gibbous.inspect import rule_table
 from gibbous.ir import types as T
+from gibbous.rules.prims.common import Scratch
+from gibbous.rules.prims.products import dot_rrule, matmul_rrule
 from gibbous.rules.registry import (
     Context,
     DefaultContext,
@@ -46,12 +49,9 @@ def called(*sites: tuple[object, t.Sequence[T.Type]]) -> Context:
     return ctx
 
 
-PRODUCTS = called(
-    (operator.matmul, [MATRIX, MATRIX]),
-    (operator.matmul, [MATRIX, VECTOR]),
-    (np.matmul, [MATRIX, MATRIX]),
-    (np.matmul, [MATRIX, VECTOR]),
-)
+PRODUCT_FNS = (operator.matmul, np.matmul, np.dot, np.ndarray.dot)
+RANKS = ([MATRIX, MATRIX], [MATRIX, VECTOR], [VECTOR, MATRIX])
+PRODUCTS = called(*((fn, ranks) for fn in PRODUCT_FNS for ranks in RANKS))
 EXTREMES = called(*((fn, [WHOLE]) for fn in (np.max, np.amax, np.ndarray.max, np.min,
                                              np.amin, np.ndarray.min)))  # fmt: skip
 
@@ -175,24 +175,175 @@ def test_an_inactive_operand_gets_nothing() -> None:
     check(f, [w], PRODUCTS)
 
 
-def test_vector_at_matrix_keeps_the_general_rule() -> None:
-    """``v @ A`` has no float64 variant: the general rule, called, still differentiates."""
-
-    def f(v: Array, a: Array) -> float:
-        return float(np.sum(np.sin(v @ a)))
-
-    args = [rng.uniform(-1, 1, 3), rng.uniform(-1, 1, (3, 4))]
-    assert kinds(f, args, "operator.matmul") == {"stateful"}
-    _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, *args), f, *args)
-    for k in range(2):
-        np.testing.assert_allclose(g[1 + k], central(f, args, k), rtol=1e-6, atol=1e-7)
-
-
 def test_a_mismatched_product_raises_as_the_primal() -> None:
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((4, 2))
     rule = gibbous.build_rrule(mat_mat, a, b)
     with pytest.raises(ValueError, match="matmul"):
         gibbous.value_and_gradient(rule, mat_mat, a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# v @ A, and np.dot / ndarray.dot of the same ranks
+
+ROW = rng.standard_normal(5)  # a global: an inactive vector
+
+
+def vec_mat(v: Array, a: Array) -> float:
+    return float(np.sum(np.sin(v @ a)))
+
+
+def by_value(v: Array, a: Array) -> float:
+    return float(np.sum(np.tanh(v @ a) * 2))  # the product's cotangent passed as a value
+
+
+def np_vecmat(v: Array, a: Array) -> float:
+    return float(np.sum(np.matmul(v, a) ** 2))
+
+
+def also_elsewhere(x: Array, a: Array) -> float:
+    return float(np.sum(np.sin(x @ a)) + np.sum(x * x))
+
+
+def row_of_itself(v: Array) -> float:
+    return float(np.sum(np.sin(v[:3] @ v.reshape(3, 3))))  # two views of one array
+
+
+def data_row(w: Array) -> float:
+    return float(np.sum(np.cos(ROW @ w)))  # ROW inactive
+
+
+def data_matrix(v: Array) -> float:
+    return float(np.sum(np.cos(v @ DATA)))  # DATA inactive
+
+
+def chained(v: Array, a: Array, b: Array) -> float:
+    return float(np.sum(np.sin((v @ a) @ b)))
+
+
+def row_rnn(w: Array, u: Array) -> float:
+    h = np.zeros(3)
+    for s in range(STEPS.shape[0]):
+        h = np.tanh(h @ w + STEPS[s] @ u + 0.1)
+    return float(np.sum(h**2))
+
+
+def dot_mm(a: Array, b: Array) -> float:
+    return float(np.sum(np.sin(np.dot(a, b))))
+
+
+def dot_mv(a: Array, v: Array) -> float:
+    return float(np.sum(np.sin(np.dot(a, v))))
+
+
+def dot_vm(v: Array, a: Array) -> float:
+    return float(np.sum(np.tanh(np.dot(v, a)) * 2))
+
+
+def method_mm(a: Array, b: Array) -> float:
+    return float(np.sum(np.sin(a.dot(b))))
+
+
+def method_mv(a: Array, v: Array) -> float:
+    return float(np.sum(np.sin(a.dot(v))))
+
+
+def method_vm(v: Array, a: Array) -> float:
+    return float(np.sum(np.sin(v.dot(a))))
+
+
+def dot_loop(w: Array, v: Array) -> float:
+    for _ in range(3):
+        v = np.tanh(np.dot(v, w)) + v.dot(w)
+    return float(np.sum(v))
+
+
+VECTOR_CASES = [
+    (vec_mat, [(3,), (3, 4)], "operator.matmul"),
+    (by_value, [(3,), (3, 4)], "operator.matmul"),
+    (np_vecmat, [(4,), (4, 2)], "numpy.matmul"),
+    (also_elsewhere, [(3,), (3, 3)], "operator.matmul"),
+    (row_of_itself, [(9,)], "operator.matmul"),
+    (data_row, [(5, 2)], "operator.matmul"),
+    (data_matrix, [(5,)], "operator.matmul"),
+    (chained, [(2,), (2, 3), (3, 4)], "operator.matmul"),
+    (row_rnn, [(3, 3), (3, 3)], "operator.matmul"),
+    (dot_mm, [(4, 3), (3, 2)], "numpy.dot"),
+    (dot_mv, [(4, 3), (3,)], "numpy.dot"),
+    (dot_vm, [(4,), (4, 3)], "numpy.dot"),
+    (method_mm, [(2, 3), (3, 4)], "numpy.ndarray.dot"),
+    (method_mv, [(2, 3), (3,)], "numpy.ndarray.dot"),
+    (method_vm, [(2,), (2, 3)], "numpy.ndarray.dot"),
+    (dot_loop, [(3, 3), (3,)], "numpy.dot"),
+]
+
+
+def general() -> Context:
+    """A context in which every site of the variants has the general rule again (``matmul``'s
+    or ``dot``'s): the variants' gradients are to be the general rules', bit for bit."""
+    ctx = Context("general", parent=DefaultContext)
+    for fn in PRODUCT_FNS:
+        rule = matmul_rrule if fn in (operator.matmul, np.matmul) else dot_rrule
+        for ranks in RANKS:
+            stateful_primitive(fn, *ranks, state_type=Scratch, ctx=ctx)(rule)
+    return ctx
+
+
+GENERAL = general()
+
+
+def _name(p: object) -> str:
+    return getattr(p, "__name__", "")
+
+
+@pytest.mark.parametrize("f, shapes, callee", VECTOR_CASES, ids=_name)
+def test_vector_and_dot_forms_agree_with_the_called_rules(
+    f: t.Callable[..., float], shapes: list[tuple[int, ...]], callee: str
+) -> None:
+    args = [rng.uniform(-1, 1, s) for s in shapes]
+    assert kinds(f, args, callee) == {"inline"}
+    check(f, args, PRODUCTS)
+
+
+@pytest.mark.parametrize("f, shapes, callee", VECTOR_CASES, ids=_name)
+def test_the_variants_agree_with_the_general_rules(
+    f: t.Callable[..., float], shapes: list[tuple[int, ...]], callee: str
+) -> None:
+    args = [rng.uniform(-1, 1, s) for s in shapes]
+    both(f, args, GENERAL)
+
+
+def test_large_vector_products_go_through_the_pool() -> None:
+    v, a = rng.standard_normal(150), rng.standard_normal((150, 120))
+    check(vec_mat, [v, a], PRODUCTS, fd=False)
+    check(dot_vm, [v, a], PRODUCTS, fd=False)
+    check(vec_mat, [v, a], GENERAL, fd=False)
+
+
+def test_dot_into_out_keeps_its_rule() -> None:
+    """``np.dot(A, B, out=C)`` is not the variant's call: the stateful rule of ``out=``."""
+
+    def f(a: Array, b: Array) -> float:
+        c = np.zeros((a.shape[0], b.shape[1]))
+        np.dot(a, b, out=c)
+        return float(np.sum(np.sin(c)))
+
+    args = [rng.uniform(-1, 1, (3, 4)), rng.uniform(-1, 1, (4, 2))]
+    rows = [r for r in rule_table(f, *args) if r.callee == "numpy.dot"]
+    assert [(r.kind, r.state_type) for r in rows] == [("stateful", "MatmulState")]
+    _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, *args), f, *args)
+    for k in range(2):
+        np.testing.assert_allclose(g[1 + k], central(f, args, k), rtol=1e-6, atol=1e-7)
+
+
+def test_dot_of_other_ranks_keeps_the_general_rule() -> None:
+    def f(v: Array, w: Array, t3: Array) -> float:
+        return float(np.dot(v, w) + np.sum(np.dot(t3, w)))
+
+    args = [rng.uniform(-1, 1, 3), rng.uniform(-1, 1, 3), rng.uniform(-1, 1, (2, 2, 3))]
+    assert kinds(f, args, "numpy.dot") == {"stateful"}
+    _, g = gibbous.value_and_gradient(gibbous.build_rrule(f, *args), f, *args)
+    for k in range(3):
+        np.testing.assert_allclose(g[1 + k], central(f, args, k), rtol=1e-6, atol=1e-7)
 
 
 # --------------------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ for fn in (np.matmul, operator.matmul):
         case(fn, A34, B45),
         case(fn, A34, V4),
         case(fn, V3, A34),
+        case(fn, F3, F34),
         case(fn, V3, W3),
         case(fn, T234, T245),
         case(fn, T234, B45),
@@ -66,19 +67,24 @@ for fn in (np.matmul, operator.matmul):
         case(fn, Z34, B45),
     ]
 
-# dot (and the method): scalars, vectors, matrices, N-D
+# dot (and the method): scalars, vectors, matrices (float64: ``products_f64``), N-D
 CASES += [
     case(np.dot, V3, W3),
     case(np.dot, F3, F3 + 0.5),
     case(np.dot, Z3, ZW3),
     case(np.dot, A34, B45),
     case(np.dot, A34, V4),
+    case(np.dot, V3, A34),
+    case(np.dot, F34, F45),
+    case(np.dot, F3, F34),
     case(np.dot, T234, _r(3, 4, 2)),
     case(np.dot, A34, 1.5),
     case(np.dot, -0.5, V3),
     case(np.dot, 1.5, 2.5),
     case(np.dot, 1.5 + 0.5j, 2.0),
     case(np.ndarray.dot, A34, B45),
+    case(np.ndarray.dot, A34, V4),
+    case(np.ndarray.dot, V3, A34),
     case(np.ndarray.dot, V3, W3),
     case(np.ndarray.dot, Z34, 2.0),
 ]

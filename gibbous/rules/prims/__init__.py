@@ -11,6 +11,7 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``sequences``: the reductions and ``np.linalg.norm`` of lists and tuples (``np.sum([a, b])``);
 * ``products``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
   ``kron``;
+* ``products_f64``: the float64 variants of ``matmul`` and ``dot`` and their array forms;
 * ``norms``: ``np.linalg.norm``;
 * ``diagonals``: ``diag``, ``diagflat``, ``diagonal``, ``trace``;
 * ``decompositions``: ``np.linalg`` ``inv solve det slogdet pinv cholesky svd qr``;
@@ -61,6 +62,7 @@ from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects
 from gibbous.rules.prims import partials as partials
 from gibbous.rules.prims import products as products
+from gibbous.rules.prims import products_f64 as products_f64
 from gibbous.rules.prims import pybuiltins as pybuiltins
 from gibbous.rules.prims import pyrandom as pyrandom
 from gibbous.rules.prims import queries as queries

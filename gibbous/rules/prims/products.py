@@ -17,7 +17,6 @@ allocate either (the audit's policy): they are stateful rules whose scratch buff
 
 from __future__ import annotations
 
-import functools
 import numbers
 import operator
 import string
@@ -25,10 +24,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.rules import pool
-from gibbous.rules.inline import WANT, InlineRule, called_form
 from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
@@ -175,7 +171,7 @@ def matmul_grads(a: Array, b: Array, g: t.Any, want_a: bool, want_b: bool) -> tu
 
 def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     """The general rule: any shapes NumPy multiplies, broadcast batches, complex, mixed dtypes.
-    Float64 matrices and matrix-vector products take variants (below)."""
+    Products of float64 matrices and vectors take variants (``products_f64``)."""
     ap, bp = a.primal, b.primal
     z = f.primal(ap, bp)
     if _is_sum_of_products(z, ap, bp):
@@ -193,127 +189,8 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
     return CoDual(z, zf), general, _keep(state)
 
 
-def matmul_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
-    """``A @ B`` of float64 matrices (the static types say so): no broadcasting, no conjugates.
-    The products go into the state's buffers before they are added into the fdata: a warm
-    reverse allocates nothing."""
-    ap, bp = a.primal, b.primal
-    z = f.primal(ap, bp)
-    da, db = a.fdata, b.fdata
-    want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray  # inactive: no fdata
-    # An operand without a gradient (data) gets no buffer.
-    f64 = ap.dtype
-    state = Scratch.fit(
-        state, (ap.shape if want_a else (0,), f64), (bp.shape if want_b else (0,), f64)
-    )
-    buf_a, buf_b = state.arrays
-    zf = new_fdata(z)
-    done = False
-
-    def matrices_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        nonlocal done
-        if want_a:
-            np.matmul(zf, bp.T, out=buf_a)
-            np.add(da, buf_a, out=da)
-        if want_b:
-            np.matmul(ap.T, zf, out=buf_b)
-            np.add(db, buf_b, out=db)
-        if not done:  # the result's fdata is consumed: recycled (gibbous.rules.pool)
-            done = True
-            pool.release(zf)
-        return _NOTHING_3
-
-    return CoDual(z, zf), matrices_pullback, state
-
-
-def matvec_f64_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
-    """``A @ v`` of a float64 matrix and vector (the static types say so)."""
-    ap, bp = a.primal, b.primal
-    z = f.primal(ap, bp)
-    zf = new_fdata(z)
-    da, db = a.fdata, b.fdata
-    want_a, want_b = type(da) is np.ndarray, type(db) is np.ndarray  # inactive: no fdata
-
-    def matrix_pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        if want_a:
-            np.add(da, zf[:, None] * bp, out=da)
-        if want_b:
-            np.add(db, zf @ ap, out=db)
-        return _NOTHING_3
-
-    return CoDual(z, zf), matrix_pullback, _keep(state)
-
-
-# --------------------------------------------------------------------------------------------
-# Array forms of the float64 variants: the AD pass writes ``A @ B`` into the forward program and
-# the reverse program calls the adjoint below on what the block saved, instead of a call of the
-# stateful rule (a CoDual, a pullback closure and a tape entry per product).  The numbers are
-# the rule's: the same products, added into the fdata the same way.
-
-_PRODUCT_SAVES = (("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1))
-
-
-def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
-    """``acc += product(x, y)`` (``np.matmul``, or ``np.multiply`` for an outer product), the
-    product computed whole first, as the rule does, so the same bits.  A large one goes through
-    scratch memory borrowed from the pool (``pool.empty``), not new memory that faults on first
-    touch: what the rule's ``Scratch`` buffer is for, without a state (docs/decisions.md)."""
-    if acc.nbytes < pool.LARGE_BYTES:
-        np.add(acc, product(x, y), out=acc)
-        return
-    buf = pool.empty(acc.shape, acc.dtype, acc.nbytes)
-    product(x, y, out=buf)
-    np.add(acc, buf, out=acc)
-    pool.release(buf)
-
-
-def matmul_f64_adjoint(a: Array, da: t.Any, b: Array, db: t.Any, g: Array) -> tuple[t.Any, ...]:
-    """The reverse of ``z = A @ B`` (float64 matrices): ``g B^T`` into A's fdata, ``A^T g``
-    into B's; an operand without array fdata (inactive: data) costs nothing; one whose fdata
-    is ``WANT`` gets its cotangent as a value (``gibbous.rules.inline``)."""
-    ra: t.Any = NT
-    rb: t.Any = NT
-    if type(da) is np.ndarray:
-        _add_product(da, np.matmul, g, b.T)
-    elif da is WANT:
-        ra = np.matmul(g, b.T)
-    if type(db) is np.ndarray:
-        _add_product(db, np.matmul, a.T, g)
-    elif db is WANT:
-        rb = np.matmul(a.T, g)
-    return ra, rb
-
-
-def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, g: Array) -> tuple[t.Any, ...]:
-    """The reverse of ``z = A @ v`` (a float64 matrix and vector): the outer product ``g v^T``
-    into A's fdata, ``g A`` into v's."""
-    ra: t.Any = NT
-    rv: t.Any = NT
-    if type(da) is np.ndarray:
-        _add_product(da, np.multiply, g[:, None], v)
-    elif da is WANT:
-        ra = np.multiply(g[:, None], v)
-    if type(dv) is np.ndarray:
-        np.add(dv, g @ a, out=dv)
-    elif dv is WANT:
-        rv = g @ a
-    return ra, rv
-
-
-def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
-    runtime.register_object(adjoint, adjoint.__name__)  # a path for the IR's text
-    return called_form(name, adjoint, _PRODUCT_SAVES, (False, False), values=True)
-
-
-MATMUL_F64_FORM = _product_form("matmul", matmul_f64_adjoint)
-MATVEC_F64_FORM = _product_form("matvec", matvec_f64_adjoint)
-
-_MATRIX, _VECTOR = T.Array("float64", 2), T.Array("float64", 1)
 for _fn in (np.matmul, operator.matmul):
     stateful_primitive(_fn, ARRAY, ARRAY, state_type=Scratch)(matmul_rrule)
-    _variant = functools.partial(stateful_primitive, _fn, state_type=Scratch)
-    _variant(_MATRIX, _MATRIX, variant="matmul_f64", inline=MATMUL_F64_FORM)(matmul_f64_rrule)
-    _variant(_MATRIX, _VECTOR, variant="matvec_f64", inline=MATVEC_F64_FORM)(matvec_f64_rrule)
 
 
 def _tensordot_grads(
