@@ -28,9 +28,11 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
 from gibbous.rules import pool
 from gibbous.rules import render as R
-from gibbous.rules.inline import WANT, InlineRule, called_form, formula_form
+from gibbous.rules.inline import WANT, InlineRule, called_form, formula_form, is_want
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
     ARRAY,
@@ -347,6 +349,9 @@ def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
 def _array_binary_form(
     name: str, grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None, pair: tuple[T.Type, ...]
 ) -> InlineRule:
+    if pair == (REAL_ARRAY, REAL_ARRAY) and grad_x is E.g_first:
+        if grad_y is E.g_first or grad_y is E.g_negate2:  # ``a + b``, ``a - b``
+            return _passing_form(name, grad_y is E.g_negate2)
     # The pattern says which operand is an array, a float or an int: each gets its own sender,
     # where the called rule's one ``_send_real`` asks at every call.
     send_x, send_y = _sender(pair[0], grad_x), _sender(pair[1], grad_y)
@@ -367,6 +372,56 @@ def _array_binary_form(
     runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
     scalars = tuple(ty == F64 for ty in pair)  # (an int operand has no rdata to read)
     return called_form(name, adjoint, _BINARY_SAVES, scalars, values=True)
+
+
+# ``a + b`` and ``a - b`` of two arrays hand the cotangent on (negated for ``b`` of ``a - b``):
+# the reverse program does that itself, one call per operand, not through an adjoint that
+# would only pass ``g`` along.  The same steps as ``send_array``'s for these two formulas.
+
+
+def _passing_form(name: str, negate_y: bool) -> InlineRule:
+    def adjoint(b: Builder, saved: t.Sequence[Value], dy: Value) -> list[Value | None]:
+        x, xf, y, yf, g, _ = saved
+        out: list[Value | None] = []
+        for p, fdata, negate in ((x, xf, False), (y, yf, negate_y)):
+            if is_want(fdata):
+                out.append(b.call(negated_to if negate else passed_to, g, p, type=p.type))
+                continue
+            if not (isinstance(fdata, Constant) and fdata.value is NT):  # (inactive: nothing)
+                b.call(subtract_passed if negate else add_passed, fdata, g, type=T.NONE)
+            out.append(None)
+        return out
+
+    return InlineRule(name, _BINARY_SAVES, adjoint, 2, array=True, values=True)
+
+
+def passed_to(g: Array, p: Array) -> Array:
+    """The cotangent ``g`` handed on to operand ``p``: itself, or summed to ``p``'s shape."""
+    return t.cast(Array, to_shape(g, p.shape))
+
+
+def negated_to(g: Array, p: Array) -> Array:
+    return t.cast(Array, to_shape(np.negative(g), p.shape))
+
+
+def add_passed(fdata: t.Any, g: Array) -> None:
+    if type(fdata) is np.ndarray:  # else an inactive operand
+        if g.shape == fdata.shape:
+            np.add(fdata, g, out=fdata)
+        else:
+            add_into(fdata, g)
+
+
+def subtract_passed(fdata: t.Any, g: Array) -> None:
+    if type(fdata) is np.ndarray:
+        if g.shape == fdata.shape:
+            np.subtract(fdata, g, out=fdata)
+        else:
+            add_into(fdata, np.negative(g))
+
+
+for _helper in (passed_to, negated_to, add_passed, subtract_passed):
+    runtime.register_object(_helper, _helper.__name__)  # a path for the IR's text
 
 
 # --------------------------------------------------------------------------------------------
