@@ -26,6 +26,7 @@ import attrs
 from gibbous.ir import types as T
 from gibbous.passes import Pass
 from gibbous.rules.derived import DerivedRule
+from gibbous.rules.memory import Memory, memory
 from gibbous.rules.registry import Context, DefaultContext, MinimalContext, callable_name
 
 
@@ -134,6 +135,13 @@ class EntryRule(DerivedRule):
             DerivedRule.reset(self)
         elif mine is not UNCLAIMED:
             mine.reset()
+
+    def memory(self) -> Memory:
+        """The NumPy memory this rule holds between calls, in this thread's state: its
+        stateful rules' saved copies and buffers, what its tape still references, and apart,
+        the pool of recycled fdata every rule shares (``gibbous.rules.memory``)."""
+        mine: t.Any = getattr(self.threads.local, "rule", UNCLAIMED)
+        return memory(self if mine is None or mine is UNCLAIMED else mine)
 
     def __copy__(self) -> EntryRule:
         rule = self.program.instantiate(EntryRule)
