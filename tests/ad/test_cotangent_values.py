@@ -14,14 +14,9 @@ import gibbous
 from gibbous.inspect import code_ir, rule_table
 from gibbous.ir import types as T
 from gibbous.rules import pool
-from gibbous.rules.registry import (
-    Context,
-    DefaultContext,
-    lookup_rule,
-    primitive,
-    stateful_primitive,
-)
+from gibbous.rules.registry import Context, DefaultContext, lookup_rule
 from tests.ad.test_array_forms import central
+from tests.ad.test_product_forms import register_without_form
 
 Array = np.ndarray[t.Any, t.Any]
 rng = np.random.default_rng(11)
@@ -96,16 +91,8 @@ def without_forms(args: t.Sequence[object], *fns: t.Callable[..., float]) -> Con
         module, _, attr = name.rpartition(".")
         callee = getattr(__import__(module, fromlist=[attr]), attr)
         for reg in DefaultContext.registrations(callee):
-            if reg.inline is None or not reg.inline.array:
-                continue
-            if reg.kind == "stateful":
-                assert reg.state_type is not None
-                register = stateful_primitive(
-                    callee, *reg.pattern.args, state_type=reg.state_type, ctx=ctx
-                )
-                register(reg.rule)
-            else:
-                primitive(callee, *reg.pattern.args, ctx=ctx)(reg.rule)
+            if reg.inline is not None and reg.inline.array:
+                register_without_form(ctx, callee, reg)
     return ctx
 
 
@@ -173,7 +160,7 @@ def test_a_cotangent_passed_on_is_not_recycled_under_a_user() -> None:
     pool.clear()
 
 
-def test_registrations_helper_finds_the_forms() -> None:
+def test_the_ufunc_forms_take_part() -> None:
     reg = lookup_rule(DefaultContext, np.sin, [T.typeof(np.ones(2))])
     assert reg.inline is not None and reg.inline.values
 

@@ -32,20 +32,25 @@ DATA = rng.standard_normal((5, 3))  # a global: an inactive operand
 STEPS = rng.standard_normal((6, 3))
 
 
+def register_without_form(ctx: Context, fn: object, registration: t.Any) -> None:
+    """``registration`` of ``fn`` again in ``ctx``, the same rule without its inline form."""
+    args = registration.pattern.args
+    if registration.kind == "stateful":
+        assert registration.state_type is not None
+        stateful_primitive(fn, *args, state_type=registration.state_type, ctx=ctx)(
+            registration.rule
+        )
+    else:
+        primitive(fn, *args, ctx=ctx)(registration.rule)
+
+
 def called(*sites: tuple[object, t.Sequence[T.Type]]) -> Context:
     """A context in which each site's variant is registered again without its form."""
     ctx = Context("called", parent=DefaultContext)
     for fn, types in sites:
         registration = lookup_rule(DefaultContext, fn, types)
         assert registration.inline is not None
-        args = registration.pattern.args
-        if registration.kind == "stateful":
-            assert registration.state_type is not None
-            stateful_primitive(fn, *args, state_type=registration.state_type, ctx=ctx)(
-                registration.rule
-            )
-        else:
-            primitive(fn, *args, ctx=ctx)(registration.rule)
+        register_without_form(ctx, fn, registration)
     return ctx
 
 
