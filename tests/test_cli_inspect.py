@@ -60,10 +60,12 @@ def test_optimized_stage_and_passes() -> None:
 def test_forward_and_reverse_programs() -> None:
     forward = ok("ir", *LOSS, "--stage", "forward")
     assert forward.startswith("func @loss.forward(%self: object<gibbous.rules.tangents.CoDual>")
-    # W @ x and np.tanh of float64 arrays: written out, their results given new fdata (array
-    # forms), what the reverse needs pushed as one record
-    assert "call operator.matmul(%W.p, %x.p)" in forward
-    assert "%h = call numpy.tanh(" in forward
+    # W @ x and np.tanh of float64 arrays: written out, into buffers of their own (their
+    # results do not escape), given new fdata (array forms), what the reverse needs pushed as
+    # one record
+    into = "call gibbous.ir.runtime.registered.buffers_into"
+    assert f"{into}2(ad.buffers_0, numpy.matmul, %W.p, %x.p)" in forward
+    assert f"%h = {into}1(ad.buffers_1, numpy.tanh, %0)" in forward
     assert "call gibbous.rules.prims.common.new_fdata(%h)" in forward
     assert "call ad.push_record_0(%rec)" in forward
     reverse = ok("ir", *LOSS, "--stage", "reverse")
@@ -71,6 +73,7 @@ def test_forward_and_reverse_programs() -> None:
     assert "ad.pop_record_0" in reverse
     assert "call gibbous.ir.runtime.registered.array_adjoint_tanh(" in reverse
     assert "call gibbous.ir.runtime.registered.matvec_f64_adjoint(%W.p, %W.f, %x.p" in reverse
+    assert "call gibbous.ir.runtime.registered.buffers_give_back(ad.buffers_0)" in reverse
 
 
 def test_output_file(tmp_path: Path) -> None:

@@ -23,6 +23,8 @@ import re
 import typing as t
 import weakref
 
+import numpy as np
+
 from gibbous.ir import runtime
 from gibbous.ir import names
 from gibbous.ir import types as T
@@ -46,6 +48,7 @@ from gibbous.ir.core import (
 from gibbous.ir.exceptions import caught
 from gibbous.ir.printer import Namer
 from gibbous.passes.activity import Activity
+from gibbous.rules import buffers
 from gibbous.rules.derived import inactive_codual
 from gibbous.rules.inline import WANT, InlineRule
 from gibbous.rules.prims.common import new_fdata
@@ -173,6 +176,16 @@ class Forward:
         self.record_stack: dict[Block, int] = {}
         self.need_cd, self.need_pr = self._needs()
         self.by_value = self._by_value()
+        # Array sites that compute into buffers of their own (``gibbous.rules.buffers``):
+        # the site's buffers, what computes the result with ``out=``, and how many operands.
+        self.buffered: dict[Call, tuple[Placeholder, t.Callable[..., t.Any], int]] = {}
+        for op in self._unescaping():
+            callee = t.cast(Constant, op.callee).value
+            fn = buffers.out_function(callee, _constants(op.args))
+            if fn is not None:
+                n = 1 if fn is np.square and callee is not np.square else len(op.args)
+                hint = f"buffers_{len(self.buffered)}"
+                self.buffered[op] = (self.placeholder(hint, "buffers", buffers.SiteBuffers), fn, n)
 
     def stack(self, hint: str) -> tuple[int, Placeholder, Placeholder]:
         n = self.n_stacks
@@ -254,6 +267,32 @@ class Forward:
             if index < len(user.args) and ("fdata", index) in form.saves:
                 out.add(r)
         return out
+
+    def _unescaping(self) -> list[Call]:
+        """The array sites whose result does not escape the forward program, so that the next
+        call may compute into the same memory: every use is an inline form that reads it and
+        keeps no reference to it (not a view: ``x[1:]``), which may save it for its reverse,
+        run before the site's own.  Not returned, stored, captured, passed to a rule (which may
+        keep it) or to a block (SSA: a use in the forward program reads the latest run)."""
+        out = []
+        for op, rule in self.inline.items():
+            r = op.result
+            if not rule.array or rule.fdata is not None or op.kwnames or r in self.need_cd:
+                continue
+            if not isinstance(op.callee, Constant) or not r.uses:
+                continue
+            if all(self._reads_only(use) for use in r.uses):
+                out.append(op)
+        return out
+
+    def _reads_only(self, use: Use) -> bool:
+        user = use.user
+        if not isinstance(user, Call) or use.index == 0:  # (operand 0: the callee)
+            return False
+        if user in self.primal_only:
+            return True  # a float out of it (``z[i] > 0``)
+        form = self.inline.get(user)
+        return form is not None and form.fdata is None
 
     def has_fdata(self, v: Value) -> bool:
         """Whether ``v`` may have fdata to read (constants: the CoDual made at build time)."""
@@ -443,7 +482,13 @@ class Forward:
         """The primal call itself; what the derivative needs goes into the block's record."""
         r = op.result
         args = [self.primal(a) for a in op.args]
-        new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
+        into = self.buffered.get(op)
+        if into is not None:
+            where, fn, n = into  # (``x ** 2``: ``np.square(x)``)
+            helper = buffers.into1 if n == 1 else buffers.into2
+            new = b.call(helper, where, fn, *args[:n], type=r.type, name=r.name)
+        else:
+            new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
         self.guarded(b, new)
         block = t.cast(Block, op.parent)
         result_fdata: Value | None = None
@@ -555,6 +600,11 @@ class Forward:
         b.call(self._push(stack), self.edges[target].index((block, index)), type=T.NONE)
         b.jump(self.new_blocks[target], *args)
         return via, []
+
+
+def _constants(args: t.Sequence[Value]) -> list[object]:
+    """The arguments' values where they are constants (else the IR values: not constants)."""
+    return [a.value if isinstance(a, Constant) else a for a in args]
 
 
 def _is_caught(op: Call) -> bool:

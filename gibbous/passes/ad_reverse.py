@@ -39,7 +39,7 @@ from gibbous.ir.core import (
 from gibbous.passes.activity import carries_rdata
 from gibbous.passes.ad_forward import COTANGENT, Forward, identity_operand
 from gibbous.passes.rewrite import Match, Rewriter, apply_patterns, pattern
-from gibbous.rules import pool
+from gibbous.rules import buffers, pool
 from gibbous.rules.derived import accum
 from gibbous.rules.inline import InlineRule
 from gibbous.rules.tangent_types import rdata_type
@@ -187,6 +187,9 @@ class Reverse:
             rule = self.fwd.inline.get(op)
             if rule is not None:
                 self.inline(b, cur, op, rule, saved)
+                into = self.fwd.buffered.get(op)
+                if into is not None:  # its derivative has read the result: the depth is free
+                    b.call(buffers.give_back, into[0], type=T.NONE)
                 continue
             identity = identity_operand(op)
             if identity is not None:

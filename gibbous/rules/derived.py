@@ -141,7 +141,8 @@ class Program:
 
     fn: object
     arg_types: tuple[T.Type, ...]
-    # closure index -> ("rule", maker), ("tape", None) or ("count", the count's name)
+    # closure index -> ("rule", maker), ("buffers", maker), ("tape", None) or ("count", the
+    # count's name)
     slots: tuple[tuple[int, str, t.Any], ...]
     make_functions: t.Callable[[t.Mapping[int, object]], tuple[t.Callable[..., object], ...]]
     # How the pullback treats its argument: "none" (the result has no rdata), "exact" (its
@@ -194,6 +195,8 @@ class Program:
                 # Python ``__call__`` counts against 3.12's fixed C recursion limit (three units
                 # each), a bound method does not; recursion pays it per level.
                 replace[index] = rule.__call__ if type(rule) is LazyDerivedRule else rule
+            elif kind == "buffers":  # an array site's (gibbous.rules.buffers)
+                children.append(replace.setdefault(index, what()))
             elif kind == "tape":
                 replace[index] = items
             else:

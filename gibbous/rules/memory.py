@@ -1,11 +1,13 @@
 """What a rule holds between calls: the memory report of ``rule.memory()``.
 
 A rule keeps state per node of the computation (docs/design.md, "State between calls"): the
-states of its stateful children (saved copies, scratch buffers, one per pending depth), its
-derived children (one instance per recursion level reached), and its tape, whose entries are
-dropped as the reverse pass pops them.  ``memory`` walks that tree and counts the NumPy
-memory reachable from it, each buffer once (a view counts its base, once); recycled fdata in
-the pool (``gibbous.rules.pool``) is shared by every rule and reported apart.
+states of its stateful children (saved copies, scratch buffers, one per pending depth), the
+buffers of its array sites (``gibbous.rules.buffers``: results, one per pending depth, and
+reverse-pass scratch), its derived children (one instance per recursion level reached), and
+its tape, whose entries are dropped as the reverse pass pops them.  ``memory`` walks that
+tree and counts the NumPy memory reachable from it, each buffer once (a view counts its base,
+once); recycled fdata in the pool (``gibbous.rules.pool``) is shared by every rule and
+reported apart.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import attrs
 import numpy as np
 
 from gibbous.rules import pool
+from gibbous.rules.buffers import SiteBuffers
 from gibbous.rules.derived import _DELEGATES, DerivedRule, LazyDerivedRule
 from gibbous.rules.stateful import StatefulRRule
 
@@ -28,17 +31,19 @@ class Memory:
     tape: int  # what the tape still references (0 after every pullback has run)
     rules: int  # rule instances walked (derived rules, stateful call sites)
     pool: int  # recycled fdata, shared by every rule of the process
+    buffers: int = 0  # array sites' buffers: results at every depth, reverse scratch
 
     @property
     def total(self) -> int:
-        """What this rule holds: its states and its tape (the pool is everyone's)."""
-        return self.states + self.tape
+        """What this rule holds: its states, its sites' buffers and its tape (the pool is
+        everyone's)."""
+        return self.states + self.buffers + self.tape
 
     def __str__(self) -> str:
         return (
             f"{self.total} bytes held ({self.states} in states of stateful rules, "
-            f"{self.tape} on the tape) over {self.rules} rule instances; "
-            f"{self.pool} bytes in the shared pool"
+            f"{self.buffers} in buffers of array sites, {self.tape} on the tape) over "
+            f"{self.rules} rule instances; {self.pool} bytes in the shared pool"
         )
 
 
@@ -46,7 +51,7 @@ def memory(rule: DerivedRule) -> Memory:
     """The memory report of one rule instance and everything below it."""
     seen: set[int] = set()  # buffers counted
     walked: set[int] = set()  # rules walked (a recursive function's instances share none)
-    states = tape = rules = 0
+    states = tape = rules = sites = 0
     todo: list[object] = [rule]
     while todo:
         node = todo.pop()
@@ -65,7 +70,10 @@ def memory(rule: DerivedRule) -> Memory:
             walked.add(id(node))
             rules += 1
             states += held_bytes(node.states, seen)
-    return Memory(states, tape, rules, pool.held())
+        elif isinstance(node, SiteBuffers):
+            walked.add(id(node))
+            sites += held_bytes(node, seen)
+    return Memory(states, tape, rules, pool.held(), sites)
 
 
 def held_bytes(obj: object, seen: set[int]) -> int:

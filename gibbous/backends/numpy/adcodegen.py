@@ -60,7 +60,7 @@ def compile_program(
     slots = tuple(
         (positions[id(p)], p.kind, p.what)
         for p in ad.placeholders
-        if id(p) in positions and p.kind == "rule"
+        if id(p) in positions and p.kind in ("rule", "buffers")
     ) + ((positions[id(tape_slot)], "tape", None), (positions[id(count_slot)], "count", count))
 
     def make_functions(replace: t.Mapping[int, object]) -> tuple[t.Callable[..., object], ...]:

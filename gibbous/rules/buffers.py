@@ -1,0 +1,152 @@
+"""Per-node buffers: the arrays an array site of a derived rule computes into, kept across calls.
+
+An array form (``gibbous.rules.inline``) computes its primal result as NumPy does, into a new
+array.  Where that result does not escape the forward program (the AD pass decides:
+``gibbous.passes.ad_forward``, "buffered"), the site instead computes into a buffer it owns,
+with ``out=``, and a warm call allocates nothing for it.
+
+A site may run several times before the reverse pass reaches it (a loop, a caller's loop), and
+every pending run needs its own result: the reverse pass reads it.  So, as a stateful rule keeps
+one state per pending depth (``gibbous.rules.stateful``), a site keeps one buffer per depth, in
+a ``SiteBuffers`` bound to each rule instance the way the tape is:
+
+* the forward program's ``into1`` / ``into2`` compute into the buffer at the site's depth and
+  take the depth (``depth += 1``);
+* the reverse program gives it back (``give_back``) once the site's derivative has read it.
+
+Pushes and pops of depths pair up last in first out, as the tape's do, and the tape's own order
+checks (``PullbackOrderError``) cover them.  An abandoned pass leaves its rule dirty, and a
+reset (``DerivedRule.reset``) starts every site at depth 0 again.
+
+A buffer is used only when the operands' shapes are the very shapes that made it: ``out=``
+of a larger array broadcasts the operands to it (silently), and a 0-d result is a NumPy
+scalar, never a buffer.  Any other call computes as the primal does and keeps its result as
+the depth's new buffer, if it is a float64 array.
+"""
+
+from __future__ import annotations
+
+import operator
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import runtime
+
+Array = np.ndarray[t.Any, t.Any]
+
+_NDARRAY = np.ndarray
+_F64 = np.float64
+_NONE = object()  # an operand of a kind a buffer is never used for (a subclass, an object)
+
+
+class SiteBuffers:
+    """One array site's buffers, one per pending depth, with the operand shapes that made each.
+    (Plain slots: read on every call of the forward program.)"""
+
+    __slots__ = ("arrays", "keys", "depth")
+
+    def __init__(self) -> None:
+        self.arrays: list[Array | None] = []
+        self.keys: list[object] = []
+        self.depth = 0
+
+    def reset(self) -> None:
+        """Forget pending runs and free the buffers (after an abandoned pass, which may have
+        reached depths a normal call does not)."""
+        self.arrays.clear()
+        self.keys.clear()
+        self.depth = 0
+
+    def __repr__(self) -> str:
+        return f"<SiteBuffers: depth {self.depth}, {len(self.arrays)} buffer(s)>"
+
+
+def _shape(v: object) -> object:
+    """What an operand contributes to the result's shape: its shape (an array), None (a
+    Python or NumPy scalar, which broadcasts), or ``_NONE`` (anything else: no buffer)."""
+    kind = type(v)
+    if kind is _NDARRAY:
+        return t.cast(Array, v).shape
+    if kind is float or kind is int or kind is _F64:
+        return None
+    return _NONE
+
+
+def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> None:
+    """Depth ``d``'s run computed ``z`` anew from operands of ``key``: keep it as the buffer."""
+    good = type(z) is _NDARRAY and z.dtype == _F64 and key is not _NONE
+    buf = z if good else None
+    if d < len(site.arrays):
+        site.arrays[d] = buf
+        site.keys[d] = key
+    else:
+        site.arrays.append(buf)
+        site.keys.append(key)
+    site.depth = d + 1
+
+
+def into1(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any) -> t.Any:
+    """``fn(x)`` (a ufunc) into the site's buffer at its depth; the depth taken."""
+    d = site.depth
+    if d < len(site.arrays):
+        buf = site.arrays[d]
+        if buf is not None and type(x) is _NDARRAY and x.shape == buf.shape:
+            fn(x, out=buf)  # (raising, it takes no depth: the rule is dirty anyway)
+            site.depth = d + 1
+            return buf
+    z = fn(x)
+    _keep(site, d, z, _shape(x))
+    return z
+
+
+def into2(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -> t.Any:
+    """``fn(x, y)`` (a ufunc, ``matmul`` or ``dot``) into the site's buffer at its depth."""
+    d = site.depth
+    key = (_shape(x), _shape(y))
+    if d < len(site.arrays):
+        buf = site.arrays[d]
+        if buf is not None and site.keys[d] == key:
+            fn(x, y, out=buf)
+            site.depth = d + 1
+            return buf
+    z = fn(x, y)
+    _keep(site, d, z, _NONE if _NONE in key else key)
+    return z
+
+
+def give_back(site: SiteBuffers) -> None:
+    """The reverse pass is done with the site's latest pending run: its depth is free."""
+    site.depth -= 1
+
+
+for _helper in (into1, into2, give_back):
+    runtime.register_object(_helper, f"buffers.{_helper.__name__}")  # for the IR's text
+
+
+# What computes a callable's result into ``out=``, where it is not the callable itself.
+_OPERATORS: dict[object, t.Callable[..., t.Any]] = {
+    operator.add: np.add,
+    operator.sub: np.subtract,
+    operator.mul: np.multiply,
+    operator.truediv: np.true_divide,
+    operator.pow: np.power,
+    operator.neg: np.negative,
+    operator.matmul: np.matmul,
+}
+
+
+def out_function(callee: object, args: t.Sequence[object]) -> t.Callable[..., t.Any] | None:
+    """What computes ``callee(*args)`` with ``out=``, bit for bit: a ufunc itself, NumPy's
+    ufunc for an operator, ``np.dot`` itself; None for anything else.  ``x ** 2`` is
+    ``np.square`` (what NumPy computes for it), so its site passes ``x`` alone."""
+    if callee is operator.pow and len(args) == 2 and type(args[1]) is int and args[1] == 2:
+        return np.square
+    if isinstance(callee, np.ufunc) and callee.nout == 1 and callee.nin == len(args):
+        return callee
+    if callee is np.dot and len(args) == 2:
+        return np.dot
+    fn = _OPERATORS.get(callee)
+    if fn is None or not isinstance(fn, np.ufunc) or fn.nin != len(args):
+        return None
+    return fn
