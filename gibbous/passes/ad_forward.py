@@ -179,13 +179,22 @@ class Forward:
         # Array sites that compute into buffers of their own (``gibbous.rules.buffers``):
         # the site's buffers, what computes the result with ``out=``, and how many operands.
         self.buffered: dict[Call, tuple[Placeholder, t.Callable[..., t.Any], int]] = {}
+        self.sites: dict[Call, Placeholder] = {}  # every site with buffers or scratch
         for op in self._unescaping():
             callee = t.cast(Constant, op.callee).value
             fn = buffers.out_function(callee, _constants(op.args))
             if fn is not None:
                 n = 1 if fn is np.square and callee is not np.square else len(op.args)
-                hint = f"buffers_{len(self.buffered)}"
-                self.buffered[op] = (self.placeholder(hint, "buffers", buffers.SiteBuffers), fn, n)
+                self.buffered[op] = (self.site_buffers(op), fn, n)
+
+    def site_buffers(self, op: Call) -> Placeholder:
+        """The placeholder of ``op``'s ``SiteBuffers``, which each rule instance binds."""
+        hit = self.sites.get(op)
+        if hit is None:
+            hit = self.sites[op] = self.placeholder(
+                f"buffers_{len(self.sites)}", "buffers", buffers.SiteBuffers
+            )
+        return hit
 
     def stack(self, hint: str) -> tuple[int, Placeholder, Placeholder]:
         n = self.n_stacks
@@ -528,6 +537,8 @@ class Forward:
             return new
         if save[0] == "primal":
             return self.primal(op.args[save[1]])
+        if save[0] == "site":  # its buffers, for the reverse pass's scratch
+            return Constant(self.site_buffers(op))
         operand = op.args[save[1]]
         if operand in self.by_value:
             return Constant(WANT)

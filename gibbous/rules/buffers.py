@@ -22,6 +22,14 @@ A buffer is used only when the operands' shapes are the very shapes that made it
 of a larger array broadcasts the operands to it (silently), and a 0-d result is a NumPy
 scalar, never a buffer.  Any other call computes as the primal does and keeps its result as
 the depth's new buffer, if it is a float64 array.
+
+**Reverse-pass scratch.**  The temporaries of a site's derivative (``2 g x`` before it is added
+into x's fdata, a cotangent handed on as a value) go into the site's ``scratch`` arrays, one
+per temporary the adjoint makes (``scratch(site, k, shape)``), not one per depth: a temporary
+is read within the reverse of the block that made it (a cotangent passed as a value goes to a
+producer in the same block: ``gibbous.passes.ad_forward``, "by value"), before the site's
+derivative runs again.  Every array site of a form that asks for it (``("site", -1)`` among
+its saves) has scratch, whether or not its result is buffered.
 """
 
 from __future__ import annotations
@@ -44,12 +52,13 @@ class SiteBuffers:
     """One array site's buffers, one per pending depth, with the operand shapes that made each.
     (Plain slots: read on every call of the forward program.)"""
 
-    __slots__ = ("arrays", "keys", "depth")
+    __slots__ = ("arrays", "keys", "depth", "scratch")
 
     def __init__(self) -> None:
         self.arrays: list[Array | None] = []
         self.keys: list[object] = []
         self.depth = 0
+        self.scratch: list[Array | None] = []
 
     def reset(self) -> None:
         """Forget pending runs and free the buffers (after an abandoned pass, which may have
@@ -57,6 +66,7 @@ class SiteBuffers:
         self.arrays.clear()
         self.keys.clear()
         self.depth = 0
+        self.scratch.clear()
 
     def __repr__(self) -> str:
         return f"<SiteBuffers: depth {self.depth}, {len(self.arrays)} buffer(s)>"
@@ -118,6 +128,22 @@ def into2(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -> 
 def give_back(site: SiteBuffers) -> None:
     """The reverse pass is done with the site's latest pending run: its depth is free."""
     site.depth -= 1
+
+
+def scratch(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array:
+    """The site's ``k``-th float64 scratch array, of ``shape`` (made anew when the shape
+    changed); a new array where there is no site (a rule's pullback, not a form)."""
+    if site is None:
+        return np.empty(shape)
+    arrays = site.scratch
+    if k < len(arrays):
+        a = arrays[k]
+        if a is not None and a.shape == shape:
+            return a
+    else:
+        arrays.extend([None] * (k + 1 - len(arrays)))
+    a = arrays[k] = np.empty(shape)
+    return a
 
 
 for _helper in (into1, into2, give_back):

@@ -19,8 +19,10 @@ is called as a rule.  The AD pass writes a form out where the call's result is a
 (``Session.inline``), so every adjoint is a plain float.
 
 ``InlineRule.saves`` names what the reverse needs, by operand: ``("primal", i)`` (argument
-``i``), ``("fdata", i)`` or ``("result", -1)``; ``adjoint(b, saved, dy)`` writes the reverse
-arithmetic with the builder ``b`` and returns one adjoint per argument (``None``: none).
+``i``), ``("fdata", i)``, ``("result", -1)``, or ``("site", -1)``: the site's buffers, whose
+scratch arrays the adjoint writes its temporaries into (``gibbous.rules.buffers``);
+``adjoint(b, saved, dy)`` writes the reverse arithmetic with the builder ``b`` and returns
+one adjoint per argument (``None``: none).
 
 **Cotangents as values.**  An array form's result has fdata that its uses add into and its
 adjoint reads (``("result_fdata", -1)``).  Where the result has one use, the AD pass passes
@@ -47,10 +49,11 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
 from gibbous.rules import formulas as F
+from gibbous.rules.buffers import SiteBuffers, scratch
 from gibbous.rules import render as R
 
 F64 = T.Float("float64")
-# ("primal", i), ("fdata", i), ("result", -1) or ("result_fdata", -1)
+# ("primal", i), ("fdata", i), ("result", -1), ("result_fdata", -1) or ("site", -1)
 Save = tuple[str, int]
 Adjoint = t.Callable[[Builder, t.Sequence[Value], Value], t.Sequence[Value | None]]
 
@@ -174,31 +177,36 @@ GETITEM = InlineRule("getitem", (("fdata", 0), ("primal", 1)), _add_at, 2)
 def _add_all(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
     """``dx += dy``: every element of a summed array gets the sum's adjoint, in place (or, by
     value, an array of ``dy``)."""
-    fdata, x = saved
+    fdata, x, site = saved
     if is_want(fdata):
-        return (b.call(spread, dy, x, type=x.type),)
+        return (b.call(spread, dy, x, site, type=x.type),)
     b.call(operator.iadd, fdata, dy, type=fdata.type)
     return (None,)
 
 
 def _add_mean(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value | None]:
-    fdata, x = saved
+    fdata, x, site = saved
     size = b.call(getattr, x, "size", type=T.INT)
     share = _call(b, operator.truediv, dy, size)
     if is_want(fdata):
-        return (b.call(spread, share, x, type=x.type),)
+        return (b.call(spread, share, x, site, type=x.type),)
     b.call(operator.iadd, fdata, share, type=fdata.type)
     return (None,)
 
 
-def spread(dy: float, x: np.ndarray[t.Any, t.Any]) -> np.ndarray[t.Any, t.Any]:
-    """An array of ``x``'s shape full of ``dy``: new for a small one, a read-only view of one
-    number for a large one (writing a million copies costs more than the gradient's use)."""
+def spread(
+    dy: float, x: np.ndarray[t.Any, t.Any], site: SiteBuffers | None = None
+) -> np.ndarray[t.Any, t.Any]:
+    """An array of ``x``'s shape full of ``dy``: the site's scratch for a small one, a
+    read-only view of one number for a large one (writing a million copies costs more than the
+    gradient's use)."""
     if x.size <= 4096:
-        out = np.empty(x.shape)
+        out = scratch(site, 0, x.shape)
         out.fill(dy)
         return out
-    out = np.ndarray(x.shape, np.float64, np.array(dy, np.float64), 0, (0,) * x.ndim)
+    one = scratch(site, 1, ())
+    one[()] = dy
+    out = np.ndarray(x.shape, np.float64, one, 0, (0,) * x.ndim)
     out.flags.writeable = False
     return out
 
@@ -206,5 +214,5 @@ def spread(dy: float, x: np.ndarray[t.Any, t.Any]) -> np.ndarray[t.Any, t.Any]:
 runtime.register_object(spread, "spread")
 
 #: ``np.sum(x)`` and ``np.mean(x)`` of a whole float64 array: its fdata takes the adjoint.
-SUM = InlineRule("sum", (("fdata", 0), ("primal", 0)), _add_all, values=True)
-MEAN = InlineRule("mean", (("fdata", 0), ("primal", 0)), _add_mean, values=True)
+SUM = InlineRule("sum", (("fdata", 0), ("primal", 0), ("site", -1)), _add_all, values=True)
+MEAN = InlineRule("mean", (("fdata", 0), ("primal", 0), ("site", -1)), _add_mean, values=True)

@@ -32,6 +32,7 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
 from gibbous.rules import pool
 from gibbous.rules import render as R
+from gibbous.rules.buffers import SiteBuffers, scratch
 from gibbous.rules.inline import WANT, InlineRule, called_form, formula_form, is_want
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims.common import (
@@ -129,20 +130,27 @@ def real_array_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
 def _in_one_buffer(grad: E.UnaryGrad) -> E.UnaryGrad:
     """``grad`` on real arrays of one shape, as its formula's kernel into one new array where
     it needs no other buffer (``1 - z * z`` in one temporary, not three)."""
-    formula = E.FORMULA.get(grad)
-    if formula is None or not formula.calls() <= set(R.KERNEL):
+    fn = _kernel(grad, 1)
+    if fn is None:
         return grad
-    if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays: nothing to compute
-        return grad
-    kernel = R.kernel(formula, 1, None, True, R.KERNEL)
-    if kernel.buffers or kernel.masks:
-        return grad
-    fn = kernel.fn
 
     def in_one_buffer(g: Array, x: Array, z: Array) -> Array:
         return t.cast(Array, fn(g, x, z, None, R.NO_WORK))
 
     return in_one_buffer
+
+
+def _kernel(grad: E.UnaryGrad | E.BinaryGrad | None, arity: int) -> t.Callable[..., t.Any] | None:
+    """``grad``'s formula on real operands as a kernel ``fn(g, *operands, z, out, work)`` that
+    writes into ``out`` (None: a new array) and needs no work buffer; None where the formula has
+    no such kernel, or is ``g`` itself (nothing to compute)."""
+    formula = None if grad is None else E.FORMULA.get(grad)
+    if formula is None or not formula.calls() <= set(R.KERNEL):
+        return None
+    if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays
+        return None
+    kernel = R.kernel(formula, arity, None, True, R.KERNEL)
+    return None if kernel.buffers or kernel.masks else kernel.fn
 
 
 # --------------------------------------------------------------------------------------------
@@ -309,6 +317,7 @@ def _square_pullback(x: CD, g: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
 
 
 _square_slope = _in_one_buffer(E.g_square)  # ``np.square``'s formula, in one new array
+_square_into = t.cast(t.Callable[..., Array], _kernel(E.g_square, 1))  # the same, into ``out``
 
 
 # --------------------------------------------------------------------------------------------
@@ -316,29 +325,36 @@ _square_slope = _in_one_buffer(E.g_square)  # ``np.square``'s formula, in one ne
 # The forward program calls the ufunc and gives the result new fdata; the reverse program calls
 # the variant's own adjoint on what the block saved: no CoDual, pullback or tape entry per call.
 
-_UNARY_SAVES = (("fdata", 0), ("result_fdata", -1), ("primal", 0), ("result", -1))
+_UNARY_SAVES = (("fdata", 0), ("result_fdata", -1), ("primal", 0), ("result", -1), ("site", -1))
 _BINARY_SAVES = (
     ("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1), ("result", -1),
+    ("site", -1),
 )  # fmt: skip
 _NOTHING: tuple[t.Any, ...] = ()
 
 
 def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
-    slope = _in_one_buffer(grad)
+    kernel = _kernel(grad, 1)
     quiet = grad in (E.g_same, E.g_negate, E.g_tanh)
 
-    def adjoint(xf: t.Any, g: Array, x: Array, z: Array) -> tuple[t.Any, ...]:
+    def slope(g: Array, x: Array, z: Array, site: SiteBuffers) -> Array:
+        """The gradient, in the site's scratch where the formula has a kernel."""
+        if kernel is None:
+            return t.cast(Array, grad(g, x, z))
+        return t.cast(Array, kernel(g, x, z, scratch(site, 0, x.shape), R.NO_WORK))
+
+    def adjoint(xf: t.Any, g: Array, x: Array, z: Array, site: SiteBuffers) -> tuple[t.Any, ...]:
         if type(xf) is np.ndarray:
             if quiet:
-                np.add(xf, slope(g, x, z), out=xf)
+                np.add(xf, slope(g, x, z, site), out=xf)
             else:
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    np.add(xf, slope(g, x, z), out=xf)
+                    np.add(xf, slope(g, x, z, site), out=xf)
         elif xf is WANT:  # the cotangent, by value (``gibbous.rules.inline``)
             if quiet:
-                return (slope(g, x, z),)
+                return (slope(g, x, z, site),)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                return (slope(g, x, z),)
+                return (slope(g, x, z, site),)
         return _NOTHING
 
     adjoint.__qualname__ = f"array_adjoint({grad.__name__})"
@@ -359,14 +375,14 @@ def _array_binary_form(
     square = grad_x is E.g_times_y and grad_y is E.g_times_x and pair[0] == pair[1]
 
     def adjoint(
-        x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array
+        x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array, site: SiteBuffers
     ) -> tuple[t.Any, t.Any]:
-        if square and x is y:  # ``x * x``: one gradient ``2 g x``, in one new array
-            return _square_adjoint(x, xf, y, yf, g, z)
+        if square and x is y:  # ``x * x``: one gradient ``2 g x``, in the scratch
+            return _square_adjoint(x, xf, y, yf, g, z, site)
         if quiet:
-            return send_x(x, xf, g, x, y, z), send_y(y, yf, g, x, y, z)
+            return send_x(x, xf, g, x, y, z, site, 0), send_y(y, yf, g, x, y, z, site, 1)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return send_x(x, xf, g, x, y, z), send_y(y, yf, g, x, y, z)
+            return send_x(x, xf, g, x, y, z, site, 0), send_y(y, yf, g, x, y, z, site, 1)
 
     adjoint.__qualname__ = f"array_adjoint({getattr(grad_x, '__name__', '-')}, ...)"
     runtime.register_object(adjoint, f"array_adjoint_{name}")  # a path for the IR's text
@@ -381,38 +397,52 @@ def _array_binary_form(
 
 def _passing_form(name: str, negate_y: bool) -> InlineRule:
     def adjoint(b: Builder, saved: t.Sequence[Value], dy: Value) -> list[Value | None]:
-        x, xf, y, yf, g, _ = saved
+        x, xf, y, yf, g, _, site = saved
         out: list[Value | None] = []
-        for p, fdata, negate in ((x, xf, False), (y, yf, negate_y)):
+        for k, (p, fdata, negate) in enumerate(((x, xf, False), (y, yf, negate_y))):
             if is_want(fdata):
-                out.append(b.call(negated_to if negate else passed_to, g, p, type=p.type))
+                fn = negated_to if negate else passed_to
+                out.append(b.call(fn, g, p, site, k, type=p.type))
                 continue
             if not (isinstance(fdata, Constant) and fdata.value is NT):  # (inactive: nothing)
-                b.call(subtract_passed if negate else add_passed, fdata, g, type=T.NONE)
+                into = subtract_passed if negate else add_passed
+                b.call(into, fdata, g, site, k, type=T.NONE)
             out.append(None)
         return out
 
     return InlineRule(name, _BINARY_SAVES, adjoint, 2, array=True, values=True)
 
 
-def passed_to(g: Array, p: Array) -> Array:
-    """The cotangent ``g`` handed on to operand ``p``: itself, or summed to ``p``'s shape."""
-    return t.cast(Array, to_shape(g, p.shape))
+def passed_to(g: Array, p: Array, site: SiteBuffers | None = None, k: int = 0) -> Array:
+    """The cotangent ``g`` handed on to operand ``p``: itself, or summed to ``p``'s shape (a
+    row's, over the rows: into the site's scratch ``k``)."""
+    shape = p.shape
+    if g.shape == shape:
+        return g
+    if g.ndim == len(shape) + 1 and g.shape[1:] == shape and site is not None:
+        return t.cast(Array, np.add.reduce(g, axis=0, out=scratch(site, k, shape)))
+    return t.cast(Array, to_shape(g, shape))
 
 
-def negated_to(g: Array, p: Array) -> Array:
+def negated_to(g: Array, p: Array, site: SiteBuffers | None = None, k: int = 0) -> Array:
+    if g.shape == p.shape and site is not None:
+        return t.cast(Array, np.negative(g, out=scratch(site, k, g.shape)))
     return t.cast(Array, to_shape(np.negative(g), p.shape))
 
 
-def add_passed(fdata: t.Any, g: Array) -> None:
+def add_passed(fdata: t.Any, g: Array, site: SiteBuffers | None = None, k: int = 0) -> None:
     if type(fdata) is np.ndarray:  # else an inactive operand
-        if g.shape == fdata.shape:
+        shape = fdata.shape
+        if g.shape == shape:
             np.add(fdata, g, out=fdata)
+        elif g.ndim == len(shape) + 1 and g.shape[1:] == shape and site is not None:
+            # A row added to every row (a bias): ``add_into``'s sum, into the scratch.
+            np.add(fdata, np.add.reduce(g, axis=0, out=scratch(site, k, shape)), out=fdata)
         else:
             add_into(fdata, g)
 
 
-def subtract_passed(fdata: t.Any, g: Array) -> None:
+def subtract_passed(fdata: t.Any, g: Array, site: SiteBuffers | None = None, k: int = 0) -> None:
     if type(fdata) is np.ndarray:
         if g.shape == fdata.shape:
             np.subtract(fdata, g, out=fdata)
@@ -476,13 +506,14 @@ def _form(
 
 
 def _square_adjoint(
-    x: Array, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array
+    x: Array, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array, site: SiteBuffers
 ) -> tuple[t.Any, t.Any]:
-    """``x ** 2``: ``2 g x`` into x's fdata, in one new array (no errstate: nothing to warn)."""
+    """``x ** 2``: ``2 g x`` into x's fdata, in the site's scratch (no errstate: nothing to
+    warn)."""
     if type(xf) is np.ndarray:
-        np.add(xf, _square_slope(g, x, None), out=xf)
+        np.add(xf, _square_into(g, x, None, scratch(site, 0, x.shape), R.NO_WORK), out=xf)
     elif xf is WANT:
-        return _square_slope(g, x, None), NT
+        return _square_into(g, x, None, scratch(site, 0, x.shape), R.NO_WORK), NT
     return _NT2
 
 
@@ -508,23 +539,32 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
         return _no_rdata
     if not isinstance(ty, T.Array):
 
-        def send_float(p: t.Any, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array) -> t.Any:
+        def send_float(
+            p: t.Any, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array, *_: t.Any
+        ) -> t.Any:
             if fdata is not WANT:  # a constant or inactive float: its rdata would be dropped
                 return NT
             return scalar_rdata(p, grad(g, x, y, z))
 
         return send_float
     negate = grad is E.g_negate2
+    kernel = _kernel(grad, 2)
 
-    def send_array(p: Array, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array) -> t.Any:
+    def send_array(
+        p: Array, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array, site: SiteBuffers, k: int
+    ) -> t.Any:
         if type(fdata) is not np.ndarray:
             if fdata is WANT:  # the cotangent, by value: ``g`` itself where it is the same
+                if kernel is not None and p.shape == z.shape:
+                    return kernel(g, x, y, z, scratch(site, k, p.shape), R.NO_WORK)
                 return to_shape(grad(g, x, y, z), p.shape)
             return NT  # an inactive operand
         if p.shape != z.shape:
             add_into(fdata, grad(g, x, y, z))
         elif negate:
             np.subtract(fdata, g, out=fdata)
+        elif kernel is not None:
+            np.add(fdata, kernel(g, x, y, z, scratch(site, k, p.shape), R.NO_WORK), out=fdata)
         else:
             np.add(fdata, grad(g, x, y, z), out=fdata)
         return NT

@@ -20,6 +20,7 @@ import numpy as np
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules import pool
+from gibbous.rules.buffers import SiteBuffers, scratch
 from gibbous.rules.inline import WANT, InlineRule, called_form
 from gibbous.rules.prims.common import CD, NT, Array, Scratch, new_fdata
 from gibbous.rules.prims.products import _NOTHING_3, StatefulResult, _keep
@@ -96,14 +97,24 @@ def _adjoint_rule(
 # stateful rule (a CoDual, a pullback closure and a tape entry per product).  The numbers are
 # the rule's: the same products, added into the fdata the same way.
 
-_PRODUCT_SAVES = (("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1))
+_PRODUCT_SAVES = (
+    ("primal", 0), ("fdata", 0), ("primal", 1), ("fdata", 1), ("result_fdata", -1), ("site", -1),
+)  # fmt: skip
 
 
-def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
+def _add_product(
+    acc: Array, product: np.ufunc, x: Array, y: Array, site: SiteBuffers | None, k: int
+) -> None:
     """``acc += product(x, y)`` (``np.matmul``, or ``np.multiply`` for an outer product), the
-    product computed whole first, as the rule does, so the same bits.  A large one goes through
-    scratch memory borrowed from the pool (``pool.empty``), not new memory that faults on first
-    touch: what the rule's ``Scratch`` buffer is for, without a state (docs/decisions.md)."""
+    product computed whole first, as the rule does, so the same bits: into the form's site's
+    scratch ``k`` (``gibbous.rules.buffers``).  Called by a rule (no site), a small product is
+    new memory and a large one goes through scratch memory borrowed from the pool
+    (``pool.empty``), not new memory that faults on first touch: what the rule's ``Scratch``
+    buffer is for, without a state (docs/decisions.md)."""
+    if site is not None:
+        buf = product(x, y, out=scratch(site, k, acc.shape))
+        np.add(acc, buf, out=acc)
+        return
     if acc.nbytes < pool.LARGE_BYTES:
         np.add(acc, product(x, y), out=acc)
         return
@@ -113,53 +124,64 @@ def _add_product(acc: Array, product: np.ufunc, x: Array, y: Array) -> None:
     pool.release(buf)
 
 
-def matmul_f64_adjoint(a: Array, da: t.Any, b: Array, db: t.Any, g: Array) -> tuple[t.Any, ...]:
+def matmul_f64_adjoint(
+    a: Array, da: t.Any, b: Array, db: t.Any, g: Array, site: SiteBuffers | None = None
+) -> tuple[t.Any, ...]:
     """The reverse of ``z = A @ B`` (float64 matrices): ``g B^T`` into A's fdata, ``A^T g``
     into B's; an operand without array fdata (inactive: data) costs nothing; one whose fdata
     is ``WANT`` gets its cotangent as a value (``gibbous.rules.inline``)."""
     ra: t.Any = NT
     rb: t.Any = NT
     if type(da) is np.ndarray:
-        _add_product(da, np.matmul, g, b.T)
+        _add_product(da, np.matmul, g, b.T, site, 0)
     elif da is WANT:
-        ra = np.matmul(g, b.T)
+        ra = np.matmul(g, b.T, out=_out(site, 0, a.shape))
     if type(db) is np.ndarray:
-        _add_product(db, np.matmul, a.T, g)
+        _add_product(db, np.matmul, a.T, g, site, 1)
     elif db is WANT:
-        rb = np.matmul(a.T, g)
+        rb = np.matmul(a.T, g, out=_out(site, 1, b.shape))
     return ra, rb
 
 
-def matvec_f64_adjoint(a: Array, da: t.Any, v: Array, dv: t.Any, g: Array) -> tuple[t.Any, ...]:
+def matvec_f64_adjoint(
+    a: Array, da: t.Any, v: Array, dv: t.Any, g: Array, site: SiteBuffers | None = None
+) -> tuple[t.Any, ...]:
     """The reverse of ``z = A @ v`` (a float64 matrix and vector): the outer product ``g v^T``
     into A's fdata, ``g A`` into v's."""
     ra: t.Any = NT
     rv: t.Any = NT
     if type(da) is np.ndarray:
-        _add_product(da, np.multiply, g[:, None], v)
+        _add_product(da, np.multiply, g[:, None], v, site, 0)
     elif da is WANT:
-        ra = np.multiply(g[:, None], v)
+        ra = np.multiply(g[:, None], v, out=_out(site, 0, a.shape))
     if type(dv) is np.ndarray:
-        np.add(dv, g @ a, out=dv)
+        np.add(dv, np.matmul(g, a, out=_out(site, 1, v.shape)), out=dv)
     elif dv is WANT:
-        rv = g @ a
+        rv = np.matmul(g, a, out=_out(site, 1, v.shape))
     return ra, rv
 
 
-def vecmat_f64_adjoint(v: Array, dv: t.Any, a: Array, da: t.Any, g: Array) -> tuple[t.Any, ...]:
+def vecmat_f64_adjoint(
+    v: Array, dv: t.Any, a: Array, da: t.Any, g: Array, site: SiteBuffers | None = None
+) -> tuple[t.Any, ...]:
     """The reverse of ``z = v @ A`` (a float64 vector and matrix): ``A g`` (``g A^T``) into
     v's fdata, the outer product ``v g^T`` into A's."""
     rv: t.Any = NT
     ra: t.Any = NT
     if type(dv) is np.ndarray:
-        np.add(dv, a @ g, out=dv)
+        np.add(dv, np.matmul(a, g, out=_out(site, 0, v.shape)), out=dv)
     elif dv is WANT:
-        rv = a @ g
+        rv = np.matmul(a, g, out=_out(site, 0, v.shape))
     if type(da) is np.ndarray:
-        _add_product(da, np.multiply, v[:, None], g)
+        _add_product(da, np.multiply, v[:, None], g, site, 1)
     elif da is WANT:
-        ra = np.multiply(v[:, None], g)
+        ra = np.multiply(v[:, None], g, out=_out(site, 1, a.shape))
     return rv, ra
+
+
+def _out(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array | None:
+    """Where a product goes: the site's scratch ``k``, or new memory (None) without a site."""
+    return None if site is None else scratch(site, k, shape)
 
 
 def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
