@@ -64,7 +64,7 @@ def test_forward_and_reverse_programs() -> None:
     # results do not escape), given new fdata (array forms), what the reverse needs pushed as
     # one record
     into = "call gibbous.ir.runtime.registered.buffers_into"
-    assert f"{into}2(ad.buffers_0, numpy.matmul, %W.p, %x.p)" in forward
+    assert f"{into}_aa(ad.buffers_0, numpy.matmul, %W.p, %x.p)" in forward
     assert f"%h = {into}1(ad.buffers_1, numpy.tanh, %0)" in forward
     assert "call gibbous.rules.prims.common.new_fdata(%h)" in forward
     assert "call ad.push_record_0(%rec)" in forward

@@ -90,6 +90,37 @@ def test_a_warm_call_of_an_allocation_free_rule_allocates_nothing() -> None:
     assert fresh.allocated >= A.nbytes + B.nbytes + C.nbytes  # what the prepared one saves
 
 
+def rosenbrock(x: Array) -> float:
+    return float(np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2))
+
+
+def mlp_bias(W1: Array, b1: Array, W2: Array, b2: Array, X: Array) -> float:
+    return float(np.sum((np.tanh(X @ W1 + b1) @ W2 + b2) ** 2))
+
+
+@pytest.mark.parametrize("n", [50, 40_000])  # small arrays, and large ones (the pool's size)
+def test_array_programs_allocate_nothing_warm(n: int) -> None:
+    """Issue 14's zero-byte targets: Rosenbrock and a tanh MLP with biases, through
+    ``prepare_gradient``.  Every primal result goes into its site's buffer, every temporary of
+    the reverse pass into its site's scratch, the gradients into the prepared arrays; the
+    values stay those of finite differences."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(n)
+    prepared = gibbous.prepare_gradient(rosenbrock, x)
+    held = measure(lambda mark: prepared(x))
+    assert held.allocated == 0, held.describe()
+    if n < 100:
+        y = rng.standard_normal(n)
+        np.testing.assert_allclose(prepared(y)[1][1], central(rosenbrock, [y], 0), rtol=1e-6)
+    args = [rng.standard_normal(s) for s in ((8, 16), (16,), (16, 3), (3,), (5, 8))]
+    prepared = gibbous.prepare_gradient(mlp_bias, *args)
+    held = measure(lambda mark: prepared(*args))
+    assert held.allocated == 0, held.describe()
+    _, grads = prepared(*args)
+    for k in range(4):
+        np.testing.assert_allclose(grads[k + 1], central(mlp_bias, args, k), rtol=1e-6, atol=1e-8)
+
+
 def test_threads_get_arrays_of_their_own() -> None:
     rng = np.random.default_rng(4)
     A, B, C = seed_args(rng)

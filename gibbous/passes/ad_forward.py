@@ -494,8 +494,15 @@ class Forward:
         into = self.buffered.get(op)
         if into is not None:
             where, fn, n = into  # (``x ** 2``: ``np.square(x)``)
-            helper = buffers.into1 if n == 1 else buffers.into2
-            new = b.call(helper, where, fn, *args[:n], type=r.type, name=r.name)
+            operands = args[:n]
+            if n == 1:
+                helper: object = buffers.into1
+            elif all(isinstance(a.type, T.Array) for a in op.args[:2]):
+                helper = buffers.into_aa
+            else:  # an array and a scalar: the array again, whose shape the result has
+                helper = buffers.into_a
+                operands.append(operands[0 if isinstance(op.args[0].type, T.Array) else 1])
+            new = b.call(helper, where, fn, *operands, type=r.type, name=r.name)
         else:
             new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
         self.guarded(b, new)

@@ -10,8 +10,8 @@ every pending run needs its own result: the reverse pass reads it.  So, as a sta
 one state per pending depth (``gibbous.rules.stateful``), a site keeps one buffer per depth, in
 a ``SiteBuffers`` bound to each rule instance the way the tape is:
 
-* the forward program's ``into1`` / ``into2`` compute into the buffer at the site's depth and
-  take the depth (``depth += 1``);
+* the forward program's ``into1``, ``into_a`` and ``into_aa`` compute into the buffer at the
+  site's depth and take the depth (``depth += 1``);
 * the reverse program gives it back (``give_back``) once the site's derivative has read it.
 
 Pushes and pops of depths pair up last in first out, as the tape's do, and the tape's own order
@@ -45,7 +45,6 @@ Array = np.ndarray[t.Any, t.Any]
 
 _NDARRAY = np.ndarray
 _F64 = np.float64
-_NONE = object()  # an operand of a kind a buffer is never used for (a subclass, an object)
 
 
 class SiteBuffers:
@@ -72,21 +71,10 @@ class SiteBuffers:
         return f"<SiteBuffers: depth {self.depth}, {len(self.arrays)} buffer(s)>"
 
 
-def _shape(v: object) -> object:
-    """What an operand contributes to the result's shape: its shape (an array), None (a
-    Python or NumPy scalar, which broadcasts), or ``_NONE`` (anything else: no buffer)."""
-    kind = type(v)
-    if kind is _NDARRAY:
-        return t.cast(Array, v).shape
-    if kind is float or kind is int or kind is _F64:
-        return None
-    return _NONE
-
-
-def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> None:
-    """Depth ``d``'s run computed ``z`` anew from operands of ``key``: keep it as the buffer."""
-    good = type(z) is _NDARRAY and z.dtype == _F64 and key is not _NONE
-    buf = z if good else None
+def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> t.Any:
+    """Depth ``d``'s run computed ``z`` anew from operands of shapes ``key`` (None: operands
+    of a kind never buffered): keep it as the buffer, take the depth, return ``z``."""
+    buf = z if type(z) is _NDARRAY and z.dtype == _F64 and key is not None else None
     if d < len(site.arrays):
         site.arrays[d] = buf
         site.keys[d] = key
@@ -94,6 +82,12 @@ def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> None:
         site.arrays.append(buf)
         site.keys.append(key)
     site.depth = d + 1
+    return z
+
+
+# One helper per kind of site, as the static types say (an array ``a``, a scalar ``s``): each
+# tests what makes the buffer's shape the result's shape, no more.  An array operand of another
+# class (a subclass) is never computed into a buffer.
 
 
 def into1(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any) -> t.Any:
@@ -105,24 +99,36 @@ def into1(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any) -> t.Any:
             fn(x, out=buf)  # (raising, it takes no depth: the rule is dirty anyway)
             site.depth = d + 1
             return buf
-    z = fn(x)
-    _keep(site, d, z, _shape(x))
-    return z
+    return _keep(site, d, fn(x), x.shape if type(x) is _NDARRAY else None)
 
 
-def into2(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -> t.Any:
-    """``fn(x, y)`` (a ufunc, ``matmul`` or ``dot``) into the site's buffer at its depth."""
+def into_a(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any, a: t.Any) -> t.Any:
+    """``fn(x, y)``, one of them (``a``) an array and the other a scalar: the result has a's
+    shape."""
     d = site.depth
-    key = (_shape(x), _shape(y))
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None and site.keys[d] == key:
+        if buf is not None and type(a) is _NDARRAY and a.shape == buf.shape:
             fn(x, y, out=buf)
             site.depth = d + 1
             return buf
-    z = fn(x, y)
-    _keep(site, d, z, _NONE if _NONE in key else key)
-    return z
+    return _keep(site, d, fn(x, y), a.shape if type(a) is _NDARRAY else None)
+
+
+def into_aa(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -> t.Any:
+    """``fn(x, y)`` of two arrays: the buffer's shape if both have it, else (broadcasting, a
+    product) the result's shape for the operand shapes that made the buffer."""
+    d = site.depth
+    if d < len(site.arrays):
+        buf = site.arrays[d]
+        if buf is not None and type(x) is _NDARRAY and type(y) is _NDARRAY:
+            s = buf.shape
+            if x.shape == s and y.shape == s or site.keys[d] == (x.shape, y.shape):
+                fn(x, y, out=buf)
+                site.depth = d + 1
+                return buf
+    both = type(x) is _NDARRAY and type(y) is _NDARRAY
+    return _keep(site, d, fn(x, y), (x.shape, y.shape) if both else None)
 
 
 def give_back(site: SiteBuffers) -> None:
@@ -146,7 +152,7 @@ def scratch(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array:
     return a
 
 
-for _helper in (into1, into2, give_back):
+for _helper in (into1, into_a, into_aa, give_back):
     runtime.register_object(_helper, f"buffers.{_helper.__name__}")  # for the IR's text
 
 

@@ -31,19 +31,21 @@ class Memory:
     tape: int  # what the tape still references (0 after every pullback has run)
     rules: int  # rule instances walked (derived rules, stateful call sites)
     pool: int  # recycled fdata, shared by every rule of the process
-    buffers: int = 0  # array sites' buffers: results at every depth, reverse scratch
+    buffers: int = 0  # array sites' results, one buffer per depth reached
+    scratch: int = 0  # array sites' reverse-pass temporaries
 
     @property
     def total(self) -> int:
-        """What this rule holds: its states, its sites' buffers and its tape (the pool is
-        everyone's)."""
-        return self.states + self.buffers + self.tape
+        """What this rule holds: its states, its sites' buffers and scratch, and its tape
+        (the pool is everyone's)."""
+        return self.states + self.buffers + self.scratch + self.tape
 
     def __str__(self) -> str:
         return (
             f"{self.total} bytes held ({self.states} in states of stateful rules, "
-            f"{self.buffers} in buffers of array sites, {self.tape} on the tape) over "
-            f"{self.rules} rule instances; {self.pool} bytes in the shared pool"
+            f"{self.buffers} in buffers of array sites, {self.scratch} in their scratch, "
+            f"{self.tape} on the tape) over {self.rules} rule instances; {self.pool} bytes "
+            "in the shared pool"
         )
 
 
@@ -51,7 +53,7 @@ def memory(rule: DerivedRule) -> Memory:
     """The memory report of one rule instance and everything below it."""
     seen: set[int] = set()  # buffers counted
     walked: set[int] = set()  # rules walked (a recursive function's instances share none)
-    states = tape = rules = sites = 0
+    states = tape = rules = sites = scratch = 0
     todo: list[object] = [rule]
     while todo:
         node = todo.pop()
@@ -72,8 +74,9 @@ def memory(rule: DerivedRule) -> Memory:
             states += held_bytes(node.states, seen)
         elif isinstance(node, SiteBuffers):
             walked.add(id(node))
-            sites += held_bytes(node, seen)
-    return Memory(states, tape, rules, pool.held(), sites)
+            sites += held_bytes(node.arrays, seen)
+            scratch += held_bytes(node.scratch, seen)
+    return Memory(states, tape, rules, pool.held(), sites, scratch)
 
 
 def held_bytes(obj: object, seen: set[int]) -> int:

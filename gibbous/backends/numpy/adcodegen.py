@@ -20,6 +20,7 @@ from gibbous.backends.numpy.source import ClosurePool, Scope, SourceWriter, iden
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Value
 from gibbous.passes.ad import ADFunctions, Placeholder
+from gibbous.rules import buffers
 from gibbous.rules.derived import Program
 from gibbous.rules.tangents import NO_TANGENT
 
@@ -119,6 +120,22 @@ class _Pop(Form):
         return [f"{n} -= 1", f"{targets} = {T}[{n}]", f"{T}[{n}] = None"]
 
 
+@attrs.frozen
+class _GiveBack(Form):
+    """``buffers.give_back(site)`` written out: the site's depth moves back (a call saved per
+    array site and reverse pass)."""
+
+    arity: int = 1
+    statement: bool = True
+    result_is_none: bool = True
+
+    def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
+        return [f"{r.receiver(args[0])}.depth -= 1"]
+
+
+_GIVE_BACK = _GiveBack()
+
+
 class _Emitter(FunctionEmitter):
     """Writes the tape's pushes and pops in place, and ``y, pb = rule(...)`` for a rule call
     whose two results are taken apart right after it, instead of three lines."""
@@ -149,6 +166,8 @@ class _Emitter(FunctionEmitter):
                 return self.push
             if kind == "pop":
                 return self.pop
+        if isinstance(callee, Constant) and callee.value is buffers.give_back:
+            return _GIVE_BACK
         return super().form(op)
 
     def prologue(self, out: SourceWriter) -> None:
