@@ -8,9 +8,11 @@ training loop does not: it reads the gradients, updates the weights, and calls a
 ``PreparedGradient`` keeps the fdata it made for each array argument and, on the next call with
 an argument of the same shape and dtype, zeroes that array in place and hands it to the rule
 again, so the gradients it returns are **its own arrays, overwritten by its next call** (copy
-what you keep).  With an allocation-free rule (the seed's ``np.matmul(A, B, out=C)``) a warm
-call then allocates no NumPy memory at all; with others, what remains is the rule's own
-temporaries (docs/ad.md, "Prepared gradients").
+what you keep).  Its calls also have array sites keep buffers for results of every size
+(``gibbous.rules.buffers.MODE``; ``value_and_gradient`` buffers large ones only).  So with an
+allocation-free primal (the seed's ``np.matmul(A, B, out=C)``, a tanh MLP, Rosenbrock) a warm
+call allocates no NumPy memory at all; with others, what remains is the temporaries of rules
+that are called rather than written inline (docs/ad.md, "Per-node buffers").
 
 The arrays are kept per thread: two threads calling one ``PreparedGradient`` each get their
 own, as each gets its own rule state (``gibbous.toplevel``).  Arguments that are not plain
@@ -26,6 +28,7 @@ import typing as t
 import numpy as np
 
 from gibbous.api import Rule, _direct, _Run, build_rrule, scalar_seed
+from gibbous.rules import buffers
 from gibbous.toplevel import EntryRule
 
 
@@ -42,12 +45,23 @@ class PreparedGradient:
         them."""
         previous: tuple[t.Any, ...] | None = getattr(self._local, "fdatas", None)
         rule, f = self.rule, self.f
-        if type(rule) is EntryRule and rule.direct is f and len(args) == rule.arity and not kwargs:
-            return _direct(rule, f, args, previous, self._local)
-        run = _Run(rule, f, args, kwargs, previous)
-        self._local.fdatas = run.fdatas
-        value = run.y.primal
-        return value, run.gradients(run.pullback(scalar_seed(self.f, value)))
+        mode = buffers.MODE
+        outer = mode.every_size  # (a prepared gradient may call another)
+        mode.every_size = True  # array sites buffer results of every size
+        try:
+            if (
+                type(rule) is EntryRule
+                and rule.direct is f
+                and len(args) == rule.arity
+                and not kwargs
+            ):
+                return _direct(rule, f, args, previous, self._local)
+            run = _Run(rule, f, args, kwargs, previous)
+            self._local.fdatas = run.fdatas
+            value = run.y.primal
+            return value, run.gradients(run.pullback(scalar_seed(self.f, value)))
+        finally:
+            mode.every_size = outer
 
     def held(self) -> int:
         """Bytes of gradient arrays this thread's calls keep for the next call."""

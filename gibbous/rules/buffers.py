@@ -18,6 +18,14 @@ Pushes and pops of depths pair up last in first out, as the tape's do, and the t
 checks (``PullbackOrderError``) cover them.  An abandoned pass leaves its rule dirty, and a
 reset (``DerivedRule.reset``) starts every site at depth 0 again.
 
+**Large results, or every size when asked.**  A buffer is kept only for a result of at least
+``pool.LARGE_BYTES`` (128 KiB), unless ``MODE.every_size`` is set for the calling thread
+(``gibbous.prepared`` sets it: its promise is a warm call that allocates nothing).  Below that
+size, memory that ``malloc`` just freed is in the cache, and a buffer kept since the last call
+often is not: with other work between gradient calls, buffering an RNN's 256-byte results cost
+12 % and a tanh MLP's 64 KiB ones 5 % (docs/decisions.md).  A small result is computed as the
+primal computes it, at the cost of one size test.
+
 A buffer is used only when the operands' shapes are the very shapes that made it: ``out=``
 of a larger array broadcasts the operands to it (silently), and a 0-d result is a NumPy
 scalar, never a buffer.  Any other call computes as the primal does and keeps its result as
@@ -35,13 +43,25 @@ its saves) has scratch, whether or not its result is buffered.
 from __future__ import annotations
 
 import operator
+import threading
 import typing as t
 
 import numpy as np
 
 from gibbous.ir import runtime
+from gibbous.rules import pool
 
 Array = np.ndarray[t.Any, t.Any]
+
+
+class _Mode(threading.local):
+    """Per thread: whether results of every size are buffered (see the module's doc)."""
+
+    every_size = False
+
+
+MODE = _Mode()
+_LARGE = pool.LARGE_BYTES
 
 _NDARRAY = np.ndarray
 _F64 = np.float64
@@ -74,7 +94,8 @@ class SiteBuffers:
 def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> t.Any:
     """Depth ``d``'s run computed ``z`` anew from operands of shapes ``key`` (None: operands
     of a kind never buffered): keep it as the buffer, take the depth, return ``z``."""
-    buf = z if type(z) is _NDARRAY and z.dtype == _F64 and key is not None else None
+    good = type(z) is _NDARRAY and z.dtype == _F64 and key is not None
+    buf = z if good and (z.nbytes >= _LARGE or MODE.every_size) else None
     if d < len(site.arrays):
         site.arrays[d] = buf
         site.keys[d] = key
@@ -95,10 +116,15 @@ def into1(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any) -> t.Any:
     d = site.depth
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None and type(x) is _NDARRAY and x.shape == buf.shape:
-            fn(x, out=buf)  # (raising, it takes no depth: the rule is dirty anyway)
+        if buf is not None:
+            if type(x) is _NDARRAY and x.shape == buf.shape:
+                fn(x, out=buf)  # (raising, it takes no depth: the rule is dirty anyway)
+                site.depth = d + 1
+                return buf
+        elif x.nbytes < _LARGE and not MODE.every_size:  # small: as the primal does
+            z = fn(x)
             site.depth = d + 1
-            return buf
+            return z
     return _keep(site, d, fn(x), x.shape if type(x) is _NDARRAY else None)
 
 
@@ -108,10 +134,15 @@ def into_a(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any, a:
     d = site.depth
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None and type(a) is _NDARRAY and a.shape == buf.shape:
-            fn(x, y, out=buf)
+        if buf is not None:
+            if type(a) is _NDARRAY and a.shape == buf.shape:
+                fn(x, y, out=buf)
+                site.depth = d + 1
+                return buf
+        elif a.nbytes < _LARGE and not MODE.every_size:
+            z = fn(x, y)
             site.depth = d + 1
-            return buf
+            return z
     return _keep(site, d, fn(x, y), a.shape if type(a) is _NDARRAY else None)
 
 
@@ -121,12 +152,19 @@ def into_aa(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -
     d = site.depth
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None and type(x) is _NDARRAY and type(y) is _NDARRAY:
-            s = buf.shape
-            if x.shape == s and y.shape == s or site.keys[d] == (x.shape, y.shape):
-                fn(x, y, out=buf)
-                site.depth = d + 1
-                return buf
+        if buf is not None:
+            if type(x) is _NDARRAY and type(y) is _NDARRAY:
+                s = buf.shape
+                if x.shape == s and y.shape == s or site.keys[d] == (x.shape, y.shape):
+                    fn(x, y, out=buf)
+                    site.depth = d + 1
+                    return buf
+        elif x.nbytes < _LARGE and y.nbytes < _LARGE and not MODE.every_size:
+            # (a product may be larger than its operands: then it is buffered at the next
+            # call that asks for every size, and computed anew until then)
+            z = fn(x, y)
+            site.depth = d + 1
+            return z
     both = type(x) is _NDARRAY and type(y) is _NDARRAY
     return _keep(site, d, fn(x, y), (x.shape, y.shape) if both else None)
 

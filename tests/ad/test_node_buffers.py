@@ -15,7 +15,10 @@ What this file specifies:
 * recursion, a derived call in a loop, pending forward passes, an exception half way through
   a forward pass and abandoned pullbacks leave the buffers right for the next call;
 * threads sharing a rule get their own buffers;
-* ``rule.memory()`` counts the buffers, exactly.
+* ``rule.memory()`` counts the buffers, exactly;
+* results below ``pool.LARGE_BYTES`` are buffered only when every size is asked for
+  (``buffers.MODE``, what ``prepare_gradient`` sets); the rest of this file asks, so that its
+  small arrays show the mechanism.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import pytest
 
 import gibbous
 from gibbous.inspect import code_ir
+from gibbous.rules import buffers as B
 from gibbous.rules.buffers import SiteBuffers
 from gibbous.rules.derived import PartialCallError
 from gibbous.rules.memory import Memory
@@ -38,6 +42,16 @@ from tests.rules.fd import check_gradient
 from tests.test_threads import _run_threads, contention  # noqa: F401  (a fixture)
 
 Array = np.ndarray[t.Any, t.Any]
+
+@pytest.fixture(autouse=True)
+def every_size() -> t.Iterator[None]:
+    """This thread's array sites buffer results of every size, as under ``prepare_gradient``."""
+    B.MODE.every_size = True
+    try:
+        yield
+    finally:
+        B.MODE.every_size = False
+
 
 _INTO = re.compile(r"buffers_into(?:1|_aa|_a)\(ad\.buffers_\d+, ([\w.]+),")
 
@@ -728,3 +742,38 @@ def test_memory_counts_the_buffers_of_a_straight_line_function() -> None:
     gibbous.value_and_gradient(rule, trig, y)
     assert memory(rule).buffers == 3 * y.nbytes
     assert memory(rule).scratch == 5 * y.nbytes
+
+
+# --- 8. which sizes are buffered --------------------------------------------------------------
+
+
+def test_small_results_are_buffered_only_when_every_size_is_asked_for() -> None:
+    """Below 128 KiB a result is computed as the primal computes it (memory ``malloc`` has just
+    freed is warmer than a buffer kept since the last call), unless the thread asks for every
+    size; ``prepare_gradient`` asks, so that a warm call allocates nothing."""
+    B.MODE.every_size = False
+    x = np.linspace(0.0, 1.0, 37)
+    rule, _, _ = check(trig, x)
+    check(trig, x * 2.0, rule=rule)
+    assert memory(rule).buffers == 0
+    B.MODE.every_size = True
+    check(trig, x * 3.0, rule=rule)
+    assert memory(rule).buffers == 3 * x.nbytes  # asked: kept from now on
+    B.MODE.every_size = False
+    check(trig, x * 4.0, rule=rule)  # (and used, once there)
+    assert memory(rule).buffers == 3 * x.nbytes
+    prepared = gibbous.prepare_gradient(trig, x)
+    prepared(x)
+    assert not B.MODE.every_size  # set for its calls only
+    assert memory(t.cast(t.Any, prepared).rule).buffers == 3 * x.nbytes
+
+
+def test_large_results_are_buffered_whatever_the_mode() -> None:
+    B.MODE.every_size = False
+    x = np.linspace(0.0, 1.0, 20_000)  # 160 000 bytes: above pool.LARGE_BYTES
+    rule = gibbous.build_rrule(trig, x)
+    for scale in (1.0, 2.0):
+        y, grads = gibbous.value_and_gradient(rule, trig, x * scale)
+        fd_at(trig, (x * scale,), y, grads)
+    assert memory(rule).buffers == 3 * x.nbytes
+
