@@ -515,7 +515,11 @@ class Forward:
             # operand's for a view), for the uses to add into.
             maker = new_fdata if rule.fdata is None else rule.fdata
             extra = [self.saved(b, block, op, save, new) for save in rule.fdata_saves]
-            result_fdata = b.call(maker, new, *extra, type=r.type, name=_suffix(r.name, "f"))
+            name = _suffix(r.name, "f")
+            if into is not None:  # zeros the site keeps, per depth (not the pool's)
+                result_fdata = b.call(buffers.zeros, into[0], new, maker, type=r.type, name=name)
+            else:
+                result_fdata = b.call(maker, new, *extra, type=r.type, name=name)
             self.pr[r] = new
             self.fdata_in[(None, r)] = result_fdata  # it dominates every use of r
             if r in self.need_cd:

@@ -286,6 +286,8 @@ class Reverse:
                 else:
                     cur[k] = self.add(b, cur, k, adjoint)
         if rule.array and rule.fdata is None and op.result not in by_value:
+            if op in self.fwd.buffered:
+                return  # its fdata is the site's own buffer (``buffers.zeros``), kept
             # The result's new fdata is consumed: recycled (``gibbous.rules.pool``), unless
             # an operand's cotangent, passed on as a value, may be that very array.
             passed = [self.by_value[a] for a in op.args if a in self.by_value]

@@ -71,13 +71,14 @@ class SiteBuffers:
     """One array site's buffers, one per pending depth, with the operand shapes that made each.
     (Plain slots: read on every call of the forward program.)"""
 
-    __slots__ = ("arrays", "keys", "depth", "scratch")
+    __slots__ = ("arrays", "keys", "depth", "scratch", "fdatas")
 
     def __init__(self) -> None:
         self.arrays: list[Array | None] = []
         self.keys: list[object] = []
         self.depth = 0
         self.scratch: list[Array | None] = []
+        self.fdatas: list[Array | None] = []  # the results' fdata, per depth (``zeros``)
 
     def reset(self) -> None:
         """Forget pending runs and free the buffers (after an abandoned pass, which may have
@@ -86,6 +87,7 @@ class SiteBuffers:
         self.keys.clear()
         self.depth = 0
         self.scratch.clear()
+        self.fdatas.clear()
 
     def __repr__(self) -> str:
         return f"<SiteBuffers: depth {self.depth}, {len(self.arrays)} buffer(s)>"
@@ -169,6 +171,25 @@ def into_aa(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -
     return _keep(site, d, fn(x, y), (x.shape, y.shape) if both else None)
 
 
+def zeros(site: SiteBuffers, z: t.Any, make: t.Callable[[t.Any], t.Any]) -> t.Any:
+    """The fdata of ``z``, the result the site's latest run just computed (``into*`` took its
+    depth): the depth's fdata buffer, zeroed, where ``z`` is a buffer's size; else what
+    ``make`` (``new_fdata``) gives, kept for the next call if it is."""
+    d = site.depth - 1
+    fdatas = site.fdatas
+    if d < len(fdatas):
+        f = fdatas[d]
+        if f is not None and type(z) is _NDARRAY and z.shape == f.shape:
+            f.fill(0)
+            return f
+    else:
+        fdatas.extend([None] * (d + 1 - len(fdatas)))
+    f = make(z)
+    keep = type(f) is _NDARRAY and f.dtype == _F64 and f.flags.c_contiguous
+    fdatas[d] = f if keep and (f.nbytes >= _LARGE or MODE.every_size) else None
+    return f
+
+
 def give_back(site: SiteBuffers) -> None:
     """The reverse pass is done with the site's latest pending run: its depth is free."""
     site.depth -= 1
@@ -190,7 +211,7 @@ def scratch(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array:
     return a
 
 
-for _helper in (into1, into_a, into_aa, give_back):
+for _helper in (into1, into_a, into_aa, zeros, give_back):
     runtime.register_object(_helper, f"buffers.{_helper.__name__}")  # for the IR's text
 
 

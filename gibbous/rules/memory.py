@@ -31,7 +31,7 @@ class Memory:
     tape: int  # what the tape still references (0 after every pullback has run)
     rules: int  # rule instances walked (derived rules, stateful call sites)
     pool: int  # recycled fdata, shared by every rule of the process
-    buffers: int = 0  # array sites' results, one buffer per depth reached
+    buffers: int = 0  # array sites' results and their fdata, one buffer per depth reached
     scratch: int = 0  # array sites' reverse-pass temporaries
 
     @property
@@ -74,7 +74,7 @@ def memory(rule: DerivedRule) -> Memory:
             states += held_bytes(node.states, seen)
         elif isinstance(node, SiteBuffers):
             walked.add(id(node))
-            sites += held_bytes(node.arrays, seen)
+            sites += held_bytes(node.arrays, seen) + held_bytes(node.fdatas, seen)
             scratch += held_bytes(node.scratch, seen)
     return Memory(states, tape, rules, pool.held(), sites, scratch)
 

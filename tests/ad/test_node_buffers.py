@@ -37,6 +37,7 @@ from gibbous.rules.buffers import SiteBuffers
 from gibbous.rules.derived import PartialCallError
 from gibbous.rules.memory import Memory
 from gibbous.rules.tangents import NO_TANGENT, CoDual
+from gibbous.testing.allocations import measure
 from tests.ad.conftest import check
 from tests.rules.fd import check_gradient
 from tests.test_threads import _run_threads, contention  # noqa: F401  (a fixture)
@@ -776,4 +777,25 @@ def test_large_results_are_buffered_whatever_the_mode() -> None:
         y, grads = gibbous.value_and_gradient(rule, trig, x * scale)
         fd_at(trig, (x * scale,), y, grads)
     assert memory(rule).buffers == 3 * x.nbytes
+
+
+def residual(x: Array, y: Array) -> float:
+    r = x - y  # used twice: its cotangent is added into fdata, not passed as a value
+    return float(np.sum(np.sin(r) * r))
+
+
+def test_a_result_used_twice_has_its_fdata_in_the_site_buffers() -> None:
+    """The fdata of a buffered result (where its cotangent is added up) is a buffer of the
+    site's too, zeroed at every run: a stale one would add the last call's cotangent in."""
+    rng = np.random.default_rng(12)
+    x, y = rng.standard_normal(9), rng.standard_normal(9)
+    assert "buffers_zeros(ad.buffers_" in str(code_ir(residual, x, y, stage="forward"))
+    rule, _, _ = check(residual, x, y)
+    held = memory(rule).buffers
+    assert held == 4 * x.nbytes  # x - y, its fdata, sin, the product
+    for _ in range(3):
+        check(residual, rng.standard_normal(9), rng.standard_normal(9), rule=rule)
+        assert memory(rule).buffers == held
+    prepared = gibbous.prepare_gradient(residual, x, y)
+    assert measure(lambda mark: prepared(x, y)).allocated == 0
 

@@ -54,11 +54,16 @@ def test_small_arrays_views_and_overflow_are_not_kept(monkeypatch: pytest.Monkey
     assert pool.held() == 8 * 64 * 512
 
 
+def passed(a: np.ndarray) -> np.ndarray:
+    return a
+
+
 def layers(x: np.ndarray, w: np.ndarray) -> float:
     # ``h`` and ``r``, used twice, have fdata; the values used once pass their cotangents as
-    # values (no fdata to recycle).  ``h``'s is recycled after its adjoint; ``r``'s, which
-    # the subtraction passes on to ``h * h``, is not.
-    h = np.tanh(x * w + 0.5)
+    # values (no fdata to recycle).  ``h`` escapes into a call, so its site keeps no buffer
+    # (gibbous.rules.buffers): its fdata comes from the pool and is recycled after its
+    # adjoint.  ``r``'s is a buffer of its site.
+    h = passed(np.tanh(x * w + 0.5))
     r = h * h - x / (1.0 + w * w)
     return float(np.sum(r * r))
 
