@@ -8,8 +8,8 @@ training loop does not: it reads the gradients, updates the weights, and calls a
 ``PreparedGradient`` keeps the fdata it made for each array argument and, on the next call with
 an argument of the same shape and dtype, zeroes that array in place and hands it to the rule
 again, so the gradients it returns are **its own arrays, overwritten by its next call** (copy
-what you keep).  Its calls also have array sites keep buffers for results of every size
-(``gibbous.rules.buffers.MODE``; ``value_and_gradient`` buffers large ones only).  So with an
+what you keep).  Its calls also have array sites compute into buffers they keep
+(``gibbous.rules.buffers.MODE``; ``value_and_gradient`` does not).  So with an
 allocation-free primal (the seed's ``np.matmul(A, B, out=C)``, a tanh MLP, Rosenbrock) a warm
 call allocates no NumPy memory at all; with others, what remains is the temporaries of rules
 that are called rather than written inline (docs/ad.md, "Per-node buffers").
@@ -46,8 +46,8 @@ class PreparedGradient:
         previous: tuple[t.Any, ...] | None = getattr(self._local, "fdatas", None)
         rule, f = self.rule, self.f
         mode = buffers.MODE
-        outer = mode.every_size  # (a prepared gradient may call another)
-        mode.every_size = True  # array sites buffer results of every size
+        outer = mode.keep  # (a prepared gradient may call another)
+        mode.keep = True  # array sites compute into buffers they keep
         try:
             if (
                 type(rule) is EntryRule
@@ -61,7 +61,7 @@ class PreparedGradient:
             value = run.y.primal
             return value, run.gradients(run.pullback(scalar_seed(self.f, value)))
         finally:
-            mode.every_size = outer
+            mode.keep = outer
 
     def held(self) -> int:
         """Bytes of gradient arrays this thread's calls keep for the next call."""

@@ -286,13 +286,15 @@ class Reverse:
                 else:
                     cur[k] = self.add(b, cur, k, adjoint)
         if rule.array and rule.fdata is None and op.result not in by_value:
-            if op in self.fwd.buffered:
-                return  # its fdata is the site's own buffer (``buffers.zeros``), kept
             # The result's new fdata is consumed: recycled (``gibbous.rules.pool``), unless
-            # an operand's cotangent, passed on as a value, may be that very array.
+            # an operand's cotangent, passed on as a value, may be that very array, or it is
+            # the site's own buffer (``buffers.zeros``).
             passed = [self.by_value[a] for a in op.args if a in self.by_value]
+            into = self.fwd.buffered.get(op)
             for save, value in zip(rule.saves, values):
-                if save[0] == "result_fdata" and passed:
+                if save[0] == "result_fdata" and into is not None:
+                    b.call(buffers.release, into[0], value, *passed, type=T.NONE)
+                elif save[0] == "result_fdata" and passed:
                     b.call(pool.release_unless_passed, value, *passed, type=T.NONE)
                 elif save[0] == "result_fdata":
                     b.call(pool.release, value, type=T.NONE)

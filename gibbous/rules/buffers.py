@@ -18,13 +18,15 @@ Pushes and pops of depths pair up last in first out, as the tape's do, and the t
 checks (``PullbackOrderError``) cover them.  An abandoned pass leaves its rule dirty, and a
 reset (``DerivedRule.reset``) starts every site at depth 0 again.
 
-**Large results, or every size when asked.**  A buffer is kept only for a result of at least
-``pool.LARGE_BYTES`` (128 KiB), unless ``MODE.every_size`` is set for the calling thread
-(``gibbous.prepared`` sets it: its promise is a warm call that allocates nothing).  Below that
-size, memory that ``malloc`` just freed is in the cache, and a buffer kept since the last call
-often is not: with other work between gradient calls, buffering an RNN's 256-byte results cost
-12 % and a tanh MLP's 64 KiB ones 5 % (docs/decisions.md).  A small result is computed as the
-primal computes it, at the cost of one size test.
+**Kept under ``prepare_gradient``.**  A site uses its buffers only while its rule instance
+keeps them (``SiteBuffers.keep``); the forward and reverse programs test the flag and otherwise
+compute as the primal does (``gibbous.backends.numpy.adcodegen``).  ``prepare_gradient`` asks
+for them (``MODE.keep``, per thread: its promise is a warm call that allocates nothing);
+``value_and_gradient`` does not.  Measured with other work between gradient calls
+(``benchmarks/peers.py``), buffers kept since the last call lost to the memory ``malloc`` had
+just freed, small arrays and large alike: the RNN 725 → 802 µs, Rosenbrock at 10⁶ 23.3 →
+26.4 ms (medians; docs/decisions.md).  The flag changes only between calls, when nothing is pending
+(``DerivedRule.keep_buffers``): every pending run of a site is of one kind.
 
 A buffer is used only when the operands' shapes are the very shapes that made it: ``out=``
 of a larger array broadcasts the operands to it (silently), and a 0-d result is a NumPy
@@ -55,13 +57,12 @@ Array = np.ndarray[t.Any, t.Any]
 
 
 class _Mode(threading.local):
-    """Per thread: whether results of every size are buffered (see the module's doc)."""
+    """Per thread: whether the calls it makes keep buffers (see the module's doc)."""
 
-    every_size = False
+    keep = False
 
 
 MODE = _Mode()
-_LARGE = pool.LARGE_BYTES
 
 _NDARRAY = np.ndarray
 _F64 = np.float64
@@ -71,9 +72,10 @@ class SiteBuffers:
     """One array site's buffers, one per pending depth, with the operand shapes that made each.
     (Plain slots: read on every call of the forward program.)"""
 
-    __slots__ = ("arrays", "keys", "depth", "scratch", "fdatas")
+    __slots__ = ("arrays", "keys", "depth", "scratch", "fdatas", "keep")
 
     def __init__(self) -> None:
+        self.keep = MODE.keep  # (a child instance made during a call: that call's mode)
         self.arrays: list[Array | None] = []
         self.keys: list[object] = []
         self.depth = 0
@@ -96,8 +98,7 @@ class SiteBuffers:
 def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> t.Any:
     """Depth ``d``'s run computed ``z`` anew from operands of shapes ``key`` (None: operands
     of a kind never buffered): keep it as the buffer, take the depth, return ``z``."""
-    good = type(z) is _NDARRAY and z.dtype == _F64 and key is not None
-    buf = z if good and (z.nbytes >= _LARGE or MODE.every_size) else None
+    buf = z if type(z) is _NDARRAY and z.dtype == _F64 and key is not None else None
     if d < len(site.arrays):
         site.arrays[d] = buf
         site.keys[d] = key
@@ -108,9 +109,9 @@ def _keep(site: SiteBuffers, d: int, z: t.Any, key: object) -> t.Any:
     return z
 
 
-# One helper per kind of site, as the static types say (an array ``a``, a scalar ``s``): each
-# tests what makes the buffer's shape the result's shape, no more.  An array operand of another
-# class (a subclass) is never computed into a buffer.
+# One helper per kind of site, as the static types say: each tests what makes the buffer's
+# shape the result's shape, no more.  An array operand of another class (a subclass) is
+# never computed into a buffer.  The programs call them only while the site keeps buffers.
 
 
 def into1(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any) -> t.Any:
@@ -118,15 +119,10 @@ def into1(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any) -> t.Any:
     d = site.depth
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None:
-            if type(x) is _NDARRAY and x.shape == buf.shape:
-                fn(x, out=buf)  # (raising, it takes no depth: the rule is dirty anyway)
-                site.depth = d + 1
-                return buf
-        elif x.nbytes < _LARGE and not MODE.every_size:  # small: as the primal does
-            z = fn(x)
+        if buf is not None and type(x) is _NDARRAY and x.shape == buf.shape:
+            fn(x, out=buf)  # (raising, it takes no depth: the rule is dirty anyway)
             site.depth = d + 1
-            return z
+            return buf
     return _keep(site, d, fn(x), x.shape if type(x) is _NDARRAY else None)
 
 
@@ -136,15 +132,10 @@ def into_a(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any, a:
     d = site.depth
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None:
-            if type(a) is _NDARRAY and a.shape == buf.shape:
-                fn(x, y, out=buf)
-                site.depth = d + 1
-                return buf
-        elif a.nbytes < _LARGE and not MODE.every_size:
-            z = fn(x, y)
+        if buf is not None and type(a) is _NDARRAY and a.shape == buf.shape:
+            fn(x, y, out=buf)
             site.depth = d + 1
-            return z
+            return buf
     return _keep(site, d, fn(x, y), a.shape if type(a) is _NDARRAY else None)
 
 
@@ -154,19 +145,12 @@ def into_aa(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -
     d = site.depth
     if d < len(site.arrays):
         buf = site.arrays[d]
-        if buf is not None:
-            if type(x) is _NDARRAY and type(y) is _NDARRAY:
-                s = buf.shape
-                if x.shape == s and y.shape == s or site.keys[d] == (x.shape, y.shape):
-                    fn(x, y, out=buf)
-                    site.depth = d + 1
-                    return buf
-        elif x.nbytes < _LARGE and y.nbytes < _LARGE and not MODE.every_size:
-            # (a product may be larger than its operands: then it is buffered at the next
-            # call that asks for every size, and computed anew until then)
-            z = fn(x, y)
-            site.depth = d + 1
-            return z
+        if buf is not None and type(x) is _NDARRAY and type(y) is _NDARRAY:
+            s = buf.shape
+            if x.shape == s and y.shape == s or site.keys[d] == (x.shape, y.shape):
+                fn(x, y, out=buf)
+                site.depth = d + 1
+                return buf
     both = type(x) is _NDARRAY and type(y) is _NDARRAY
     return _keep(site, d, fn(x, y), (x.shape, y.shape) if both else None)
 
@@ -174,7 +158,7 @@ def into_aa(site: SiteBuffers, fn: t.Callable[..., t.Any], x: t.Any, y: t.Any) -
 def zeros(site: SiteBuffers, z: t.Any, make: t.Callable[[t.Any], t.Any]) -> t.Any:
     """The fdata of ``z``, the result the site's latest run just computed (``into*`` took its
     depth): the depth's fdata buffer, zeroed, where ``z`` is a buffer's size; else what
-    ``make`` (``new_fdata``) gives, kept for the next call if it is."""
+    ``make`` (``new_fdata``) gives, kept for the next call if it is a float64 array."""
     d = site.depth - 1
     fdatas = site.fdatas
     if d < len(fdatas):
@@ -186,8 +170,16 @@ def zeros(site: SiteBuffers, z: t.Any, make: t.Callable[[t.Any], t.Any]) -> t.An
         fdatas.extend([None] * (d + 1 - len(fdatas)))
     f = make(z)
     keep = type(f) is _NDARRAY and f.dtype == _F64 and f.flags.c_contiguous
-    fdatas[d] = f if keep and (f.nbytes >= _LARGE or MODE.every_size) else None
+    fdatas[d] = f if keep else None
     return f
+
+
+def release(site: SiteBuffers, fdata: t.Any, *passed: object) -> None:
+    """The reverse pass is done with a buffered site's result fdata: the pool takes it back
+    (``pool.release_unless_passed``: unless a cotangent handed on may be that array) unless
+    it is the site's own buffer."""
+    if not site.keep:
+        pool.release_unless_passed(fdata, *passed)
 
 
 def give_back(site: SiteBuffers) -> None:
@@ -195,11 +187,11 @@ def give_back(site: SiteBuffers) -> None:
     site.depth -= 1
 
 
-def scratch(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array:
+def scratch(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array | None:
     """The site's ``k``-th float64 scratch array, of ``shape`` (made anew when the shape
-    changed); a new array where there is no site (a rule's pullback, not a form)."""
-    if site is None:
-        return np.empty(shape)
+    changed), while it keeps buffers; else None, for ``out=``: a new array."""
+    if site is None or not site.keep:
+        return None
     arrays = site.scratch
     if k < len(arrays):
         a = arrays[k]
@@ -211,7 +203,7 @@ def scratch(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array:
     return a
 
 
-for _helper in (into1, into_a, into_aa, zeros, give_back):
+for _helper in (into1, into_a, into_aa, zeros, release, give_back):
     runtime.register_object(_helper, f"buffers.{_helper.__name__}")  # for the IR's text
 
 

@@ -42,7 +42,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.purity import register_pure
-from gibbous.rules import recursion
+from gibbous.rules import buffers, recursion
 from gibbous.rules.registry import Pullback
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.tangent_check import rdata_mismatch
@@ -251,6 +251,7 @@ class DerivedRule:
         "_serial",
         "threads",
         "level",
+        "_keep",
     )
 
     def __init__(
@@ -276,6 +277,7 @@ class DerivedRule:
         # each thread uses.  Child rules run on their parent's thread and check nothing more.
         self.threads: t.Any = None
         self.level = 0  # calls of derived rules above it (see gibbous.rules.recursion)
+        self._keep = False  # its array sites use their buffers (``keep_buffers``)
 
     @property
     def depth(self) -> int:
@@ -298,15 +300,15 @@ class DerivedRule:
         name = getattr(self.program.fn, "__qualname__", repr(self.program.fn))
         return f"<DerivedRule {name}: depth {self._depth}>"
 
-    def reset(self) -> None:
-        """Forget pending calls, here and in every child rule, and free what they held: the
-        tape, stateful rules' states (child rules and their programs stay)."""
-        # One level of recursion is an instance inside the last: a loop, not a recursion,
-        # so that a tree as deep as the recursion went can be reset.
+    def instances(self) -> t.Iterator[tuple[DerivedRule, list[object]]]:
+        """This instance and every derived instance below it, each with its other children
+        (primitive rules, site buffers).  One level of recursion is an instance inside the
+        last: a loop, not a recursion, so that a tree as deep as the recursion went can be
+        walked."""
         todo = [self]
         while todo:
             rule = todo.pop()
-            rule.tape.reset()
+            others: list[object] = []
             for child in rule.children:
                 while type(child) in _DELEGATES:
                     child = child.rule
@@ -314,12 +316,34 @@ class DerivedRule:
                     child = child.instance
                 if type(child) is DerivedRule:
                     todo.append(child)
-                elif child is not None and hasattr(child, "reset"):
+                elif child is not None:
+                    others.append(child)
+            yield rule, others
+
+    def reset(self) -> None:
+        """Forget pending calls, here and in every child rule, and free what they held: the
+        tape, stateful rules' states, site buffers (child rules and their programs stay)."""
+        for rule, others in self.instances():
+            rule.tape.reset()
+            for child in others:
+                if hasattr(child, "reset"):
                     child.reset()
             rule._depth = 0
             rule._dirty = _CLEAN
             rule._generation += 1
             rule._serials.clear()
+
+    def keep_buffers(self, keep: bool) -> None:
+        """Have the array sites of this instance and every instance below it compute into
+        their buffers (``gibbous.rules.buffers``), or as the primal does, freeing them.  Only
+        while nothing is pending: every pending run of a site must be of one kind."""
+        for rule, others in self.instances():
+            rule._keep = keep
+            for child in others:
+                if type(child) is buffers.SiteBuffers:
+                    child.keep = keep
+                    if not keep:
+                        child.reset()
 
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
         threads = self.threads
@@ -332,6 +356,8 @@ class DerivedRule:
                 return t.cast(tuple[_CoDual, DerivedPullback], mine(f, *args))
         if self._dirty:
             self.reset()
+        if self.level == 0 and not self._depth and self._keep is not buffers.MODE.keep:
+            self.keep_buffers(buffers.MODE.keep)  # (a call from the user, nothing pending)
         cell = self.tape.cell
         start = 0 if cell is None else cell.cell_contents
         try:
@@ -395,6 +421,8 @@ class DerivedRule:
         rule: DerivedRule = self if mine is None else mine
         if rule._depth or rule._dirty:
             DerivedRule.reset(rule)
+        if rule._keep is not buffers.MODE.keep:
+            DerivedRule.keep_buffers(rule, buffers.MODE.keep)
         lost = rule.program.lost
         if lost:
             lost.pop(threading.get_ident(), None)

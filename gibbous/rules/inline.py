@@ -202,9 +202,13 @@ def spread(
     gradient's use)."""
     if x.size <= 4096:
         out = scratch(site, 0, x.shape)
+        if out is None:
+            out = np.empty(x.shape)
         out.fill(dy)
         return out
     one = scratch(site, 1, ())
+    if one is None:
+        one = np.empty(())
     one[()] = dy
     out = np.ndarray(x.shape, np.float64, one, 0, (0,) * x.ndim)
     out.flags.writeable = False

@@ -16,9 +16,9 @@ What this file specifies:
   a forward pass and abandoned pullbacks leave the buffers right for the next call;
 * threads sharing a rule get their own buffers;
 * ``rule.memory()`` counts the buffers, exactly;
-* results below ``pool.LARGE_BYTES`` are buffered only when every size is asked for
-  (``buffers.MODE``, what ``prepare_gradient`` sets); the rest of this file asks, so that its
-  small arrays show the mechanism.
+* sites use their buffers only while their rule keeps them (``buffers.MODE.keep``, which
+  ``prepare_gradient`` sets; ``value_and_gradient`` computes as the primal does); the rest of
+  this file asks for them.
 """
 
 from __future__ import annotations
@@ -45,13 +45,13 @@ from tests.test_threads import _run_threads, contention  # noqa: F401  (a fixtur
 Array = np.ndarray[t.Any, t.Any]
 
 @pytest.fixture(autouse=True)
-def every_size() -> t.Iterator[None]:
-    """This thread's array sites buffer results of every size, as under ``prepare_gradient``."""
-    B.MODE.every_size = True
+def keep() -> t.Iterator[None]:
+    """This thread's calls keep buffers, as ``prepare_gradient``'s do."""
+    B.MODE.keep = True
     try:
         yield
     finally:
-        B.MODE.every_size = False
+        B.MODE.keep = False
 
 
 _INTO = re.compile(r"buffers_into(?:1|_aa|_a)\(ad\.buffers_\d+, ([\w.]+),")
@@ -748,35 +748,43 @@ def test_memory_counts_the_buffers_of_a_straight_line_function() -> None:
 # --- 8. which sizes are buffered --------------------------------------------------------------
 
 
-def test_small_results_are_buffered_only_when_every_size_is_asked_for() -> None:
-    """Below 128 KiB a result is computed as the primal computes it (memory ``malloc`` has just
-    freed is warmer than a buffer kept since the last call), unless the thread asks for every
-    size; ``prepare_gradient`` asks, so that a warm call allocates nothing."""
-    B.MODE.every_size = False
+def test_buffers_are_kept_only_when_asked_for() -> None:
+    """``value_and_gradient`` computes as the primal does (buffers kept since the last call
+    lost to memory ``malloc`` had just freed); ``prepare_gradient`` asks for buffers, so that a
+    warm call allocates nothing.  The rule switches between calls and frees what it held."""
+    B.MODE.keep = False
     x = np.linspace(0.0, 1.0, 37)
     rule, _, _ = check(trig, x)
     check(trig, x * 2.0, rule=rule)
-    assert memory(rule).buffers == 0
-    B.MODE.every_size = True
+    assert memory(rule).buffers == 0 and memory(rule).scratch == 0
+    B.MODE.keep = True
     check(trig, x * 3.0, rule=rule)
     assert memory(rule).buffers == 3 * x.nbytes  # asked: kept from now on
-    B.MODE.every_size = False
-    check(trig, x * 4.0, rule=rule)  # (and used, once there)
-    assert memory(rule).buffers == 3 * x.nbytes
+    B.MODE.keep = False
+    check(trig, x * 4.0, rule=rule)  # not asked: freed
+    assert memory(rule).buffers == 0 and memory(rule).scratch == 0
     prepared = gibbous.prepare_gradient(trig, x)
     prepared(x)
-    assert not B.MODE.every_size  # set for its calls only
+    assert not B.MODE.keep  # set for its calls only
     assert memory(t.cast(t.Any, prepared).rule).buffers == 3 * x.nbytes
+    y, grads = gibbous.value_and_gradient(t.cast(t.Any, prepared).rule, trig, x * 5.0)
+    fd_at(trig, (x * 5.0,), y, grads)
 
 
-def test_large_results_are_buffered_whatever_the_mode() -> None:
-    B.MODE.every_size = False
-    x = np.linspace(0.0, 1.0, 20_000)  # 160 000 bytes: above pool.LARGE_BYTES
+def test_pending_calls_keep_their_kind() -> None:
+    """A forward call pending its pullback keeps the kind it was made with: the switch waits
+    until nothing is pending."""
+    B.MODE.keep = True
+    x = np.linspace(0.0, 1.0, 9)
     rule = gibbous.build_rrule(trig, x)
-    for scale in (1.0, 2.0):
-        y, grads = gibbous.value_and_gradient(rule, trig, x * scale)
-        fd_at(trig, (x * scale,), y, grads)
-    assert memory(rule).buffers == 3 * x.nbytes
+    fdata = np.zeros_like(x)
+    y1, pb1 = rule(CoDual(trig, NO_TANGENT), CoDual(x, fdata))
+    B.MODE.keep = False
+    y2, pb2 = rule(CoDual(trig, NO_TANGENT), CoDual(x * 2.0, np.zeros_like(x)))
+    pb2(1.0)
+    pb1(1.0)
+    want = np.cos(2 * x) * 1.0  # d/dx sum(sin x cos x) = cos 2x
+    np.testing.assert_allclose(fdata, want, rtol=1e-12, atol=1e-14)
 
 
 def residual(x: Array, y: Array) -> float:

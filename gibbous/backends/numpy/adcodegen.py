@@ -15,7 +15,7 @@ import typing as t
 import attrs
 
 from gibbous.backends.numpy.codegen import Factory, FunctionEmitter
-from gibbous.backends.numpy.operators import Form, Operands
+from gibbous.backends.numpy.operators import TOP, Form, Operands
 from gibbous.backends.numpy.source import ClosurePool, Scope, SourceWriter, identifier
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Value
@@ -120,20 +120,64 @@ class _Pop(Form):
         return [f"{n} -= 1", f"{targets} = {T}[{n}]", f"{T}[{n}] = None"]
 
 
+# A site uses its buffers only while its rule instance keeps them (``SiteBuffers.keep``,
+# switched between calls: ``gibbous.rules.buffers``): the forward program tests the flag and
+# otherwise calls the function as the primal does, at the cost of that test.
+
+
 @attrs.frozen
 class _GiveBack(Form):
-    """``buffers.give_back(site)`` written out: the site's depth moves back (a call saved per
-    array site and reverse pass)."""
+    """``buffers.give_back(site)`` written out: the site's depth moves back."""
 
     arity: int = 1
     statement: bool = True
     result_is_none: bool = True
 
     def statements(self, args: t.Sequence[Value], r: Operands, target: str) -> list[str]:
-        return [f"{r.receiver(args[0])}.depth -= 1"]
+        site = r.receiver(args[0])
+        return [f"if {site}.keep: {site}.depth -= 1"]
 
 
 _GIVE_BACK = _GiveBack()
+_CONDITIONAL = 1  # ``a if c else b``: below every operator
+
+
+@attrs.frozen
+class _Into(Form):
+    """``into*(site, fn, *operands)``: into the site's buffer while it keeps them, else
+    ``fn(*operands)`` (``into_a``'s last operand, the array again, is the helper's alone)."""
+
+    helper: Value  # the callee: the helper, a constant
+    arity: int
+    drop_last: bool
+    precedence: int = _CONDITIONAL
+
+    def expression(self, args: t.Sequence[Value], r: Operands) -> str:
+        site, fn = r.receiver(args[0]), r.receiver(args[1])
+        operands = [r.operand(a, TOP) for a in args[2:]]
+        plain = operands[:-1] if self.drop_last else operands
+        return (
+            f"{r.receiver(self.helper)}({site}, {fn}, {', '.join(operands)}) if {site}.keep "
+            f"else {fn}({', '.join(plain)})"
+        )
+
+
+@attrs.frozen
+class _Zeros(Form):
+    """``zeros(site, z, make)``: the site's fdata buffer while it keeps them, else
+    ``make(z)``."""
+
+    helper: Value
+    arity: int = 3
+    precedence: int = _CONDITIONAL
+
+    def expression(self, args: t.Sequence[Value], r: Operands) -> str:
+        site, z, make = r.receiver(args[0]), r.operand(args[1], TOP), r.receiver(args[2])
+        helper = r.receiver(self.helper)
+        return f"{helper}({site}, {z}, {make}) if {site}.keep else {make}({z})"
+
+
+_INTO = (buffers.into1, buffers.into_a, buffers.into_aa)
 
 
 class _Emitter(FunctionEmitter):
@@ -166,8 +210,14 @@ class _Emitter(FunctionEmitter):
                 return self.push
             if kind == "pop":
                 return self.pop
-        if isinstance(callee, Constant) and callee.value is buffers.give_back:
-            return _GIVE_BACK
+        if isinstance(callee, Constant):
+            fn = callee.value
+            if fn is buffers.give_back:
+                return _GIVE_BACK
+            if fn in _INTO:
+                return _Into(callee, len(op.args), fn is buffers.into_a)
+            if fn is buffers.zeros:
+                return _Zeros(callee)
         return super().form(op)
 
     def prologue(self, out: SourceWriter) -> None:
