@@ -335,15 +335,15 @@ class DerivedRule:
 
     def keep_buffers(self, keep: bool) -> None:
         """Have the array sites of this instance and every instance below it compute into
-        their buffers (``gibbous.rules.buffers``), or as the primal does, freeing them.  Only
-        while nothing is pending: every pending run of a site must be of one kind."""
+        their buffers (``gibbous.rules.buffers``), or as the primal does (the buffers stay for
+        the next call that keeps them; ``reset`` frees them).  Only while nothing is pending:
+        every pending run of a site must be of one kind."""
         for rule, others in self.instances():
             rule._keep = keep
             for child in others:
                 if type(child) is buffers.SiteBuffers:
                     child.keep = keep
-                    if not keep:
-                        child.reset()
+                    child.depth = 0
 
     def __call__(self, f: _CoDual, *args: _CoDual) -> tuple[_CoDual, DerivedPullback]:
         threads = self.threads

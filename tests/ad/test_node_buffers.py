@@ -751,7 +751,8 @@ def test_memory_counts_the_buffers_of_a_straight_line_function() -> None:
 def test_buffers_are_kept_only_when_asked_for() -> None:
     """``value_and_gradient`` computes as the primal does (buffers kept since the last call
     lost to memory ``malloc`` had just freed); ``prepare_gradient`` asks for buffers, so that a
-    warm call allocates nothing.  The rule switches between calls and frees what it held."""
+    warm call allocates nothing.  The rule switches between calls; the buffers it made stay
+    for the next call that keeps them (``reset`` frees them)."""
     B.MODE.keep = False
     x = np.linspace(0.0, 1.0, 37)
     rule, _, _ = check(trig, x)
@@ -760,9 +761,18 @@ def test_buffers_are_kept_only_when_asked_for() -> None:
     B.MODE.keep = True
     check(trig, x * 3.0, rule=rule)
     assert memory(rule).buffers == 3 * x.nbytes  # asked: kept from now on
+    kept = [b.arrays[0] for b in site_buffers(rule) if b.arrays]
+    assert len(kept) == 3
     B.MODE.keep = False
-    check(trig, x * 4.0, rule=rule)  # not asked: freed
-    assert memory(rule).buffers == 0 and memory(rule).scratch == 0
+    check(trig, x * 4.0, rule=rule)  # not asked: not used, not freed
+    assert memory(rule).buffers == 3 * x.nbytes
+    B.MODE.keep = True
+    check(trig, x * 5.0, rule=rule)  # asked again: the same buffers
+    now = [b.arrays[0] for b in site_buffers(rule) if b.arrays]
+    assert all(a is k for a, k in zip(now, kept))
+    t.cast(t.Any, rule).reset()
+    assert memory(rule).buffers == 0
+    B.MODE.keep = False
     prepared = gibbous.prepare_gradient(trig, x)
     prepared(x)
     assert not B.MODE.keep  # set for its calls only
