@@ -503,6 +503,9 @@ class Forward:
                 helper = buffers.into_a
                 operands.append(operands[0 if isinstance(op.args[0].type, T.Array) else 1])
             new = b.call(helper, where, fn, *operands, type=r.type, name=r.name)
+        elif rule.primal is not None and not op.kwargs:
+            fn, constants = rule.primal
+            new = b.call(fn, *args, *constants, type=r.type, name=r.name)
         else:
             new = b.call(self.primal(op.callee), *args, type=r.type, name=r.name)
         self.guarded(b, new)

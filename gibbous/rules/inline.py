@@ -73,6 +73,11 @@ class InlineRule:
     fdata_saves: tuple[Save, ...] = ()
     #: The form passes cotangents as values where the AD pass asks (see the module's doc).
     values: bool = False
+    #: What the forward program calls instead of the callee, and the constants it passes after
+    #: the operands: the same computation, bit for bit, through fewer Python layers
+    #: (``np.sum(x)`` of a whole array is ``np.add.reduce(x, None)`` once NumPy has looked
+    #: at its keywords).
+    primal: tuple[t.Callable[..., t.Any], tuple[object, ...]] | None = None
 
 
 class _Want:
@@ -218,5 +223,13 @@ def spread(
 runtime.register_object(spread, "spread")
 
 #: ``np.sum(x)`` and ``np.mean(x)`` of a whole float64 array: its fdata takes the adjoint.
-SUM = InlineRule("sum", (("fdata", 0), ("primal", 0), ("site", -1)), _add_all, values=True)
+_add_reduce = np.add.reduce
+runtime.register_object(_add_reduce, "add_reduce")  # a path for the IR's text
+SUM = InlineRule(
+    "sum",
+    (("fdata", 0), ("primal", 0), ("site", -1)),
+    _add_all,
+    values=True,
+    primal=(_add_reduce, (None,)),  # (np.sum's own call, for an ndarray and no keywords)
+)
 MEAN = InlineRule("mean", (("fdata", 0), ("primal", 0), ("site", -1)), _add_mean, values=True)
