@@ -15,6 +15,8 @@ if t.TYPE_CHECKING:
     from gibbous.api import grad as grad
     from gibbous.api import value_and_gradient as value_and_gradient
     from gibbous.api import value_and_pullback as value_and_pullback
+    from gibbous.forward import build_frule as build_frule
+    from gibbous.forward import jvp as jvp
     from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
     from gibbous.prepared import PreparedGradient as PreparedGradient
     from gibbous.prepared import prepare_gradient as prepare_gradient
@@ -38,6 +40,8 @@ _LAZY = {
     "prepare_gradient": "gibbous.prepared",
     "value_and_gradient": "gibbous.api",
     "value_and_pullback": "gibbous.api",
+    "build_frule": "gibbous.forward",
+    "jvp": "gibbous.forward",
     "UnsupportedConstructError": "gibbous.frontend.errors",
     "DefaultContext": "gibbous.rules.registry",
     "MinimalContext": "gibbous.rules.registry",

@@ -30,7 +30,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules import pool
+from gibbous.rules import forward, pool
 from gibbous.rules import render as R
 from gibbous.rules.buffers import SiteBuffers, scratch
 from gibbous.rules.inline import WANT, InlineRule, called_form, formula_form, is_want
@@ -473,6 +473,7 @@ def register_unary(
     operands of each.  ``wrap`` is applied to the general rule (a check run before it).
     ``inline``: the float variant has an inline form (``Inline``)."""
     fns, patterns = list(fns), list(patterns)
+    forward.register_elementwise(fns, (grad,))  # the same formula, as a tangent
     rules: list[_Entry] = [(p, E.unary_rule(grad), None, None) for p in patterns]
     if (ARRAY,) in patterns:
         array_form = _array_unary_form(_names(fns), grad) if inline == "numpy" else None
@@ -638,6 +639,7 @@ def register_binary(
     variant has an inline form where both operands have formulas (``register_unary``)."""
     fns, patterns = list(fns), list(patterns)
     grads = (grad_x, grad_y)
+    forward.register_elementwise(fns, grads)  # the same formulas, as a tangent
     general = E.binary_rule(grad_x, grad_y)
     rules: list[_Entry] = [(p, general, None, None) for p in patterns]
     if any(ARRAY in p for p in patterns):

@@ -1,0 +1,243 @@
+"""Forward mode: ``build_frule`` and ``jvp``.
+
+``frule = build_frule(f, *args)`` reads ``f``'s typed IR (the reverse mode's, from the same
+session machinery), applies the forward-mode transform (``gibbous.passes.jvp``) and compiles
+the result with the NumPy backend; calls of Python functions inside get forward programs of
+their own, built once per argument types (recursion through a program still being built
+reaches it when called).  ``jvp(frule, f, args, tangents)`` returns ``(y, dy)``: ``dy`` is the
+derivative of ``f`` at ``args`` along ``tangents``, shaped as ``y``.
+
+Every float or float64-array argument has a tangent (an int has none: pass None).  The
+callable's own captured values are constants here: the tangent is along the arguments.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+import typing as t
+
+import numpy as np
+
+from gibbous.backends.numpy.codegen import compile_function
+from gibbous.ir import types as T
+from gibbous.ir.core import Call, Constant, Location
+from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, tangent_carrying
+from gibbous.rules import forward as FR
+from gibbous.rules.public_names import callable_name
+from gibbous.rules.registry import Context, DefaultContext, MissingRuleError, lookup_rule
+from gibbous.rules.tangents import NoTangent
+from gibbous.session import Session, derivable
+
+__all__ = ["ForwardModeError", "ForwardRule", "build_frule", "jvp"]
+
+
+class ForwardRule:
+    """A forward rule of ``fn`` for arguments of ``arg_types``: ``rule(*args, *tangents)``
+    with one tangent per varied argument returns ``(y, dy)``."""
+
+    def __init__(
+        self, fn: object, arg_types: tuple[T.Type, ...], run: t.Callable[..., t.Any]
+    ) -> None:
+        self.fn = fn
+        self.arg_types = arg_types
+        self.varied = tuple(map(tangent_carrying, arg_types))
+        self.run = run
+
+    def __call__(self, *args: t.Any) -> tuple[t.Any, t.Any]:
+        return t.cast(tuple[t.Any, t.Any], self.run(*args))
+
+    def __repr__(self) -> str:
+        types = ", ".join(map(str, self.arg_types))
+        return f"<forward rule of {callable_name(self.fn)}({types})>"
+
+
+def build_frule(f: t.Callable[..., object], *args: object, ctx: Context | None = None) -> ForwardRule:
+    """The forward rule of ``f`` for arguments of the types of ``args`` (positional: keyword
+    arguments and defaults are for a later version)."""
+    types = tuple(T.typeof(a) for a in args)
+    builder = _Builder(Session(ctx or DefaultContext, False, None))
+    varied = tuple(map(tangent_carrying, types))
+    tangent = builder.primitive(f, types, (), varied, None)
+    if tangent is not None:
+        return ForwardRule(f, types, _primitive_run(f, tangent, varied))
+    if not (isinstance(f, pytypes.FunctionType) and _derivable(f)):
+        raise ForwardModeError(
+            f"build_frule: {callable_name(f)} has no forward rule and is not a Python function "
+            "whose forward program could be derived; this version takes Python functions and "
+            "NumPy's elementwise functions, reductions and products"
+        )
+    code = f.__code__
+    if code.co_flags & 0x0C or len(args) != code.co_argcount + code.co_kwonlyargcount:
+        raise ForwardModeError(
+            f"build_frule({callable_name(f)}, ...): pass one positional value per parameter "
+            f"({code.co_argcount}); *args, **kwargs and defaults are not taken by this version"
+        )
+    return ForwardRule(f, types, builder.program(f, types, varied))
+
+
+def jvp(
+    rule: ForwardRule, f: t.Callable[..., object], args: t.Sequence[t.Any], tangents: t.Sequence[t.Any]
+) -> tuple[t.Any, t.Any]:
+    """``(f(*args), J(args) @ tangents)``: ``tangents`` has ``args``' structure (a float for a
+    float, an array of its shape for an array, None or ``NoTangent()`` for an int)."""
+    if f is not rule.fn:
+        raise TypeError(f"jvp: this rule is {rule!r}, not a rule of {callable_name(f)}")
+    args, tangents = tuple(args), tuple(tangents)
+    if len(args) != len(rule.arg_types) or len(tangents) != len(args):
+        raise TypeError(
+            f"jvp: {rule!r} takes {len(rule.arg_types)} arguments and as many tangents; "
+            f"{len(args)} arguments and {len(tangents)} tangents given"
+        )
+    given = []
+    for i, (a, ty, dx, v) in enumerate(zip(args, rule.arg_types, tangents, rule.varied)):
+        if T.typeof(a) != ty and not _same_kind(T.typeof(a), ty):
+            raise TypeError(
+                f"jvp: argument {i} is {T.typeof(a)}, but {rule!r} was built for {ty}: build "
+                "a rule for these types"
+            )
+        if v:
+            given.append(_checked_tangent(i, a, dx))
+        elif dx is not None and not isinstance(dx, NoTangent):
+            raise TypeError(f"jvp: argument {i} ({ty}) has no tangent; pass None")
+    y, dy = rule(*args, *given)
+    if dy is None:
+        dy = FR.like(y, None) if _is_real(y) else NoTangent()
+    return y, dy
+
+
+def _same_kind(a: T.Type, b: T.Type) -> bool:
+    return isinstance(a, T.Float) and isinstance(b, T.Float)
+
+
+def _is_real(y: object) -> bool:
+    return isinstance(y, (float, int, np.floating, np.integer)) or (
+        isinstance(y, np.ndarray) and y.dtype.kind in "biuf"
+    )
+
+
+def _checked_tangent(i: int, a: t.Any, dx: t.Any) -> t.Any:
+    if isinstance(a, np.ndarray):
+        if not isinstance(dx, np.ndarray) or dx.shape != a.shape or dx.dtype.kind not in "biuf":
+            what = f"an array of shape {dx.shape} and dtype {dx.dtype}" if isinstance(dx, np.ndarray) else type(dx).__name__
+            raise TypeError(
+                f"jvp: the tangent of argument {i} must be a real array of shape {a.shape}; "
+                f"{what} given"
+            )
+        return dx if dx.dtype == np.float64 else dx.astype(np.float64)
+    if isinstance(dx, (bool, np.bool_)) or not isinstance(dx, (int, float, np.integer, np.floating)):
+        raise TypeError(
+            f"jvp: the tangent of argument {i} (a float) must be a real number; "
+            f"{type(dx).__name__} given"
+        )
+    return float(dx)
+
+
+def _primitive_run(
+    f: object, tangent: FR.Tangent, varied: tuple[bool, ...]
+) -> t.Callable[..., t.Any]:
+    n = len(varied)
+    fn = t.cast(t.Callable[..., t.Any], f)
+
+    def run(*given: t.Any) -> tuple[t.Any, t.Any]:
+        args = given[:n]
+        it = iter(given[n:])
+        tangents = [next(it) if v else None for v in varied]
+        z = fn(*args)
+        return z, tangent(z, *args, *tangents)
+
+    return run
+
+
+def _derivable(fn: pytypes.FunctionType) -> bool:
+    return bool(derivable(fn))
+
+
+class _Later:
+    """A forward program still being built (recursion): found when first called."""
+
+    __slots__ = ("builder", "key", "fn")
+
+    def __init__(self, builder: _Builder, key: tuple[object, ...]) -> None:
+        self.builder, self.key = builder, key
+        self.fn: t.Callable[..., t.Any] | None = None
+
+    def __call__(self, *args: t.Any) -> t.Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = self.builder.done[self.key]
+        return fn(*args)
+
+
+class _Builder:
+    """The forward programs of one ``build_frule``, by function, argument types and varied
+    arguments."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.done: dict[tuple[object, ...], t.Callable[..., t.Any]] = {}
+        self.building: set[tuple[object, ...]] = set()
+
+    def program(
+        self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
+    ) -> t.Callable[..., t.Any]:
+        key = (fn, types, varied)
+        hit = self.done.get(key)
+        if hit is not None:
+            return hit
+        if key in self.building:
+            return _Later(self, key)
+        self.building.add(key)
+        try:
+            typed = self.session.primal_ir(fn, types)
+            name = callable_name(fn)
+            ir = jvp_transform(typed, varied, self.resolve, name)
+            made = self.done[key] = compile_function(ir)
+        finally:
+            self.building.discard(key)
+        return made
+
+    def primitive(
+        self,
+        fn: object,
+        types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        varied: tuple[bool, ...],
+        loc: Location | None,
+    ) -> FR.Tangent | None:
+        maker = FR.forward_maker(fn)
+        return None if maker is None else maker(types, kwnames, varied)
+
+    def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
+        fn = t.cast(Constant, op.callee).value
+        types = tuple(v.type for v in (*op.args, *op.kwargs.values()))
+        kwnames = tuple(op.kwargs)
+        try:
+            registration = lookup_rule(self.session.ctx, fn, types, kwnames, loc=op.loc)
+        except (MissingRuleError, TypeError):
+            registration = None
+        if registration is not None and registration.kind == "zero_derivative":
+            return Site("zero")
+        tangent = self.primitive(fn, types, kwnames, varied, op.loc)
+        if tangent is not None:
+            return Site("tangent", tangent)
+        if registration is None and isinstance(fn, pytypes.FunctionType) and _derivable(fn):
+            if kwnames:
+                raise _missing(fn, types, kwnames, op, "keyword arguments of a Python function")
+            n = len(op.args)
+            return Site("derived", self.program(fn, types[:n], varied[:n]))
+        raise _missing(fn, types, kwnames, op, "no forward rule")
+
+
+def _missing(
+    fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...], op: Call, why: str
+) -> ForwardModeError:
+    n = len(types) - len(kwnames)
+    shown = [str(ty) for ty in types[:n]] + [f"{k}={ty}" for k, ty in zip(kwnames, types[n:])]
+    loc = op.loc
+    at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+    return ForwardModeError(
+        f"forward mode: {callable_name(fn)}({', '.join(shown)}){at}: {why}.  This version of "
+        "build_frule has forward rules for NumPy's and Python's elementwise functions, sums, "
+        "means, products (matmul, dot, outer), indexing and reshaping; use build_rrule and "
+        "value_and_pullback for the rest"
+    )

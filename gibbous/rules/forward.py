@@ -1,0 +1,331 @@
+"""Forward-mode rules of primitives: a call's tangent from its operands' tangents.
+
+A forward rule of ``fn`` is made per call site, for the operands' static types, as a
+*tangent function* ``tangent(z, *operands, *tangents, **kwargs) -> dz``: it runs after the
+primal call (which the forward program makes as the primal does, so the value is the
+primal's, bit for bit) and reads its result ``z``.  ``tangents[i]`` is None where operand
+``i`` has no tangent (the transform knows which statically).
+
+The derivatives are not written again here:
+
+* elementwise functions take the partials of ``gibbous.rules.formulas``, the table the
+  reverse rules are rendered from: a formula is ``g * conj(f'(x))``, and on real operands it
+  is the tangent ``f'(x) dx`` with ``g`` the tangent ``dx`` (``register_elementwise``, called
+  by ``elementwise_variants.register_unary`` / ``register_binary``, which register the reverse
+  rules of the same callables with the same formulas);
+* a function linear in one operand is its own derivative: ``sum(dx)``, ``dx[i]``,
+  ``dx.reshape(s)`` (``register_linear``); a bilinear one, ``matmul``, is ``dA @ B + A @ dB``;
+* a function registered as having no derivative (``zero_derivative``) has a result without a
+  tangent (``ZERO``).
+
+Complex operands are refused for now: the reverse formulas of non-holomorphic functions do not
+give their tangents (docs/decisions.md, "Forward mode").
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import runtime
+from gibbous.ir import types as T
+
+Tangent = t.Callable[..., t.Any]
+#: ``make(types, kwnames, varied)``: the tangent function for operands of these types (the
+#: last ``len(kwnames)`` passed by keyword) of which ``varied`` have tangents, or None.
+Maker = t.Callable[[tuple[T.Type, ...], tuple[str, ...], tuple[bool, ...]], Tangent | None]
+
+
+class _Zero:
+    """The forward rule of a function without a derivative: its result has no tangent."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = _Zero()
+
+_RULES: dict[object, list[Maker]] = {}
+
+
+def register(fn: object, make: Maker) -> None:
+    """``make`` makes ``fn``'s tangent functions for the types it takes (``math.log`` has one
+    for one operand and one for two: the latest registration that takes the types wins)."""
+    _RULES.setdefault(fn, []).append(make)
+
+
+def forward_maker(fn: object) -> Maker | None:
+    try:
+        makers = _RULES.get(fn)
+    except TypeError:  # unhashable callables have no forward rule
+        return None
+    if makers is None:
+        return None
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | None:
+        for maker in reversed(makers):
+            made = maker(types, kwnames, varied)
+            if made is not None:
+                return made
+        return None
+
+    return make
+
+
+def has_forward_rule(fn: object) -> bool:
+    return forward_maker(fn) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# The result's tangent, shaped as the result
+
+
+def like(z: t.Any, dz: t.Any) -> t.Any:
+    """``dz`` as the tangent of ``z``: zeros for None, broadcast to ``z``'s shape (an operand's
+    tangent may have fewer dimensions than the result), the result's scalar type."""
+    kind = type(z)
+    if kind is np.ndarray:
+        if dz is None:
+            return np.zeros(z.shape, np.result_type(z.dtype, np.float64))
+        if type(dz) is not np.ndarray or dz.shape != z.shape:
+            return np.array(np.broadcast_to(dz, z.shape), dtype=np.result_type(dz, np.float64))
+        return dz
+    if kind is float or kind is int or kind is bool:
+        return 0.0 if dz is None else float(dz)
+    if dz is None:  # (a value of a type inference could not tell: none if not a number)
+        return z.dtype.type(0) if isinstance(z, np.generic) else None
+    if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
+        return np.float64(dz) if z.dtype.kind != "f" else z.dtype.type(dz)
+    return dz
+
+
+runtime.register_object(like, "forward.like")  # a path for the IR's text
+
+
+def _real(ty: T.Type) -> bool:
+    """Whether values of ``ty`` have real tangents a formula can take (or none at all); for
+    ``Any``, the tangent function checks at run time (``checked``)."""
+    if isinstance(ty, T.Any):
+        return True
+    if isinstance(ty, T.Const):
+        return isinstance(ty.value, (bool, int, float, np.integer, np.floating))
+    if isinstance(ty, T.Array):
+        return ty.dtype is not None and np.dtype(ty.dtype).kind in "biuf"
+    return isinstance(ty, (T.Float, T.Int, T.Bool))
+
+
+def _runtime_real(v: object) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "biuf"
+    return isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, np.bool_)
+
+
+def checked(tangent: Tangent, types: tuple[T.Type, ...]) -> Tangent:
+    """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
+    or arrays (a formula's tangent of a complex number would not be its derivative)."""
+    where = [i for i, ty in enumerate(types) if isinstance(ty, T.Any)]
+    if not where:
+        return tangent
+
+    def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        for i in where:
+            if not _runtime_real(a[i]):
+                raise TypeError(
+                    f"forward mode: operand {i} is {type(a[i]).__name__}, where a real number or "
+                    "array was expected (complex values and containers are not taken yet)"
+                )
+        return tangent(z, *a, **kwargs)
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------
+# Elementwise functions: the formulas of the reverse rules
+
+_QUIET_OPS = {"var", "neg", "conj", "+", "-"}  # formulas that cannot overflow or divide
+
+
+def register_elementwise(
+    fns: t.Iterable[object], grads: t.Sequence[t.Callable[..., t.Any] | None]
+) -> None:
+    """The forward rule of elementwise ``fns`` from their reverse partials ``grads`` (the
+    NumPy renderings ``g(g, x, z)`` / ``g(g, x, y, z)`` of ``gibbous.rules.formulas``; None:
+    that operand has no derivative)."""
+    from gibbous.rules.prims.elementwise import FORMULA  # (the table's shown form, for quiet)
+
+    grads = tuple(grads)
+    quiet = all(g is None or g in FORMULA and FORMULA[g].ops() <= _QUIET_OPS for g in grads)
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | None:
+        if kwnames or len(types) != len(grads) or not all(map(_real, types)):
+            return None
+        if len(grads) == 1:
+            g1 = grads[0]
+            assert g1 is not None
+
+            def unary(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
+                if dx is None:
+                    return like(z, None)
+                if quiet:
+                    return like(z, g1(dx, x, z))
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    return like(z, g1(dx, x, z))
+
+            return checked(unary, types)
+        gx, gy = grads
+
+        def binary(z: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> t.Any:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                d = None if dx is None or gx is None else gx(dx, x, y, z)
+                if dy is not None and gy is not None:
+                    e = gy(dy, x, y, z)
+                    d = e if d is None else d + e
+            return like(z, d)
+
+        return checked(binary, types)
+
+    for fn in fns:
+        register(fn, make)
+
+
+# --------------------------------------------------------------------------------------------
+# Linear and bilinear functions: their own derivatives
+
+
+def register_linear(fns: t.Iterable[object], operand: int = 0) -> None:
+    """``fn`` is linear in operand ``operand`` and constant in the others (an index, a shape,
+    an axis): its tangent is ``fn`` of that operand's tangent and the other operands."""
+
+    def make_for(fn: t.Callable[..., t.Any]) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | None:
+            n = len(types) - len(kwnames)
+            if n <= operand or not _real(types[operand]) or "out" in kwnames:
+                return None
+            if any(v for i, v in enumerate(varied) if i != operand):
+                return None  # (an index or a shape with a tangent: not this rule's)
+
+            def linear(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                d = a[n + operand]
+                if d is None:
+                    return like(z, None)
+                args = list(a[:n])
+                args[operand] = d
+                return like(z, fn(*args, **kwargs))
+
+            return checked(linear, types[:n])
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+
+
+def register_bilinear(fns: t.Iterable[object]) -> None:
+    """``fn(a, b)`` linear in each operand: ``fn(da, b) + fn(a, db)``."""
+
+    def make_for(fn: t.Callable[..., t.Any]) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | None:
+            if kwnames or len(types) != 2 or not all(map(_real, types)):
+                return None
+
+            def bilinear(z: t.Any, a: t.Any, b: t.Any, da: t.Any, db: t.Any) -> t.Any:
+                d = None if da is None else fn(da, b)
+                if db is not None:
+                    e = fn(a, db)
+                    d = e if d is None else d + e
+                return like(z, d)
+
+            return checked(bilinear, types)
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+
+
+def _where_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | None:
+    """``np.where(c, a, b)``: linear in ``a`` and ``b``, the condition a constant."""
+    if kwnames or len(types) != 3 or varied[0] or not all(map(_real, types[1:])):
+        return None
+
+    def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
+        return like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
+
+    return checked(where, types)
+
+
+register(np.where, _where_make)
+
+_LINEAR_ATTRIBUTES = {"T", "mT", "real"}
+
+
+def _getattr_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | None:
+    """``x.T``: the attributes of an array that are linear in it (a view of it)."""
+    if kwnames or len(types) != 2 or not _real(types[0]):
+        return None
+    name = types[1]
+    if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
+        return None
+    attribute = str(name.value)
+
+    def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
+        return like(z, None if dx is None else getattr(dx, attribute))
+
+    return checked(attr, types)
+
+
+register(builtins.getattr, _getattr_make)
+
+
+def _float_array_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | None:
+    """``np.array([a, b, ...])`` of floats (``runtime.float_array``): the array of tangents."""
+    if kwnames or not all(map(_real, types)):
+        return None
+    n = len(types)
+
+    def items(z: t.Any, *a: t.Any) -> t.Any:
+        return runtime.float_array(*(0.0 if d is None else d for d in a[n:]))
+
+    return checked(items, types)
+
+
+register(runtime.float_array, _float_array_make)
+register_bilinear([np.matmul, operator.matmul, np.dot, np.ndarray.dot, np.inner, np.outer])
+register_linear([
+    np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.reshape, np.ndarray.reshape,
+    np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel, np.ndarray.flatten,
+    np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
+    np.moveaxis, np.cumsum, np.ndarray.cumsum, np.diff, np.trace, np.ndarray.trace,
+    np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy, np.asarray, np.array,
+    np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
+    np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
+    np.float64, math.fsum, builtins.sum,
+])  # fmt: skip
+
+
+def pair(y: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
+    """What a forward program returns: the value and its tangent."""
+    return y, dy
+
+
+runtime.register_object(pair, "forward.pair")  # a path for the IR's text

@@ -1,0 +1,202 @@
+"""Forward mode (issue 15, first step): jvp against central finite differences, and the
+refusals of what it does not take yet."""
+
+from __future__ import annotations
+
+import math
+import typing as t
+
+import numpy as np
+import pytest
+
+import gibbous
+from gibbous.forward import ForwardModeError, build_frule, jvp
+
+RNG = np.random.default_rng(15)
+
+
+def _fd(f: t.Callable[..., t.Any], args: tuple[t.Any, ...], tangents: tuple[t.Any, ...]) -> t.Any:
+    h = 1e-6
+
+    def at(s: float) -> t.Any:
+        moved = [
+            a if d is None else (a + s * d if isinstance(a, np.ndarray) else a + s * float(d))
+            for a, d in zip(args, tangents)
+        ]
+        return np.asarray(f(*moved), dtype=float)
+
+    return (at(h) - at(-h)) / (2 * h)
+
+
+def check(f: t.Callable[..., t.Any], *args: t.Any) -> None:
+    rule = build_frule(f, *args)
+    tangents = tuple(
+        RNG.standard_normal(a.shape) if isinstance(a, np.ndarray) and a.dtype.kind == "f"
+        else float(RNG.standard_normal()) if isinstance(a, float)
+        else None
+        for a in args
+    )  # fmt: skip
+    for _ in range(2):  # a rule is called again and again
+        y, dy = jvp(rule, f, args, tangents)
+        expected = f(*args)
+        np.testing.assert_array_equal(y, expected)  # the primal's value, bit for bit
+        assert np.shape(dy) == np.shape(expected)
+        np.testing.assert_allclose(dy, _fd(f, args, tangents), rtol=1e-5, atol=1e-7)
+
+
+# --- the corpus -----------------------------------------------------------------------------
+
+
+def scalar_math(x: float, y: float) -> float:
+    return math.sin(x) * y + math.exp(x / y) - x**3 + math.sqrt(abs(y)) + y**2
+
+
+def helper(a: t.Any, b: t.Any) -> t.Any:
+    return a * np.sin(b)
+
+
+def loop_branch(x: float, y: float) -> t.Any:
+    s = 0.0
+    for i in range(4):
+        if x > 0:
+            s = s + helper(x, y) * i
+        else:
+            s = s - x
+    return s + math.exp(y)
+
+
+def rosenbrock(x: np.ndarray) -> t.Any:
+    return np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def mlp(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray, x: np.ndarray) -> t.Any:
+    return np.tanh(x @ W1 + b1) @ W2
+
+
+def scalar_loop(x: np.ndarray) -> float:
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += np.sin(x[i]) * x[i]
+    return s
+
+
+def rnn(W: np.ndarray, h: np.ndarray, X: np.ndarray) -> t.Any:
+    for t_ in range(X.shape[0]):
+        h = np.tanh(W @ h + X[t_])
+    return np.sum(h**2)
+
+
+def fact_like(x: float, n: int) -> float:  # recursion
+    if n <= 1:
+        return x
+    return x * fact_like(x * 0.5, n - 1)
+
+
+def with_floor(x: np.ndarray) -> t.Any:  # np.floor has no derivative: its result is a constant
+    return np.sum(np.floor(x) * x + np.maximum(x, 0.1) / (1 + x**2))
+
+
+def reshapes(x: np.ndarray) -> t.Any:
+    return np.mean(x.reshape(3, 4).T @ np.ones(3) + np.cumsum(x)[::3].sum())
+
+
+def int_argument(x: np.ndarray, k: int) -> t.Any:
+    return x[k] * np.exp(x).sum() + k
+
+
+def returns_array(x: np.ndarray, y: float) -> t.Any:
+    return np.where(x > 0, x, 0.0) * y + np.log1p(x**2)
+
+
+def lorenz_like(xyz: np.ndarray) -> t.Any:  # unpacked, and np.array([...]) of floats
+    for _ in range(5):
+        x, y, z = xyz
+        xyz = xyz + np.array([10 * (y - x), x * (28 - z) - y, x * y - 8 / 3 * z]) * 0.01
+    return np.sum(xyz)
+
+
+CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
+    (scalar_math, (0.7, 1.9)),
+    (loop_branch, (0.8, 1.3)),
+    (loop_branch, (-0.8, 1.3)),
+    (rosenbrock, (RNG.standard_normal(20),)),
+    (mlp, (RNG.standard_normal((5, 7)), RNG.standard_normal(7), RNG.standard_normal((7, 3)),
+           RNG.standard_normal((4, 5)))),
+    (scalar_loop, (RNG.standard_normal(12),)),
+    (rnn, (RNG.standard_normal((6, 6)) / 3, RNG.standard_normal(6), RNG.standard_normal((5, 6)))),
+    (fact_like, (1.3, 5)),
+    (with_floor, (RNG.standard_normal(9) * 3,)),
+    (reshapes, (RNG.standard_normal(12),)),
+    (int_argument, (RNG.standard_normal(5), 2)),
+    (returns_array, (RNG.standard_normal(6), 0.4)),
+    (lorenz_like, (np.array([1.0, 1.5, 20.0]),)),
+    (np.sin, (RNG.standard_normal(4),)),
+    (np.matmul, (RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2)))),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("f", "args"), CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
+def test_jvp_matches_finite_differences(f: t.Callable[..., t.Any], args: tuple[t.Any, ...]) -> None:
+    check(f, *args)
+
+
+def test_public_names() -> None:
+    assert gibbous.build_frule is build_frule and gibbous.jvp is jvp
+
+
+# --- what it refuses, and how ---------------------------------------------------------------
+
+
+def mutates(x: np.ndarray) -> t.Any:
+    y = np.zeros(3)
+    y[0] = x[0]
+    return np.sum(y)
+
+
+def uses_try(x: float) -> float:
+    try:
+        return math.log(x)
+    except ValueError:
+        return 0.0
+
+
+def builds_dict(x: float) -> t.Any:
+    return {"x": x}["x"]
+
+
+
+@pytest.mark.parametrize(
+    ("f", "arg", "words"),
+    [
+        (mutates, np.ones(3), "may write into an operand"),
+        (uses_try, 2.0, "try statement"),
+        (builds_dict, 2.0, "depends on a float"),
+    ],
+)
+def test_refusals_name_the_construct_and_line(
+    f: t.Callable[..., t.Any], arg: t.Any, words: str
+) -> None:
+    with pytest.raises(ForwardModeError, match=words) as info:
+        build_frule(f, arg)
+    assert __file__.rsplit("/", 1)[-1] in str(info.value)
+
+
+def test_missing_forward_rule_names_the_callable() -> None:
+    def f(x: np.ndarray) -> t.Any:
+        return np.linalg.norm(x)
+
+    with pytest.raises(ForwardModeError, match=r"numpy\.linalg\.norm\(.*no forward rule"):
+        build_frule(f, np.ones(3))
+
+
+def test_tangents_are_checked() -> None:
+    rule = build_frule(rosenbrock, np.ones(4))
+    with pytest.raises(TypeError, match="shape"):
+        jvp(rule, rosenbrock, (np.ones(4),), (np.ones(3),))
+    with pytest.raises(TypeError, match="built for"):
+        jvp(rule, rosenbrock, (np.ones((2, 2)),), (np.ones((2, 2)),))
+    with pytest.raises(TypeError, match="not a rule of"):
+        jvp(rule, mlp, (np.ones(4),), (np.ones(4),))
+    rule = build_frule(int_argument, np.ones(4), 1)
+    with pytest.raises(TypeError, match="has no tangent"):
+        jvp(rule, int_argument, (np.ones(4), 1), (np.ones(4), 1.0))
