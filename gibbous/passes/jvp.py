@@ -23,6 +23,7 @@ tangent is never the result: what is not understood is refused.
 
 from __future__ import annotations
 
+import operator
 import typing as t
 from types import FunctionType
 
@@ -247,8 +248,18 @@ class _Transform:
         if not isinstance(op.callee, Constant):
             raise self.refuse(op, "a call of a callable computed at run time")
         name = callable_name(op.callee.value)
-        if not pure and _tangentless(r.type) and not isinstance(op.callee.value, FunctionType):
+        fn = op.callee.value
+        if not pure and _tangentless(r.type) and not isinstance(fn, FunctionType):
+            # (a call made for what it writes: ``y[0] = x``, ``a.append(x)``, ``np.copyto``)
             raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
+        if fn in _IN_PLACE and op.args:
+            # ``x += y`` writes into an array, which the tangents of its aliases would miss;
+            # into a float it makes a new value.  (Forward rules take no ``out=``.)
+            first = op.args[0].type
+            if isinstance(first, T.Array) or "out" in op.kwargs:
+                raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
+            if isinstance(first, T.Any):
+                b.call(FR.not_an_array, self.p(op.args[0]), name, type=T.NONE)
         if r not in self.varied and not _tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)  # (a call without a forward rule is refused there)
@@ -267,6 +278,12 @@ class _Transform:
             return
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(operands, varied)]
         self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
+
+
+_IN_PLACE = frozenset(
+    getattr(operator, f"i{n}")
+    for n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
+)
 
 
 def _writes_nothing(op: Call) -> bool:

@@ -202,16 +202,17 @@ def register_elementwise(
 # Linear and bilinear functions: their own derivatives
 
 
-def register_linear(fns: t.Iterable[object], operand: int = 0) -> None:
+def register_linear(fns: t.Iterable[object], operand: int = 0, most: int = 8) -> None:
     """``fn`` is linear in operand ``operand`` and constant in the others (an index, a shape,
-    an axis): its tangent is ``fn`` of that operand's tangent and the other operands."""
+    an axis): its tangent is ``fn`` of that operand's tangent and the other operands.  At most
+    ``most`` positional operands: the next would be ``out``, a write."""
 
     def make_for(fn: t.Callable[..., t.Any]) -> Maker:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | None:
             n = len(types) - len(kwnames)
-            if n <= operand or not _real(types[operand]) or "out" in kwnames:
+            if n <= operand or n > most or not _real(types[operand]) or "out" in kwnames:
                 return None
             if any(v for i, v in enumerate(varied) if i != operand):
                 return None  # (an index or a shape with a tangent: not this rule's)
@@ -312,15 +313,30 @@ def _float_array_make(
 register(runtime.float_array, _float_array_make)
 register_bilinear([np.matmul, operator.matmul, np.dot, np.ndarray.dot, np.inner, np.outer])
 register_linear([
-    np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.reshape, np.ndarray.reshape,
+    np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum,
+], most=3)  # (a, axis, dtype, out)
+register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)
+register_linear([
+    np.reshape, np.ndarray.reshape,
     np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel, np.ndarray.flatten,
     np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
-    np.moveaxis, np.cumsum, np.ndarray.cumsum, np.diff, np.trace, np.ndarray.trace,
-    np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy, np.asarray, np.array,
+    np.moveaxis, np.diff, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy, np.asarray, np.array,
     np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
     np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
     np.float64, math.fsum, builtins.sum,
 ])  # fmt: skip
+
+
+def not_an_array(x: object, name: str) -> None:
+    """Refuses, at run time, an in-place operator on an array (a value of type ``Any``)."""
+    if isinstance(x, np.ndarray):
+        raise TypeError(
+            f"forward mode: {name} writes into an array here, which this version does not "
+            "follow (the tangents of the array's other names would miss the write)"
+        )
+
+
+runtime.register_object(not_an_array, "forward.not_an_array")
 
 
 def pair(y: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:

@@ -200,3 +200,32 @@ def test_tangents_are_checked() -> None:
     rule = build_frule(int_argument, np.ones(4), 1)
     with pytest.raises(TypeError, match="has no tangent"):
         jvp(rule, int_argument, (np.ones(4), 1), (np.ones(4), 1.0))
+
+
+def adds_in_place(a: np.ndarray) -> t.Any:
+    b = a[:2]
+    b += a[2:4]  # writes into a's memory: a's tangent would miss it
+    return np.sum(a * a)
+
+
+def sums_into(x: np.ndarray) -> t.Any:
+    out = np.zeros(3)
+    np.cumsum(x, 0, None, out)
+    return np.sum(out * x)
+
+
+def float_in_place(x: float) -> float:
+    s = x
+    s += x * x  # a float: a new value, nothing written
+    return s
+
+
+@pytest.mark.parametrize("f", [adds_in_place, sums_into])
+def test_writes_into_arrays_are_refused(f: t.Callable[..., t.Any]) -> None:
+    # (``np.cumsum(x, 0, None, out)``: no forward rule takes a positional ``out``)
+    with pytest.raises(ForwardModeError, match="may write into an operand|no forward rule"):
+        build_frule(f, np.arange(4.0)[:3] if f is sums_into else np.arange(4.0))
+
+
+def test_in_place_operator_on_floats() -> None:
+    check(float_in_place, 0.7)
