@@ -20,7 +20,8 @@ import numpy as np
 
 from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import types as T
-from gibbous.ir.core import Call, Constant, Location
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Call, Constant, Function, Location
 from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, tangent_carrying
 from gibbous.rules import forward as FR
 from gibbous.rules.public_names import callable_name
@@ -51,13 +52,18 @@ class ForwardRule:
         return f"<forward rule of {callable_name(self.fn)}({types})>"
 
 
-def build_frule(f: t.Callable[..., object], *args: object, ctx: Context | None = None) -> ForwardRule:
+def build_frule(
+    f: t.Callable[..., object], *args: object, ctx: Context | None = None
+) -> ForwardRule:
     """The forward rule of ``f`` for arguments of the types of ``args`` (positional: keyword
     arguments and defaults are for a later version)."""
     types = tuple(T.typeof(a) for a in args)
     builder = _Builder(Session(ctx or DefaultContext, False, None))
     varied = tuple(map(tangent_carrying, types))
     tangent = builder.primitive(f, types, (), varied, None)
+    if isinstance(tangent, FR.Emit):  # written out: the call and its tangent, compiled
+        result_type = T.typeof(f(*args))
+        return ForwardRule(f, types, _primitive_program(f, types, varied, tangent, result_type))
     if tangent is not None:
         return ForwardRule(f, types, _primitive_run(f, tangent, varied))
     if not (isinstance(f, pytypes.FunctionType) and _derivable(f)):
@@ -76,7 +82,10 @@ def build_frule(f: t.Callable[..., object], *args: object, ctx: Context | None =
 
 
 def jvp(
-    rule: ForwardRule, f: t.Callable[..., object], args: t.Sequence[t.Any], tangents: t.Sequence[t.Any]
+    rule: ForwardRule,
+    f: t.Callable[..., object],
+    args: t.Sequence[t.Any],
+    tangents: t.Sequence[t.Any],
 ) -> tuple[t.Any, t.Any]:
     """``(f(*args), J(args) @ tangents)``: ``tangents`` has ``args``' structure (a float for a
     float, an array of its shape for an array, None or ``NoTangent()`` for an int)."""
@@ -118,13 +127,18 @@ def _is_real(y: object) -> bool:
 def _checked_tangent(i: int, a: t.Any, dx: t.Any) -> t.Any:
     if isinstance(a, np.ndarray):
         if not isinstance(dx, np.ndarray) or dx.shape != a.shape or dx.dtype.kind not in "biuf":
-            what = f"an array of shape {dx.shape} and dtype {dx.dtype}" if isinstance(dx, np.ndarray) else type(dx).__name__
+            what = (
+                f"an array of shape {dx.shape} and dtype {dx.dtype}"
+                if isinstance(dx, np.ndarray)
+                else type(dx).__name__
+            )
             raise TypeError(
                 f"jvp: the tangent of argument {i} must be a real array of shape {a.shape}; "
                 f"{what} given"
             )
         return dx if dx.dtype == np.float64 else dx.astype(np.float64)
-    if isinstance(dx, (bool, np.bool_)) or not isinstance(dx, (int, float, np.integer, np.floating)):
+    real = isinstance(dx, (int, float, np.integer, np.floating))
+    if isinstance(dx, (bool, np.bool_)) or not real:
         raise TypeError(
             f"jvp: the tangent of argument {i} (a float) must be a real number; "
             f"{type(dx).__name__} given"
@@ -150,6 +164,26 @@ def _primitive_run(
 
 def _derivable(fn: pytypes.FunctionType) -> bool:
     return bool(derivable(fn))
+
+
+def _primitive_program(
+    f: object,
+    types: tuple[T.Type, ...],
+    varied: tuple[bool, ...],
+    emit: FR.Emit,
+    result_type: T.Type,
+) -> t.Callable[..., t.Any]:
+    """``f(*args)`` and its tangent as a compiled program (a library function at the entry)."""
+    params = [(f"x{i}", ty) for i, ty in enumerate(types)]
+    params += [(f"dx{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
+    ir = Function(f"{getattr(f, '__name__', 'f')}_jvp", params)
+    b = Builder(ir)
+    args = ir.args[: len(types)]
+    rest = iter(ir.args[len(types) :])
+    tangents = [next(rest) if v else None for v in varied]
+    z = b.call(f, *args, type=result_type)
+    b.ret(b.call(FR.pair, z, emit.fn(b, z, args, tangents, {}), type=T.ANY))
+    return compile_function(ir)
 
 
 class _Later:
@@ -203,7 +237,7 @@ class _Builder:
         kwnames: tuple[str, ...],
         varied: tuple[bool, ...],
         loc: Location | None,
-    ) -> FR.Tangent | None:
+    ) -> FR.Tangent | FR.Emit | None:
         maker = FR.forward_maker(fn)
         return None if maker is None else maker(types, kwnames, varied)
 

@@ -8,12 +8,13 @@ array).  The blocks stay the primal's, in the primal's order, with a tangent blo
 beside each varied one; every primal call is made as the primal makes it, so the value is the
 primal's, bit for bit.  After a call with varied operands comes its tangent:
 
-    %z = call fn(%x, %y)                         # the primal call, as it was
-    %dz = call <tangent>(%z, %x, %y, %dx, None)   # the site's tangent function
+    %z = call numpy.sin(%x)                      # the primal call, as it was
+    %0 = call math.cos(%x)                       # the tangent, written out by the site's
+    %dz = call operator.mul(%dx, %0)             # forward rule (gibbous.rules.forward)
 
-where the site's tangent function comes from ``gibbous.rules.forward`` (a primitive), or the
-call is replaced by a call of the callee's own forward program (a Python function), which
-returns the pair.  ``resolve`` (the session's) says which.
+or, where a type is ``Any``, a call of the rule's tangent function; a call of a Python
+function becomes a call of the callee's own forward program, which returns the pair.
+``resolve`` (the session's) says which.
 
 What this first version refuses, with an error naming the construct and the line: a varied
 value of another type (a container, a complex number, an object), a call that may write into a
@@ -197,7 +198,7 @@ class _Transform:
         hit = self.tangent.get(v)
         if hit is not None:
             return hit
-        return b.call(FR.like, self.p(v), None, type=v.type)
+        return FR.zero(b, self.p(v))
 
     def emit(self, b: Builder, op: Operation) -> None:
         if isinstance(op, Call):
@@ -268,13 +269,17 @@ class _Transform:
                 raise self.refuse(op, f"keyword arguments of {name}")
             tangents = [self.tangent[a] for a, v in zip(op.args, varied) if v]
             made = b.call(site.what, *args, *tangents, type=T.ANY)
-            self.primal[r] = b.call(_item0, made, type=r.type, name=r.name)
+            self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
             if r in self.varied:
-                self.tangent[r] = b.call(_item1, made, type=r.type)
+                self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
             return
         z = self.primal[r] = b.call(callee, *args, kwargs=kwargs, type=r.type, name=r.name)
         if site.kind == "zero" or r not in self.varied:
             self.varied.discard(r)  # (no derivative: a constant from here on)
+            return
+        if isinstance(site.what, FR.Emit):  # the tangent written out
+            given = [self.tangent[a] if v else None for a, v in zip(operands, varied)]
+            self.tangent[r] = site.what.fn(b, z, args, given, kwargs)
             return
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(operands, varied)]
         self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
@@ -289,11 +294,3 @@ _IN_PLACE = frozenset(
 def _writes_nothing(op: Call) -> bool:
     callee = op.callee
     return isinstance(callee, Constant) and callee.value in WRITE_NOTHING
-
-
-def _item0(pair: tuple[t.Any, t.Any]) -> t.Any:
-    return pair[0]
-
-
-def _item1(pair: tuple[t.Any, t.Any]) -> t.Any:
-    return pair[1]

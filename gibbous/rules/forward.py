@@ -1,10 +1,13 @@
 """Forward-mode rules of primitives: a call's tangent from its operands' tangents.
 
-A forward rule of ``fn`` is made per call site, for the operands' static types, as a
-*tangent function* ``tangent(z, *operands, *tangents, **kwargs) -> dz``: it runs after the
-primal call (which the forward program makes as the primal does, so the value is the
-primal's, bit for bit) and reads its result ``z``.  ``tangents[i]`` is None where operand
-``i`` has no tangent (the transform knows which statically).
+A forward rule of ``fn`` is made per call site, for the operands' static types and which of
+them have tangents.  The forward program makes the primal call as the primal does (so the
+value is the primal's, bit for bit), then the tangent, which reads the operands and the
+result ``z``.  Where the types are known the tangent is *written out* (``Emit``): plain calls
+of NumPy functions and Python operators, which the backend compiles as it compiles the
+primal's (``dz = dx * cos(x)``) and which the reverse mode can differentiate again.  Where a
+type is ``Any`` it is a *tangent function* ``tangent(z, *operands, *tangents, **kwargs)``,
+called, which checks at run time that it got real numbers or arrays.
 
 The derivatives are not written again here:
 
@@ -29,15 +32,37 @@ import math
 import operator
 import typing as t
 
+import attrs
 import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
+from gibbous.rules import render as R
+from gibbous.rules.formulas import Expr
 
 Tangent = t.Callable[..., t.Any]
-#: ``make(types, kwnames, varied)``: the tangent function for operands of these types (the
+Values = t.Sequence[Value]
+Tangents = t.Sequence["Value | None"]  # (None: that operand has no tangent)
+Keywords = t.Mapping[str, Value]
+
+
+@attrs.frozen
+class Emit:
+    """A tangent written into the forward program: ``fn(b, z, operands, tangents, kwargs)``
+    emits the tangent's calls with the builder ``b`` and returns its value (``tangents[i]``
+    None: operand ``i`` has none).  Where the operands' types are known, forward rules are
+    written out so, as plain calls the backend compiles as it compiles the primal's (operators
+    become Python's), and the reverse mode can differentiate them again; a tangent function
+    (``Tangent``) is the fallback, called."""
+
+    fn: t.Callable[[Builder, Value, Values, Tangents, Keywords], Value]
+
+
+#: ``make(types, kwnames, varied)``: the tangent of a call with operands of these types (the
 #: last ``len(kwnames)`` passed by keyword) of which ``varied`` have tangents, or None.
-Maker = t.Callable[[tuple[T.Type, ...], tuple[str, ...], tuple[bool, ...]], Tangent | None]
+Maker = t.Callable[[tuple[T.Type, ...], tuple[str, ...], tuple[bool, ...]], "Tangent | Emit | None"]
 
 
 class _Zero:
@@ -70,7 +95,7 @@ def forward_maker(fn: object) -> Maker | None:
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> Tangent | None:
+    ) -> Tangent | Emit | None:
         for maker in reversed(makers):
             made = maker(types, kwnames, varied)
             if made is not None:
@@ -148,6 +173,126 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...]) -> Tangent:
 
 
 # --------------------------------------------------------------------------------------------
+# Tangents written out: a formula, or a linear function of the tangents, as IR calls
+
+
+class _Inexpressible(Exception):
+    """A formula with a function that has no IR form here (the tangent function is called)."""
+
+
+_COMPARISONS = {"==", ">", "<", "&"}
+_IR_FUNCTIONS: dict[str, t.Callable[..., t.Any]] = {
+    **{n: getattr(np, n) for n in "cos sin cosh sinh sqrt exp exp2 log log1p trunc rint".split()},
+    "copysign": np.copysign, "ldexp": np.ldexp, "sinc": np.sinc, "magnitude": np.abs,
+    "unit": np.sign,  # (of a real number)
+}  # fmt: skip
+#: For float operands, the functions that are cheaper in ``math`` and defined everywhere (a
+#: tangent may differ from NumPy's in the last bit; the primal is the primal's own call).
+_FLOAT_FUNCTIONS: dict[t.Callable[..., t.Any], t.Callable[..., t.Any]] = {
+    np.sin: math.sin, np.cos: math.cos,
+}  # fmt: skip
+Operand = t.Union[Value, float, int, bool]
+
+
+def _scalar_of(v: Value) -> Operand:
+    """A constant operand as its number (so that ``where(y == 0, ...)`` of ``x ** 2`` folds)."""
+    if isinstance(v, Constant) and isinstance(v.value, (bool, int, float)):
+        return v.value
+    return v
+
+
+def _type_of(v: Operand) -> T.Type:
+    return v.type if isinstance(v, Value) else T.typeof(v)
+
+
+def elementwise_type(types: t.Sequence[T.Type], boolean: bool = False) -> T.Type:
+    """The type of an elementwise result: an array of the most dimensions if any operand is
+    an array (unknown if some array's are), else a float (or a bool)."""
+    arrays = [ty for ty in types if isinstance(ty, T.Array)]
+    if not arrays:
+        return T.BOOL if boolean else T.FLOAT
+    dims = [ty.ndim for ty in arrays]
+    ndim = None if None in dims else max(t.cast(list[int], dims))
+    return T.Array("bool" if boolean else "float64", ndim)
+
+
+class _Writer:
+    """Writes formulas with a builder, folding what the constants decide."""
+
+    def __init__(self, b: Builder, arrays: bool) -> None:
+        self.b, self.arrays = b, arrays
+
+    def call(self, fn: t.Callable[..., t.Any], *args: Operand, boolean: bool = False) -> Operand:
+        if not any(isinstance(a, Value) for a in args):
+            return t.cast(Operand, fn(*args))  # (numbers: folded)
+        if fn is operator.pow and isinstance(args[1], (int, float)) and args[1] == 1:
+            return args[0]  # (``x ** (2 - 1)`` of ``x ** 2``'s formula)
+        if not self.arrays:  # a float: ``math``'s functions where they never raise
+            fn = _FLOAT_FUNCTIONS.get(fn, fn)
+        ty = elementwise_type([_type_of(a) for a in args], boolean)
+        return self.b.call(fn, *args, type=ty)
+
+    def formula(self, e: Expr, env: t.Mapping[str, Operand]) -> Operand:
+        op = e.op
+        if op == "var":
+            return env[e.name]
+        if op == "const":
+            return e.value
+        if op == "where":
+            cond = self.formula(e.args[0], env)
+            if not isinstance(cond, Value):
+                return self.formula(e.args[1] if cond else e.args[2], env)
+            if not self.arrays:
+                raise _Inexpressible("where")  # (np.where of scalars is a 0-d array)
+            a, b = (self.formula(x, env) for x in e.args[1:])
+            return self.call(np.where, cond, a, b)
+        if op == "call" and e.name == "lift_base":  # (the base itself, for reals)
+            return self.formula(e.args[0], env)
+        args = [self.formula(a, env) for a in e.args]
+        if op == "conj":
+            return args[0]
+        if op == "call" and e.name == "real_log":  # log |x|
+            return self.call(np.log, self.call(np.abs, args[0]))
+        if op == "call":
+            fn = _IR_FUNCTIONS.get(e.name)
+            if fn is None:
+                raise _Inexpressible(e.name)
+            return self.call(fn, *args)
+        return self.call(R.PY_OPERATORS[op], *args, boolean=op in _COMPARISONS)
+
+    def value(self, v: Operand) -> Value:
+        return v if isinstance(v, Value) else Constant(float(v))
+
+
+def fit(b: Builder, d: Value, z: Value) -> Value:
+    """``d`` as ``z``'s tangent: broadcast to ``z``'s shape where the types cannot tell that it
+    has it (a float operand's term of an array result)."""
+    dt, zt = d.type, z.type
+    if isinstance(zt, T.Float) and isinstance(dt, (T.Float, T.Const)):
+        return d
+    if isinstance(zt, T.Array) and isinstance(dt, T.Array) and zt.ndim is not None:
+        if dt.ndim == zt.ndim:
+            return d
+    zeros = b.call(np.zeros_like, z, type=zt)
+    return b.call(operator.add, d, zeros, type=zt)
+
+
+def zero(b: Builder, z: Value) -> Value:
+    """The zero tangent of ``z``."""
+    if isinstance(z.type, T.Float) or (
+        isinstance(z.type, T.Const) and isinstance(z.type.value, (float, int))
+    ):
+        return Constant(0.0)
+    if isinstance(z.type, T.Array):
+        return b.call(np.zeros_like, z, type=z.type)
+    return b.call(like, z, None, type=z.type)
+
+
+def _static(types: t.Sequence[T.Type]) -> bool:
+    return not any(isinstance(ty, T.Any) for ty in types)
+
+
+# --------------------------------------------------------------------------------------------
 # Elementwise functions: the formulas of the reverse rules
 
 _QUIET_OPS = {"var", "neg", "conj", "+", "-"}  # formulas that cannot overflow or divide
@@ -164,11 +309,21 @@ def register_elementwise(
     grads = tuple(grads)
     quiet = all(g is None or g in FORMULA and FORMULA[g].ops() <= _QUIET_OPS for g in grads)
 
+    formulas = [None if g is None else FORMULA.get(g) for g in grads]
+
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> Tangent | None:
+    ) -> Tangent | Emit | None:
         if kwnames or len(types) != len(grads) or not all(map(_real, types)):
             return None
+        if _static(types) and all(f is not None for f, v in zip(formulas, varied) if v):
+            arrays = any(isinstance(ty, T.Array) for ty in types)
+            emit = _elementwise_emit(formulas, arrays)
+            try:  # (written once now, on dummy values, to learn whether it can be)
+                _probe(emit, types, varied)
+                return emit
+            except _Inexpressible:
+                pass
         if len(grads) == 1:
             g1 = grads[0]
             assert g1 is not None
@@ -198,6 +353,42 @@ def register_elementwise(
         register(fn, make)
 
 
+def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
+    names = ("x", "y")
+
+    def emit(
+        b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+    ) -> Value:
+        w = _Writer(b, arrays)
+        env: dict[str, Operand] = {"z": z, **{n: _scalar_of(a) for n, a in zip(names, args)}}
+        total: Operand | None = None
+        for f, d in zip(formulas, tangents):
+            if d is None or f is None:
+                continue
+            term = w.formula(f, {**env, "g": d})
+            total = term if total is None else w.call(operator.add, total, term)
+        if total is None:
+            return zero(b, z)
+        return fit(b, w.value(total), z)
+
+    return Emit(emit)
+
+
+def _probe(emit: Emit, types: tuple[T.Type, ...], varied: tuple[bool, ...]) -> None:
+    """Write ``emit`` into a scratch function: raises ``_Inexpressible`` if it cannot be."""
+    from gibbous.ir.core import Function
+
+    f = Function("probe", [(None, ty) for ty in (*types, *types)])
+    args = [
+        Constant(ty.value) if isinstance(ty, T.Const) else a
+        for a, ty in zip(f.args[: len(types)], types)
+    ]
+    tangents = [a if v else None for a, v in zip(f.args[len(types) :], varied)]
+    b = Builder(f)
+    z = b.call(np.add, *args, type=elementwise_type(types))  # (a stand-in for the result)
+    emit.fn(b, z, args, tangents, {})
+
+
 # --------------------------------------------------------------------------------------------
 # Linear and bilinear functions: their own derivatives
 
@@ -210,12 +401,25 @@ def register_linear(fns: t.Iterable[object], operand: int = 0, most: int = 8) ->
     def make_for(fn: t.Callable[..., t.Any]) -> Maker:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-        ) -> Tangent | None:
+        ) -> Tangent | Emit | None:
             n = len(types) - len(kwnames)
             if n <= operand or n > most or not _real(types[operand]) or "out" in kwnames:
                 return None
             if any(v for i, v in enumerate(varied) if i != operand):
                 return None  # (an index or a shape with a tangent: not this rule's)
+
+            if _static(types):
+
+                def emit(
+                    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+                ) -> Value:
+                    d = tangents[operand]
+                    if d is None:
+                        return zero(b, z)
+                    moved = [d if i == operand else a for i, a in enumerate(args)]
+                    return b.call(fn, *moved, kwargs=dict(kwargs), type=z.type)
+
+                return Emit(emit)
 
             def linear(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
                 d = a[n + operand]
@@ -239,9 +443,29 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
     def make_for(fn: t.Callable[..., t.Any]) -> Maker:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-        ) -> Tangent | None:
+        ) -> Tangent | Emit | None:
             if kwnames or len(types) != 2 or not all(map(_real, types)):
                 return None
+
+            if _static(types):
+
+                def emit(
+                    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+                ) -> Value:
+                    (x, y), (dx, dy) = args, tangents
+                    terms = [
+                        b.call(fn, *pair, type=z.type)
+                        for pair, d in (((dx, y), dx), ((x, dy), dy))
+                        if d is not None
+                    ]
+                    if not terms:
+                        return zero(b, z)
+                    total = terms[0]
+                    for term in terms[1:]:
+                        total = b.call(operator.add, total, term, type=z.type)
+                    return total
+
+                return Emit(emit)
 
             def bilinear(z: t.Any, a: t.Any, b: t.Any, da: t.Any, db: t.Any) -> t.Any:
                 d = None if da is None else fn(da, b)
@@ -260,10 +484,21 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
 
 def _where_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | None:
+) -> Tangent | Emit | None:
     """``np.where(c, a, b)``: linear in ``a`` and ``b``, the condition a constant."""
     if kwnames or len(types) != 3 or varied[0] or not all(map(_real, types[1:])):
         return None
+
+    if _static(types):
+
+        def emit(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            branches = [Constant(0.0) if d is None else d for d in tangents[1:]]
+            chosen = b.call(np.where, args[0], *branches, type=z.type)
+            return fit(b, chosen, z)
+
+        return Emit(emit)
 
     def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
         return like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
@@ -278,7 +513,7 @@ _LINEAR_ATTRIBUTES = {"T", "mT", "real"}
 
 def _getattr_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | None:
+) -> Tangent | Emit | None:
     """``x.T``: the attributes of an array that are linear in it (a view of it)."""
     if kwnames or len(types) != 2 or not _real(types[0]):
         return None
@@ -286,6 +521,15 @@ def _getattr_make(
     if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
         return None
     attribute = str(name.value)
+    if _static(types):
+
+        def emit(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            d = tangents[0]
+            return zero(b, z) if d is None else b.call(getattr, d, attribute, type=z.type)
+
+        return Emit(emit)
 
     def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
         return like(z, None if dx is None else getattr(dx, attribute))
@@ -298,11 +542,20 @@ register(builtins.getattr, _getattr_make)
 
 def _float_array_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | None:
+) -> Tangent | Emit | None:
     """``np.array([a, b, ...])`` of floats (``runtime.float_array``): the array of tangents."""
     if kwnames or not all(map(_real, types)):
         return None
     n = len(types)
+    if _static(types):
+
+        def emit(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            items = [Constant(0.0) if d is None else d for d in tangents]
+            return b.call(runtime.float_array, *items, type=z.type)
+
+        return Emit(emit)
 
     def items(z: t.Any, *a: t.Any) -> t.Any:
         return runtime.float_array(*(0.0 if d is None else d for d in a[n:]))
@@ -320,7 +573,8 @@ register_linear([
     np.reshape, np.ndarray.reshape,
     np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel, np.ndarray.flatten,
     np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
-    np.moveaxis, np.diff, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy, np.asarray, np.array,
+    np.moveaxis, np.diff, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy,
+    np.asarray, np.array,
     np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
     np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
     np.float64, math.fsum, builtins.sum,

@@ -138,7 +138,7 @@ _UFUNCS: dict[str, np.ufunc] = {
     "neg": np.negative, "conj": np.conjugate,
 }  # fmt: skip
 _UFUNC_NAMES = {op: u.__name__ for op, u in _UFUNCS.items()}
-_PY: dict[str, t.Callable[..., t.Any]] = {
+PY_OPERATORS: dict[str, t.Callable[..., t.Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "**": operator.pow, "==": operator.eq, ">": operator.gt,
     "<": operator.lt, "&": operator.and_, "neg": operator.neg,
@@ -346,7 +346,7 @@ def kernel(
         ]
     )
     scope: dict[str, t.Any] = {
-        **ns, **{u.__name__: u for u in _UFUNCS.values()}, "_py": _PY, "_nd": np.ndarray,
+        **ns, **{u.__name__: u for u in _UFUNCS.values()}, "_py": PY_OPERATORS, "_nd": np.ndarray,
         "_square": _square, "_power": _power, "square": np.square, "copyto": np.copyto,
         "forward": forward,
     }  # fmt: skip

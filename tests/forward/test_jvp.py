@@ -135,7 +135,9 @@ CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("f", "args"), CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)])
+@pytest.mark.parametrize(
+    ("f", "args"), CASES, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(CASES)]
+)
 def test_jvp_matches_finite_differences(f: t.Callable[..., t.Any], args: tuple[t.Any, ...]) -> None:
     check(f, *args)
 
@@ -229,3 +231,15 @@ def test_writes_into_arrays_are_refused(f: t.Callable[..., t.Any]) -> None:
 
 def test_in_place_operator_on_floats() -> None:
     check(float_in_place, 0.7)
+
+
+def test_tangents_are_written_out_where_types_are_known() -> None:
+    """The forward program is plain arithmetic: no tangent function is called per operation
+    (``x ** 2`` folds to ``2 * x``: no ``where``, no ``** 1``)."""
+    source = build_frule(rosenbrock, np.ones(5)).run.__gibbous_source__
+    head = source.splitlines()[0]
+    assert head.startswith("def __make(")
+    assert set(head[11:-2].split(", ")) == {"np_sum", "forward_pair"}
+    assert "** 1" not in source and "where" not in source
+    loop = build_frule(scalar_loop, np.ones(3)).run.__gibbous_source__
+    assert "cos(_" in loop  # the tangent of np.sin(x[i]), on a float
