@@ -17,6 +17,10 @@ if t.TYPE_CHECKING:
     from gibbous.api import value_and_pullback as value_and_pullback
     from gibbous.forward import build_frule as build_frule
     from gibbous.forward import jvp as jvp
+    from gibbous.second_order import build_hvp as build_hvp
+    from gibbous.second_order import hessian as hessian
+    from gibbous.second_order import hvp as hvp
+    from gibbous.second_order import jacobian as jacobian
     from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
     from gibbous.prepared import PreparedGradient as PreparedGradient
     from gibbous.prepared import prepare_gradient as prepare_gradient
@@ -42,6 +46,10 @@ _LAZY = {
     "value_and_pullback": "gibbous.api",
     "build_frule": "gibbous.forward",
     "jvp": "gibbous.forward",
+    "build_hvp": "gibbous.second_order",
+    "hessian": "gibbous.second_order",
+    "hvp": "gibbous.second_order",
+    "jacobian": "gibbous.second_order",
     "UnsupportedConstructError": "gibbous.frontend.errors",
     "DefaultContext": "gibbous.rules.registry",
     "MinimalContext": "gibbous.rules.registry",

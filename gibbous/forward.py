@@ -22,9 +22,10 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location
-from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, tangent_carrying
+from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, pair, tangent_carrying
 from gibbous.rules import forward as FR
 from gibbous.rules.public_names import callable_name
+from gibbous.rules.derived import acceptor
 from gibbous.rules.registry import Context, DefaultContext, MissingRuleError, lookup_rule
 from gibbous.rules.tangents import NoTangent
 from gibbous.session import Session, derivable
@@ -42,6 +43,7 @@ class ForwardRule:
         self.fn = fn
         self.arg_types = arg_types
         self.varied = tuple(map(tangent_carrying, arg_types))
+        self.accepts = tuple(map(acceptor, arg_types))
         self.run = run
 
     def __call__(self, *args: t.Any) -> tuple[t.Any, t.Any]:
@@ -58,7 +60,7 @@ def build_frule(
     """The forward rule of ``f`` for arguments of the types of ``args`` (positional: keyword
     arguments and defaults are for a later version)."""
     types = tuple(T.typeof(a) for a in args)
-    builder = _Builder(Session(ctx or DefaultContext, False, None))
+    builder = ProgramBuilder(Session(ctx or DefaultContext, False, None))
     varied = tuple(map(tangent_carrying, types))
     tangent = builder.primitive(f, types, (), varied, None)
     if isinstance(tangent, FR.Emit):  # written out: the call and its tangent, compiled
@@ -66,7 +68,7 @@ def build_frule(
         return ForwardRule(f, types, _primitive_program(f, types, varied, tangent, result_type))
     if tangent is not None:
         return ForwardRule(f, types, _primitive_run(f, tangent, varied))
-    if not (isinstance(f, pytypes.FunctionType) and _derivable(f)):
+    if not (isinstance(f, pytypes.FunctionType) and derivable_function(f)):
         raise ForwardModeError(
             f"build_frule: {callable_name(f)} has no forward rule and is not a Python function "
             "whose forward program could be derived; this version takes Python functions and "
@@ -98,24 +100,29 @@ def jvp(
             f"{len(args)} arguments and {len(tangents)} tangents given"
         )
     given = []
-    for i, (a, ty, dx, v) in enumerate(zip(args, rule.arg_types, tangents, rule.varied)):
-        if T.typeof(a) != ty and not _same_kind(T.typeof(a), ty):
+    for i, (ok, a, dx, v) in enumerate(zip(rule.accepts, args, tangents, rule.varied)):
+        if not ok(a):
             raise TypeError(
-                f"jvp: argument {i} is {T.typeof(a)}, but {rule!r} was built for {ty}: build "
-                "a rule for these types"
+                f"jvp: argument {i} is {T.typeof(a)}, but {rule!r} was built for "
+                f"{rule.arg_types[i]}: build a rule for these types"
             )
         if v:
-            given.append(_checked_tangent(i, a, dx))
+            kind = type(dx)
+            if (kind is float and type(a) is not np.ndarray) or (
+                kind is np.ndarray
+                and type(a) is np.ndarray
+                and dx.dtype == np.float64
+                and dx.shape == a.shape
+            ):
+                given.append(dx)  # (the common cases, checked quickly)
+            else:
+                given.append(_checked_tangent(i, a, dx))
         elif dx is not None and not isinstance(dx, NoTangent):
-            raise TypeError(f"jvp: argument {i} ({ty}) has no tangent; pass None")
-    y, dy = rule(*args, *given)
+            raise TypeError(f"jvp: argument {i} ({rule.arg_types[i]}) has no tangent; pass None")
+    y, dy = rule.run(*args, *given)
     if dy is None:
         dy = FR.like(y, None) if _is_real(y) else NoTangent()
     return y, dy
-
-
-def _same_kind(a: T.Type, b: T.Type) -> bool:
-    return isinstance(a, T.Float) and isinstance(b, T.Float)
 
 
 def _is_real(y: object) -> bool:
@@ -162,7 +169,7 @@ def _primitive_run(
     return run
 
 
-def _derivable(fn: pytypes.FunctionType) -> bool:
+def derivable_function(fn: pytypes.FunctionType) -> bool:
     return bool(derivable(fn))
 
 
@@ -182,7 +189,7 @@ def _primitive_program(
     rest = iter(ir.args[len(types) :])
     tangents = [next(rest) if v else None for v in varied]
     z = b.call(f, *args, type=result_type)
-    b.ret(b.call(FR.pair, z, emit.fn(b, z, args, tangents, {}), type=T.ANY))
+    b.ret(pair(b, z, emit.fn(b, z, args, tangents, {})))
     return compile_function(ir)
 
 
@@ -191,7 +198,7 @@ class _Later:
 
     __slots__ = ("builder", "key", "fn")
 
-    def __init__(self, builder: _Builder, key: tuple[object, ...]) -> None:
+    def __init__(self, builder: ProgramBuilder, key: tuple[object, ...]) -> None:
         self.builder, self.key = builder, key
         self.fn: t.Callable[..., t.Any] | None = None
 
@@ -202,7 +209,7 @@ class _Later:
         return fn(*args)
 
 
-class _Builder:
+class ProgramBuilder:
     """The forward programs of one ``build_frule``, by function, argument types and varied
     arguments."""
 
@@ -254,7 +261,7 @@ class _Builder:
         tangent = self.primitive(fn, types, kwnames, varied, op.loc)
         if tangent is not None:
             return Site("tangent", tangent)
-        if registration is None and isinstance(fn, pytypes.FunctionType) and _derivable(fn):
+        if registration is None and isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
             if kwnames:
                 raise _missing(fn, types, kwnames, op, "keyword arguments of a Python function")
             n = len(op.args)

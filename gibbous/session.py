@@ -117,12 +117,21 @@ _INTERNAL = tuple(
 )
 
 
+def source_ir(fn: object) -> Function:
+    """The IR a function is differentiated from: its bytecode's (the frontend's), or, for a
+    function the backend compiled from IR (``compile_function``: the forward programs that
+    Hessian-vector products differentiate), that IR itself, whose callees are constants where
+    its bytecode reads them from closure cells."""
+    made = getattr(fn, "__gibbous_ir__", None) if isinstance(fn, pytypes.FunctionType) else None
+    return made if isinstance(made, Function) else function_ir(fn)
+
+
 def _callee_ir(fn: object) -> Function | None:
     """For type inference: the IR of the user functions the code calls."""
     if not derivable(fn):
         return None
     try:
-        return function_ir(fn)
+        return source_ir(fn)
     except UnsupportedConstructError:
         return None
 
@@ -206,7 +215,7 @@ class Session:
                 f"build_rrule derives rules of Python functions; {callable_name(fn)} is not "
                 "one (write a rule for it with gibbous.primitive)"
             )
-        untyped = function_ir(fn)
+        untyped = source_ir(fn)
         if stage == "frontend":
             return untyped
         if len(untyped.args) != len(arg_types):

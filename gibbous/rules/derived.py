@@ -172,7 +172,7 @@ class Program:
     def acceptors(self) -> tuple[t.Callable[[object], bool], ...]:
         """One test per argument: is a value of the argument's type (quick for arrays and
         floats, the common arguments)."""
-        return tuple(map(_acceptor, self.arg_types))
+        return tuple(map(acceptor, self.arg_types))
 
     @t.overload
     def instantiate(self, *, level: int = 0) -> DerivedRule: ...
@@ -216,7 +216,7 @@ class Program:
         return rule
 
 
-def _acceptor(ty: T.Type) -> t.Callable[[object], bool]:
+def acceptor(ty: T.Type) -> t.Callable[[object], bool]:
     if isinstance(ty, T.Array) and ty.dtype is not None and ty.ndim is not None:
         dtype, ndim = np.dtype(ty.dtype), ty.ndim
 

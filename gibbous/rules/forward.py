@@ -365,6 +365,9 @@ def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
         for f, d in zip(formulas, tangents):
             if d is None or f is None:
                 continue
+            if f.op == "neg" and total is not None:  # ``a - b``: ``da - db``, not ``da + -db``
+                total = w.call(operator.sub, total, w.formula(f.args[0], {**env, "g": d}))
+                continue
             term = w.formula(f, {**env, "g": d})
             total = term if total is None else w.call(operator.add, total, term)
         if total is None:
@@ -591,11 +594,3 @@ def not_an_array(x: object, name: str) -> None:
 
 
 runtime.register_object(not_an_array, "forward.not_an_array")
-
-
-def pair(y: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
-    """What a forward program returns: the value and its tangent."""
-    return y, dy
-
-
-runtime.register_object(pair, "forward.pair")  # a path for the IR's text

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 ENERGY = ("examples.square_to_mul:energy", "--args", "np.array([0.5, -1.5, 2.0]), 3")
 
@@ -98,3 +100,12 @@ def test_cli_bad_pass_specs_are_one_line_errors() -> None:
         assert done.returncode == 2, spec
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
         assert message in done.stderr, (spec, done.stderr)
+
+
+def test_trust_ncg_script_converges() -> None:
+    """SciPy's trust-region Newton-CG with gibbous's gradient and Hessian-vector product."""
+    pytest.importorskip("scipy")
+    out = script("trust_ncg_rosenbrock.py")
+    assert "success=True" in out and "Hessian-vector products" in out
+    error = float(re.search(r"max \|x - 1\| = (\S+)", out).group(1))  # type: ignore[union-attr]
+    assert error < 1e-6

@@ -1,0 +1,149 @@
+"""Second order and Jacobians: ``hvp``, ``build_hvp``, ``hessian``, ``jacobian``.
+
+A Hessian-vector product is reverse mode over forward mode: the forward-mode transform
+(``gibbous.passes.jvp``) writes ``g(x, *args, v) = ∇f(x)·v``, the directional derivative, as
+a program of plain NumPy and Python calls; ``build_rrule`` derives its reverse rule from that
+program's bytecode like any user function's; the gradient of ``g`` with respect to ``x`` is
+``H v`` (and with respect to ``v``, ``∇f(x)``).  docs/decisions.md, "Second order", says why
+this order.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+import typing as t
+import weakref
+
+import numpy as np
+
+from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
+from gibbous.backends.numpy.codegen import compile_function
+from gibbous.forward import ForwardModeError, ProgramBuilder, derivable_function, build_frule, jvp
+from gibbous.ir import types as T
+from gibbous.passes.jvp import jvp_transform, tangent_carrying
+from gibbous.rules.public_names import callable_name
+from gibbous.rules.registry import DefaultContext
+from gibbous.session import Session
+
+__all__ = ["HessianVectorProduct", "build_hvp", "hessian", "hvp", "jacobian"]
+
+
+class HessianVectorProduct:
+    """``h = build_hvp(f, x, *args)``; ``h(x, v, *args)`` is ``H v``, ``H`` the Hessian of
+    the real scalar ``f(x, *args)`` in its first argument ``x`` (a float or a float64
+    array), the other arguments held constant.  Built once, called many times."""
+
+    def __init__(self, f: t.Callable[..., object], x: t.Any, args: tuple[t.Any, ...]) -> None:
+        if not (isinstance(f, pytypes.FunctionType) and derivable_function(f)):
+            raise ForwardModeError(
+                f"build_hvp: {callable_name(f)} is not a Python function; Hessian-vector "
+                "products are derived from a Python function's code"
+            )
+        types = (T.typeof(x), *map(T.typeof, args))
+        if not tangent_carrying(types[0]) or isinstance(types[0], T.Any):
+            raise TypeError(
+                f"build_hvp: the first argument must be a float or a float64 array, not "
+                f"{types[0]}"
+            )
+        builder = ProgramBuilder(Session(DefaultContext, False, None))
+        typed = builder.session.primal_ir(f, types)
+        varied = (True,) + (False,) * len(args)
+        directional = jvp_transform(
+            typed, varied, builder.resolve, callable_name(f), tangent_only=True
+        )
+        self.f = f
+        self.arg_types = types
+        self.directional = compile_function(directional)  # g(x, *args, v) = ∇f(x)·v
+        self.rule = build_rrule(self.directional, x, *args, _like(x))
+
+    def __call__(self, x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
+        if np.shape(v) != np.shape(x):
+            raise TypeError(
+                f"hvp: v must have x's shape {np.shape(x)}; it has shape {np.shape(v)}"
+            )
+        v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.float64)
+        _, grads = value_and_gradient(self.rule, self.directional, x, *args, v)
+        return grads[1]
+
+    def __repr__(self) -> str:
+        types = ", ".join(map(str, self.arg_types))
+        return f"<Hessian-vector product of {callable_name(self.f)}({types})>"
+
+
+def _like(x: t.Any) -> t.Any:
+    return 0.0 if isinstance(x, float) else np.zeros_like(x, dtype=np.float64)
+
+
+def build_hvp(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> HessianVectorProduct:
+    """The Hessian-vector product of ``f`` in its first argument, for arguments of these
+    types: ``h(x, v, *args)``."""
+    return HessianVectorProduct(f, x, args)
+
+
+# ``hvp(f, x, v)``: one product per function and argument types, kept while ``f`` lives.
+_HVPS: weakref.WeakKeyDictionary[object, dict[tuple[T.Type, ...], HessianVectorProduct]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def hvp(f: t.Callable[..., object], x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
+    """``H v``: the Hessian of ``f(x, *args)`` in ``x`` times ``v`` (built on the first call
+    for these argument types, then reused)."""
+    types = (T.typeof(x), *map(T.typeof, args))
+    mine = _HVPS.setdefault(f, {})
+    made = mine.get(types)
+    if made is None:
+        made = mine[types] = build_hvp(f, x, *args)
+    return made(x, v, *args)
+
+
+def hessian(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> t.Any:
+    """The Hessian of ``f(x, *args)`` in ``x``: one Hessian-vector product per element of
+    ``x``, of shape ``x.shape + x.shape`` (a float for a float ``x``)."""
+    made = build_hvp(f, x, *args)
+    if isinstance(x, float):
+        return float(made(x, 1.0, *args))
+    x = np.asarray(x)
+    out = np.empty((x.size, x.size))
+    basis = np.zeros(x.size)
+    for i in range(x.size):
+        basis[i] = 1.0
+        out[:, i] = np.ravel(made(x, basis.reshape(x.shape), *args))
+        basis[i] = 0.0
+    return out.reshape(x.shape + x.shape)
+
+
+def jacobian(
+    f: t.Callable[..., object], x: t.Any, *args: t.Any, mode: str = "auto"
+) -> t.Any:
+    """The Jacobian of ``f(x, *args)`` (a float or a real array) in ``x``, of shape
+    ``y.shape + x.shape``: by forward mode, one jvp per element of ``x``, where ``x`` has
+    no more elements than ``y`` (``jacfwd``); else by reverse mode, one pullback per element
+    of ``y`` (``jacrev``).  ``mode`` ("forward", "reverse") chooses."""
+    y: t.Any = f(x, *args)
+    x_size, y_size = int(np.size(x)), int(np.size(y))
+    if mode == "auto":
+        mode = "forward" if x_size <= y_size else "reverse"
+    if mode not in ("forward", "reverse"):
+        raise ValueError(f"jacobian: mode is 'auto', 'forward' or 'reverse', not {mode!r}")
+    x_shape, y_shape = np.shape(x), np.shape(y)
+    out = np.empty((y_size, x_size))
+    if mode == "forward":
+        rule = build_frule(f, x, *args)
+        none = [None] * len(args)
+        for i in range(x_size):
+            e = np.zeros(x_size)
+            e[i] = 1.0
+            d = float(e[0]) if isinstance(x, float) else e.reshape(x_shape)
+            _, dy = jvp(rule, f, (x, *args), (d, *none))
+            out[:, i] = np.ravel(dy)
+    else:
+        reverse = build_rrule(f, x, *args)
+        for k in range(y_size):
+            e = np.zeros(y_size)
+            e[k] = 1.0
+            ybar = float(e[0]) if np.ndim(y) == 0 else e.reshape(y_shape)
+            _, grads = value_and_pullback(reverse, ybar, f, x, *args)
+            out[k, :] = np.ravel(grads[1])
+    result = out.reshape(y_shape + x_shape)
+    return float(result) if result.ndim == 0 else result
