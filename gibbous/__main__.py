@@ -20,7 +20,7 @@ import sys
 import typing as t
 
 EXIT_ERROR = 2
-IR_STAGES = ("frontend", "typed", "optimized", "forward", "reverse")
+IR_STAGES = ("frontend", "typed", "optimized", "forward", "reverse", "jvp")
 IR_FORMATS = ("text", "dot", "svg", "png")
 
 
@@ -226,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
         "--stage",
         choices=IR_STAGES,
         default="typed",
-        help="frontend, typed, optimized, or the derived rule's forward / reverse program",
+        help="frontend, typed, optimized, the derived rule's forward / reverse program, or "
+        "the forward-mode program (jvp)",
     )
     ir.add_argument("--format", choices=IR_FORMATS, default="text", help="text, or the CFG")
     ir.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")

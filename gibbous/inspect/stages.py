@@ -5,7 +5,9 @@ Stages, in pipeline order:
 * ``frontend``  — untyped IR as read from the bytecode (every value ``any``);
 * ``typed``     — after type inference on the arguments' types;
 * ``optimized`` — after the standard passes (or the ``passes`` given): what the AD pass takes;
-* ``forward``, ``reverse`` — the two programs the AD pass makes of it.
+* ``forward``, ``reverse`` — the two programs the AD pass makes of it;
+* ``jvp`` — the forward-mode program ``build_frule`` makes of it (every float and float
+  array argument with a tangent).
 
 Each is exactly what ``gibbous.build_rrule(f, *args, **kwargs)`` builds and differentiates:
 the same unwrapping of ``f`` (a bound method, a partial, ...), the same binding of the
@@ -19,14 +21,16 @@ import types as pytypes
 import typing as t
 
 from gibbous.entry import bind, unwrap
+from gibbous.forward import ProgramBuilder
 from gibbous.ir.core import Function
 from gibbous.ir.types import typeof
 from gibbous.passes import Pass
+from gibbous.passes.jvp import tangent_carrying
 from gibbous.rules.registry import DefaultContext, callable_name
 from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
 from gibbous.session import Session, derivable
 
-STAGES = ("frontend", "typed", "optimized", "forward", "reverse")
+STAGES = ("frontend", "typed", "optimized", "forward", "reverse", "jvp")
 
 
 def code_ir(
@@ -54,5 +58,9 @@ def code_ir(
     types = tuple(map(typeof, binding.values))
     if stage in ("typed", "optimized"):
         return session.primal_ir(target, types, stage)
+    if stage == "jvp":
+        varied = tuple(map(tangent_carrying, types))
+        made = ProgramBuilder(session).program(t.cast(pytypes.FunctionType, target), types, varied)
+        return t.cast(Function, made.__gibbous_ir__)  # type: ignore[attr-defined]
     description = session.program(target, types).description
     return t.cast(Function, description.forward if stage == "forward" else description.reverse)

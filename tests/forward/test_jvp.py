@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import typing as t
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -243,3 +244,21 @@ def test_tangents_are_written_out_where_types_are_known() -> None:
     assert "** 1" not in source and "where" not in source
     loop = build_frule(scalar_loop, np.ones(3)).run.__gibbous_source__
     assert "cos(_" in loop  # the tangent of np.sin(x[i]), on a float
+
+
+def test_the_jvp_stage_is_inspectable() -> None:
+    from gibbous.inspect import code_ir
+
+    ir = code_ir(rosenbrock, np.ones(4), stage="jvp")
+    assert [a.name for a in ir.args] == ["x", "dx"]
+    assert "operator.sub" in str(ir) and "make_tuple" in str(ir)
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gibbous", "ir", "tests.cli_examples:loss", "--args",
+         "np.ones((3, 3)), np.ones(3)", "--stage", "jvp"],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "func @loss_jvp(%W: f64[:,:], %x: f64[:], %dW: f64[:,:], %dx: f64[:])" in done.stdout
