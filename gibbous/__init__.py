@@ -17,6 +17,7 @@ if t.TYPE_CHECKING:
     from gibbous.api import value_and_pullback as value_and_pullback
     from gibbous.forward import build_frule as build_frule
     from gibbous.forward import jvp as jvp
+    from gibbous.rules.forward import frule as frule
     from gibbous.second_order import build_hvp as build_hvp
     from gibbous.second_order import hessian as hessian
     from gibbous.second_order import hvp as hvp
@@ -46,6 +47,7 @@ _LAZY = {
     "value_and_pullback": "gibbous.api",
     "build_frule": "gibbous.forward",
     "jvp": "gibbous.forward",
+    "frule": "gibbous.rules.forward",
     "build_hvp": "gibbous.second_order",
     "hessian": "gibbous.second_order",
     "hvp": "gibbous.second_order",

@@ -65,7 +65,7 @@ def build_frule(
     tangent = builder.primitive(f, types, (), varied, None)
     if isinstance(tangent, FR.Emit):  # written out: the call and its tangent, compiled
         result_type = T.typeof(f(*args))
-        return ForwardRule(f, types, _primitive_program(f, types, varied, tangent, result_type))
+        return ForwardRule(f, types, primitive_program(f, types, (), varied, tangent, result_type))
     if tangent is not None:
         return ForwardRule(f, types, _primitive_run(f, tangent, varied))
     if not (isinstance(f, pytypes.FunctionType) and derivable_function(f)):
@@ -173,23 +173,27 @@ def derivable_function(fn: pytypes.FunctionType) -> bool:
     return bool(derivable(fn))
 
 
-def _primitive_program(
+def primitive_program(
     f: object,
     types: tuple[T.Type, ...],
+    kwnames: tuple[str, ...],
     varied: tuple[bool, ...],
     emit: FR.Emit,
     result_type: T.Type,
 ) -> t.Callable[..., t.Any]:
-    """``f(*args)`` and its tangent as a compiled program (a library function at the entry)."""
+    """``f(*args, **kwargs)`` and its tangent as a compiled program (a library function at
+    the entry): ``run(*args, *kwarg_values, *tangents_of_varied) -> (y, dy)``."""
     params = [(f"x{i}", ty) for i, ty in enumerate(types)]
     params += [(f"dx{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
     ir = Function(f"{getattr(f, '__name__', 'f')}_jvp", params)
     b = Builder(ir)
-    args = ir.args[: len(types)]
+    n = len(types) - len(kwnames)
+    values = ir.args[: len(types)]
     rest = iter(ir.args[len(types) :])
     tangents = [next(rest) if v else None for v in varied]
-    z = b.call(f, *args, type=result_type)
-    b.ret(pair(b, z, emit.fn(b, z, args, tangents, {})))
+    kwargs = dict(zip(kwnames, values[n:]))
+    z = b.call(f, *values[:n], kwargs=kwargs, type=result_type)
+    b.ret(pair(b, z, emit.fn(b, z, values[:n], tangents[:n] + tangents[n:], kwargs)))
     return compile_function(ir)
 
 

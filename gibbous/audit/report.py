@@ -29,6 +29,7 @@ COLUMNS = (
     "primal warm allocs (bytes)",
     "rule warm allocs",
     "FD rel. error",
+    "forward mode",
     "status",
 )
 _FD_COLUMN = COLUMNS.index("FD rel. error")
@@ -49,6 +50,10 @@ allocates (`np.exp(x)` returns a new array) may allocate too; the table shows bo
 fails on a registration without a case, a case that fails a check, and a case that covers no
 registration.  A case may declare one check it fails and why (`deviation=(check, reason)`):
 the table says so, and the audit fails if that check passes after all, or another fails.
+Each passing case is also run through forward mode (`gibbous.testing.forward`): where the
+callable has a forward rule for its types, the tangent is checked against finite differences
+and against the reverse rule by the transpose identity `<ybar, J v> = <J^T ybar, v>` (a
+failure fails the audit); where it has none, the column says why (reverse-only).
 
 Regenerate this section with `python -m gibbous audit --write docs/rules.md`; `python -m
 gibbous audit --check docs/rules.md` exits with status 1 when the audit fails or the section is
@@ -100,13 +105,14 @@ def _rows(r: RegistrationResult) -> list[str]:
     state = reg.state_type.__qualname__ if reg.state_type is not None else None
     head = [_code(r.signature), reg.kind, _code(state) if state else "—"]
     if not r.cases:
-        return [_cells([*head, "—", "—", "—", "—", _status(None)])]
+        return [_cells([*head, "—", "—", "—", "—", "—", _status(None)])]
     lines = []
     for i, c in enumerate(r.cases):
         # A registration's later cases leave its columns empty: the rows read as one group.
         first = head if i == 0 else ["", "", ""]
         numbers = [_bytes(c.primal_bytes), _bytes(c.rule_bytes), fd_bound(c.fd_error)]
-        lines.append(_cells([*first, _code(c.id), *numbers, _status(c)]))
+        forward = "—" if c.forward is None else str(c.forward)
+        lines.append(_cells([*first, _code(c.id), *numbers, forward, _status(c)]))
     return lines
 
 
@@ -128,6 +134,20 @@ def render(report: AuditReport) -> str:
             else f"The audit fails: {n['failed']} case(s) fail, {n['unmatched']} case(s) "
             f"cover no registration, {n['uncovered']} registration(s) have no case."
         ),
+    ]
+    reasons: dict[str, int] = {}
+    for r in report.registrations:
+        if r.forward.startswith("reverse-only"):
+            why = r.forward.split(": ", 1)[1]
+            reasons[why] = reasons.get(why, 0) + 1
+    zero = sum(1 for r in report.registrations if r.forward == "zero derivative")
+    lines += [
+        "",
+        f"**Forward mode**: {n['forward checked']} registrations have a forward rule checked "
+        f"against finite differences and, against the reverse rule, by the transpose identity; "
+        f"{zero} have no derivative; {n['reverse-only']} are reverse-only"
+        + "".join(f"; {why}: {count}" for why, count in sorted(reasons.items()))
+        + ".",
     ]
     origins: dict[str, list[RegistrationResult]] = {}
     for r in report.registrations:

@@ -24,13 +24,15 @@ from gibbous.rules.registry import Context, DefaultContext, Registration
 from gibbous.testing.cases import RuleCase
 from gibbous.testing.checks import RuleTestReport, exception_text
 from gibbous.testing.errors import CHECKS, RuleTestError
+from gibbous.testing.forward import ForwardCheck, check_forward
 from gibbous.testing.harness import test_rule
 
 #: What went wrong with a case: a check of ``test_rule``; ``"error"``, an exception outside
 #: the checks (``f`` fails on the case's arguments, an option is refused); ``"no rule"``,
 #: the case covers no registration.
 Problem = t.Literal[
-    "correctness", "interface", "reuse", "mutation", "state", "allocations", "error", "no rule"
+    "correctness", "interface", "reuse", "mutation", "state", "allocations", "error", "no rule",
+    "forward",
 ]
 
 # test_rule's report states these as text: "passed (6 direction(s); largest relative error
@@ -56,6 +58,8 @@ class CaseResult:
     # A check the case declares it fails, and why (``case(..., deviation=(check, why))``): the
     # audit reports it instead of failing, and fails if the check passes after all.
     deviation: str | None = None
+    # What forward mode does with the call (``gibbous.testing.forward``); None: not run.
+    forward: ForwardCheck | None = None
 
     @property
     def passed(self) -> bool:
@@ -90,6 +94,21 @@ class RegistrationResult:
     @property
     def passed(self) -> bool:
         return bool(self.cases) and all(c.passed for c in self.cases)
+
+    @property
+    def forward(self) -> str:
+        """What forward mode does with the registration's calls: ``checked`` if a case's
+        forward rule passed the checks, else what its cases say (``reverse-only: why``)."""
+        checks = [c.forward for c in self.cases if c.forward is not None]
+        if any(f.status == "checked" for f in checks):
+            return "checked"
+        failed = [f for f in checks if f.status == "failed"]
+        if failed:
+            return str(failed[0])
+        reverse_only = [f for f in checks if f.status == "reverse-only"]
+        if reverse_only:
+            return str(reverse_only[0])
+        return str(checks[0]) if checks else "—"
 
 
 FailureKind = t.Literal["failed", "unmatched", "uncovered"]
@@ -164,6 +183,10 @@ class AuditReport:
             "failed": sum(1 for r in self.registrations for c in r.cases if c.problem),
             "unmatched": len(self.unmatched),
             "uncovered": sum(1 for r in self.registrations if not r.cases),
+            "forward checked": sum(1 for r in self.registrations if r.forward == "checked"),
+            "reverse-only": sum(
+                1 for r in self.registrations if r.forward.startswith("reverse-only")
+            ),
         }
 
     def summary(self) -> str:
@@ -229,6 +252,11 @@ def run_case(
         if declared is not None:
             problem = "error"
             message = f"the declared deviation ({declared[0]}) no longer happens: remove it"
+    forward = None
+    if problem is None:
+        forward = _forward(case, options.get("ctx", ctx))
+        if forward.status == "failed":
+            problem, message = "forward", f"forward rule: {forward.message}"
     seconds = time.process_time() - start
     return CaseResult(
         case,
@@ -241,7 +269,15 @@ def run_case(
         fd_error,
         seconds,
         deviation,
+        forward,
     )
+
+
+def _forward(case: RuleCase, ctx: Context) -> ForwardCheck:
+    try:
+        return check_forward(case.f, *case.args, kwargs=case.kwargs, ctx=ctx)
+    except Exception as e:
+        return ForwardCheck("failed", f"the check raised {exception_text(e)}")
 
 
 def fd_error_of(report: RuleTestReport) -> float | None:

@@ -271,7 +271,7 @@ class _Transform:
         if not pure and _tangentless(r.type) and not isinstance(fn, FunctionType):
             # (a call made for what it writes: ``y[0] = x``, ``a.append(x)``, ``np.copyto``)
             raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
-        if fn in _IN_PLACE and op.args:
+        if fn in FR.IN_PLACE and op.args:
             # ``x += y`` writes into an array, which the tangents of its aliases would miss;
             # into a float it makes a new value.  (Forward rules take no ``out=``.)
             first = op.args[0].type
@@ -301,12 +301,6 @@ class _Transform:
             return
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(operands, varied)]
         self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
-
-
-_IN_PLACE = frozenset(
-    getattr(operator, f"i{n}")
-    for n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
-)
 
 
 def _quicker_sums(f: Function) -> None:

@@ -109,6 +109,27 @@ def has_forward_rule(fn: object) -> bool:
     return forward_maker(fn) is not None
 
 
+def frule(fn: object) -> t.Callable[[Tangent], Tangent]:
+    """Decorator: ``tangent(z, *operands, *tangents, **kwargs) -> dz`` is ``fn``'s forward
+    rule, for real operands (float and real-array tangents; ``tangents[i]`` None where operand
+    ``i`` has none).  It is called after ``fn`` itself, with its result ``z``.  A forward rule
+    registered for a callable gibbous already has one is tried first."""
+
+    def register_tangent(tangent: Tangent) -> Tangent:
+        def shaped(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+            return like(z, tangent(z, *a, **kwargs))  # (None: zeros; broadcast to z)
+
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            return checked(shaped, types) if all(map(_real, types)) else None
+
+        register(fn, make)
+        return tangent
+
+    return register_tangent
+
+
 # --------------------------------------------------------------------------------------------
 # The result's tangent, shaped as the result
 
@@ -582,6 +603,14 @@ register_linear([
     np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
     np.float64, math.fsum, builtins.sum,
 ])  # fmt: skip
+
+
+#: Python's in-place operators: into an array they write (which forward mode does not follow
+#: yet: the transform refuses them there); into a float they make a new value.
+IN_PLACE = frozenset(
+    getattr(operator, f"i{n}")
+    for n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
+)
 
 
 def not_an_array(x: object, name: str) -> None:

@@ -1,0 +1,108 @@
+"""``gibbous.testing.forward.check_forward``: what the audit runs on every case."""
+
+from __future__ import annotations
+
+import math
+import operator
+import typing as t
+
+import numpy as np
+import pytest
+
+import gibbous
+from gibbous.ir import types as T
+from gibbous.rules import forward as FR
+from gibbous.rules.registry import Context, DefaultContext
+from gibbous.testing.forward import check_forward
+
+X = np.random.default_rng(3).standard_normal((3, 4))
+
+
+@pytest.mark.parametrize(
+    ("f", "args", "kwargs", "status"),
+    [
+        (np.sin, (X,), {}, "checked"),
+        (np.sum, (X,), {"axis": 0}, "checked"),
+        (operator.mul, (X, 2.5), {}, "checked"),
+        (np.matmul, (X, X.T), {}, "checked"),  # (aliasing arguments: checked on copies)
+        (math.log, (2.0,), {}, "checked"),
+        (np.where, (X > 0, X, 0.0), {}, "checked"),
+        (np.floor, (X,), {}, "zero"),
+        (np.exp, (X + 0j,), {}, "reverse-only"),
+        (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "reverse-only"),
+        (np.linalg.norm, (X,), {}, "reverse-only"),
+        (operator.add, (2, 3), {}, "none"),
+    ],
+)
+def test_statuses(
+    f: t.Callable[..., t.Any], args: tuple[t.Any, ...], kwargs: dict[str, t.Any], status: str
+) -> None:
+    assert check_forward(f, *args, kwargs=kwargs).status == status
+
+
+def cube(x: np.ndarray) -> np.ndarray:
+    return x**3
+
+
+def test_a_forward_rule_that_disagrees_with_the_reverse_rule_fails() -> None:
+    ctx = Context("cube", DefaultContext)
+
+    @gibbous.primitive(cube, "f64[:]", ctx=ctx)
+    def cube_rrule(f: t.Any, x: t.Any) -> t.Any:
+        y = cube(x.primal)
+
+        def pullback(dy: t.Any) -> t.Any:
+            x.fdata[...] += 3 * x.primal**2 * y.fdata  # (the right derivative)
+            return gibbous.NoTangent(), gibbous.NoTangent()
+
+        y = gibbous.CoDual(y, np.zeros_like(y))
+        return y, pullback
+
+    x = np.linspace(0.5, 2.0, 5)
+    gibbous.testing.test_rule(cube, x, ctx=ctx)  # the reverse rule is right
+
+    def wrong(types: tuple[T.Type, ...], kwnames: tuple[str, ...], v: tuple[bool, ...]) -> t.Any:
+        return lambda z, x, dx: 2 * x**2 * dx  # (should be 3 x^2 dx)
+
+    FR.register(cube, wrong)
+    try:
+        found = check_forward(cube, x, ctx=ctx)
+    finally:
+        del FR._RULES[cube]
+    assert found.status == "failed" and "transpose identity" in found.message
+    assert found.fd_error is not None and found.fd_error > 0.1
+
+
+def softplus(x: np.ndarray) -> np.ndarray:  # a user's kernel, with both rules written by hand
+    return np.logaddexp(0.0, x)
+
+
+@gibbous.primitive(softplus, "f64[:]")
+def softplus_rrule(f: t.Any, x: t.Any) -> t.Any:
+    y = softplus(x.primal)
+    y_fdata = np.zeros_like(y)
+
+    def pullback(dy: t.Any) -> t.Any:
+        x.fdata[...] += y_fdata / (1 + np.exp(-x.primal))
+        return gibbous.NoTangent(), gibbous.NoTangent()
+
+    return gibbous.CoDual(y, y_fdata), pullback
+
+
+@gibbous.frule(softplus)
+def softplus_tangent(z: np.ndarray, x: np.ndarray, dx: np.ndarray | None) -> t.Any:
+    return None if dx is None else dx / (1 + np.exp(-x))
+
+
+def test_a_users_forward_rule() -> None:
+    x = np.linspace(-2.0, 2.0, 7)
+    assert check_forward(softplus, x).status == "checked"
+
+    def loss(x: np.ndarray) -> t.Any:
+        return np.sum(softplus(x) * x)
+
+    rule = gibbous.build_frule(loss, x)
+    v = np.ones(7)
+    _, dy = gibbous.jvp(rule, loss, (x,), (v,))
+    h = 1e-6
+    assert dy == pytest.approx((loss(x + h * v) - loss(x - h * v)) / (2 * h), rel=1e-6)
