@@ -37,6 +37,7 @@ from gibbous.rules.registry import (
     RRule,
     callable_name,
 )
+from gibbous.rules.public_names import entry_point
 from gibbous.rules.tangent_check import mismatch
 from gibbous.rules.stateful import StatefulRRule
 from gibbous.rules.tangents import (
@@ -589,8 +590,12 @@ def grad(f: t.Callable[..., object], argnums: int | tuple[int, ...] = 0) -> t.Ca
     except (AttributeError, TypeError):  # a callable without the attributes wraps copies
         pass
     gradient.rules = rules  # type: ignore[attr-defined]
-    return gradient
+    gradient.__gibbous_name__ = f"gibbous.grad({name})"  # type: ignore[attr-defined]
+    return entry_point(gradient)
 
+
+for _entry in (build_rrule, value_and_gradient, value_and_pullback, grad):
+    entry_point(_entry)
 
 __all__ = [
     "LibraryRule",

@@ -24,7 +24,12 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location
 from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, pair, tangent_carrying
 from gibbous.rules import forward as FR
-from gibbous.rules.public_names import callable_name
+from gibbous.rules.public_names import (
+    callable_name,
+    entry_point,
+    entry_point_name,
+    higher_order_hint,
+)
 from gibbous.rules.derived import acceptor
 from gibbous.rules.registry import Context, DefaultContext, MissingRuleError, lookup_rule
 from gibbous.rules.tangents import NoTangent
@@ -33,6 +38,7 @@ from gibbous.session import Session, derivable
 __all__ = ["ForwardModeError", "ForwardRule", "build_frule", "jvp"]
 
 
+@entry_point
 class ForwardRule:
     """A forward rule of ``fn`` for arguments of ``arg_types``: ``rule(*args, *tangents)``
     with one tangent per varied argument returns ``(y, dy)``."""
@@ -54,6 +60,7 @@ class ForwardRule:
         return f"<forward rule of {callable_name(self.fn)}({types})>"
 
 
+@entry_point
 def build_frule(
     f: t.Callable[..., object], *args: object, ctx: Context | None = None
 ) -> ForwardRule:
@@ -83,6 +90,7 @@ def build_frule(
     return ForwardRule(f, types, builder.program(f, types, varied))
 
 
+@entry_point
 def jvp(
     rule: ForwardRule,
     f: t.Callable[..., object],
@@ -254,6 +262,11 @@ class ProgramBuilder:
 
     def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
         fn = t.cast(Constant, op.callee).value
+        entry = entry_point_name(fn)
+        if entry is not None:
+            loc = op.loc
+            at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+            raise ForwardModeError(f"forward mode: a call of {entry}{at}: {higher_order_hint()}")
         types = tuple(v.type for v in (*op.args, *op.kwargs.values()))
         kwnames = tuple(op.kwargs)
         try:

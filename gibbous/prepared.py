@@ -29,9 +29,11 @@ import numpy as np
 
 from gibbous.api import Rule, _direct, _Run, build_rrule, scalar_seed
 from gibbous.rules import buffers
+from gibbous.rules.public_names import entry_point
 from gibbous.toplevel import EntryRule
 
 
+@entry_point
 class PreparedGradient:
     """``f``'s rule and, per thread, the fdata of its array arguments, reused call after call."""
 
@@ -72,6 +74,7 @@ class PreparedGradient:
         return f"<prepared gradient of {getattr(self.f, '__qualname__', self.f)!r}>"
 
 
+@entry_point
 def prepare_gradient(f: t.Callable[..., object], *args: t.Any, **kwargs: t.Any) -> PreparedGradient:
     """Build ``f``'s rule for these arguments (as ``build_rrule``, whose own keywords ``ctx``,
     ``debug`` and ``passes`` it takes too) and return a callable that computes ``(value,

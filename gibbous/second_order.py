@@ -21,13 +21,14 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.forward import ForwardModeError, ProgramBuilder, derivable_function, build_frule, jvp
 from gibbous.ir import types as T
 from gibbous.passes.jvp import jvp_transform, tangent_carrying
-from gibbous.rules.public_names import callable_name
+from gibbous.rules.public_names import callable_name, entry_point
 from gibbous.rules.registry import DefaultContext
 from gibbous.session import Session
 
 __all__ = ["HessianVectorProduct", "build_hvp", "hessian", "hvp", "jacobian"]
 
 
+@entry_point
 class HessianVectorProduct:
     """``h = build_hvp(f, x, *args)``; ``h(x, v, *args)`` is ``H v``, ``H`` the Hessian of
     the real scalar ``f(x, *args)`` in its first argument ``x`` (a float or a float64
@@ -74,6 +75,7 @@ def _like(x: t.Any) -> t.Any:
     return 0.0 if isinstance(x, float) else np.zeros_like(x, dtype=np.float64)
 
 
+@entry_point
 def build_hvp(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> HessianVectorProduct:
     """The Hessian-vector product of ``f`` in its first argument, for arguments of these
     types: ``h(x, v, *args)``."""
@@ -86,6 +88,7 @@ _HVPS: weakref.WeakKeyDictionary[object, dict[tuple[T.Type, ...], HessianVectorP
 )
 
 
+@entry_point
 def hvp(f: t.Callable[..., object], x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
     """``H v``: the Hessian of ``f(x, *args)`` in ``x`` times ``v`` (built on the first call
     for these argument types, then reused)."""
@@ -97,6 +100,7 @@ def hvp(f: t.Callable[..., object], x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
     return made(x, v, *args)
 
 
+@entry_point
 def hessian(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> t.Any:
     """The Hessian of ``f(x, *args)`` in ``x``: one Hessian-vector product per element of
     ``x``, of shape ``x.shape + x.shape`` (a float for a float ``x``)."""
@@ -113,6 +117,7 @@ def hessian(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> t.Any:
     return out.reshape(x.shape + x.shape)
 
 
+@entry_point
 def jacobian(
     f: t.Callable[..., object], x: t.Any, *args: t.Any, mode: str = "auto"
 ) -> t.Any:

@@ -37,6 +37,7 @@ from gibbous.passes.ad import (
 )
 from gibbous.passes.shared_objects import Rebuild, SharedObjects
 from gibbous.passes.typeinfer import InferenceError, infer_types
+from gibbous.rules.public_names import entry_point_name, higher_order_hint
 from gibbous.rules.call_adapters import (
     BoundRule,
     FillSeed,
@@ -102,7 +103,7 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
     by differentiating NumPy's internals."""
     if isinstance(fn, runtime.GenexprFunction):
         return True
-    if not isinstance(fn, pytypes.FunctionType):
+    if not isinstance(fn, pytypes.FunctionType) or entry_point_name(fn) is not None:
         return False
     module = fn.__module__ or ""
     if module == "gibbous.rules.prims.classes" and fn in TWINS.values():
@@ -314,6 +315,18 @@ class Session:
         operands = op.operands
         types = tuple(v.type for v in operands[1:])
         callee = op.callee
+        entry = entry_point_name(callee.value) if isinstance(callee, Constant) else None
+        if entry is not None:  # ``gibbous.grad(f)(x)`` inside the function differentiated
+            loc = op.loc
+            block = op.parent
+            function = block.parent if block is not None else None
+            raise UnsupportedConstructError(
+                f"a call of {entry}",
+                loc.file if loc is not None else "?",
+                loc.line if loc is not None else 0,
+                higher_order_hint(),
+                function.name if function is not None else "?",
+            )
         if any(isinstance(ty, T.Bottom) for ty in types):
             return lambda: _PRIMAL  # an operand that never exists: the call never runs
         if isinstance(callee, Constant):

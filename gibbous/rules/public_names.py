@@ -11,6 +11,8 @@ modules users import such functions from (``gibbous.ir.names.public_name``).  Me
 
 from __future__ import annotations
 
+import typing as t
+
 from gibbous.ir.runtime import registered_path
 from gibbous.ir.names import import_path, public_name
 
@@ -29,3 +31,40 @@ def callable_name(fn: object) -> str:
     if isinstance(qualname, str):
         return f"{module}.{qualname}" if isinstance(module, str) else qualname
     return repr(fn)
+
+
+# --------------------------------------------------------------------------------------------
+# gibbous's own entry points, which differentiated code may not call (yet)
+
+_ENTRY = "__gibbous_entry__"
+T_ = t.TypeVar("T_")
+
+
+def entry_point(obj: T_) -> T_:
+    """Marks a function or class of gibbous's public API that computes derivatives (``grad``,
+    ``value_and_gradient``, ``hvp``...): a call of it inside differentiated code is refused
+    by name (``entry_point_name``), not derived through gibbous's internals."""
+    try:
+        setattr(obj, _ENTRY, True)
+        if not isinstance(getattr(obj, "__gibbous_name__", None), str):
+            setattr(obj, "__gibbous_name__", f"gibbous.{getattr(obj, '__name__', '?')}")
+    except (AttributeError, TypeError):
+        pass
+    return obj
+
+
+def entry_point_name(fn: object) -> str | None:
+    """The public name of ``fn`` if it is (an instance of) a marked entry point."""
+    for holder in (fn, type(fn)):
+        if getattr(holder, _ENTRY, False) is True:
+            name = getattr(holder, "__gibbous_name__", None)
+            return name if isinstance(name, str) else callable_name(fn)
+    return None
+
+
+def higher_order_hint() -> str:
+    return (
+        "derivatives of code that computes derivatives are not supported yet; for second "
+        "derivatives call gibbous.hvp, gibbous.hessian or gibbous.jacobian on the function "
+        "itself, outside the differentiated code"
+    )

@@ -4,6 +4,7 @@ against central finite differences of gradients and of values."""
 from __future__ import annotations
 
 import math
+import re
 import typing as t
 
 import numpy as np
@@ -104,3 +105,43 @@ def test_refusals() -> None:
         gibbous.build_hvp(rosenbrock, np.ones(3))(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="mode"):
         gibbous.jacobian(np.sin, np.ones(2), mode="sideways")
+
+
+def cubes(x: np.ndarray) -> t.Any:
+    return np.sum(x**3)
+
+
+_cubes_gradient = gibbous.grad(cubes)
+
+
+def through_grad(x: np.ndarray) -> t.Any:
+    return np.sum(_cubes_gradient(x) * x)
+
+
+def through_hvp(x: np.ndarray) -> t.Any:
+    return np.sum(gibbous.hvp(cubes, x, x))
+
+
+def through_value_and_gradient(x: np.ndarray) -> t.Any:
+    rule = gibbous.build_rrule(cubes, x)
+    return gibbous.value_and_gradient(rule, cubes, x)[0]
+
+
+@pytest.mark.parametrize(
+    ("f", "name"),
+    [
+        (through_grad, "gibbous.grad(tests.forward.test_second_order.cubes)"),
+        (through_hvp, "gibbous.hvp"),
+        (through_value_and_gradient, "gibbous.build_rrule"),
+    ],
+)
+def test_derivatives_inside_differentiated_code_are_refused_by_name(
+    f: t.Callable[..., t.Any], name: str
+) -> None:
+    x = np.linspace(0.5, 1.5, 4)
+    with pytest.raises(gibbous.UnsupportedConstructError, match="call gibbous.hvp") as info:
+        gibbous.build_rrule(f, x)
+    message = str(info.value)
+    assert f"a call of {name}" in message and f"in {f.__name__}" in message
+    with pytest.raises(ForwardModeError, match=f"a call of {re.escape(name)}"):
+        gibbous.build_frule(f, x)
