@@ -229,6 +229,7 @@ class ProgramBuilder:
         self.session = session
         self.done: dict[tuple[object, ...], t.Callable[..., t.Any]] = {}
         self.building: set[tuple[object, ...]] = set()
+        self.dynamic: DynamicCalls | None = None
 
     def program(
         self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
@@ -261,7 +262,11 @@ class ProgramBuilder:
         return None if maker is None else maker(types, kwnames, varied)
 
     def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
-        fn = t.cast(Constant, op.callee).value
+        if not isinstance(op.callee, Constant):
+            if self.dynamic is None:
+                self.dynamic = DynamicCalls(self)
+            return Site("dynamic", self.dynamic)
+        fn = op.callee.value
         entry = entry_point_name(fn)
         if entry is not None:
             loc = op.loc
@@ -284,6 +289,72 @@ class ProgramBuilder:
             n = len(op.args)
             return Site("derived", self.program(fn, types[:n], varied[:n]))
         raise _missing(fn, types, kwnames, op, "no forward rule")
+
+
+class DynamicCalls:
+    """The forward rule of a call whose callee is known only at run time (read from a
+    closure's cell, passed as an argument): found on each new callee and argument types, then
+    kept.  ``calls(callee, *args, *tangents)`` with None where an argument has no tangent
+    returns ``(y, dy)``."""
+
+    def __init__(self, builder: ProgramBuilder) -> None:
+        self.builder = builder
+        self.known: dict[tuple[object, ...], tuple[object, t.Callable[..., t.Any]]] = {}
+
+    def __call__(self, callee: t.Any, *rest: t.Any, **kwargs: t.Any) -> tuple[t.Any, t.Any]:
+        n = len(rest) // 2
+        args, tangents = rest[:n], rest[n:]
+        varied = tuple(d is not None for d in tangents) + (False,) * len(kwargs)
+        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        key = (id(callee), types, varied, tuple(kwargs))
+        hit = self.known.get(key)
+        if hit is None or hit[0] is not callee:
+            found = self._find(callee, args, kwargs, types, varied)
+            hit = self.known[key] = (callee, found)
+        y, dy = hit[1](*args, *kwargs.values(), *(d for d in tangents if d is not None))
+        return y, FR.like(y, None) if dy is None else dy
+
+    def _find(
+        self,
+        fn: t.Any,
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+    ) -> t.Callable[..., t.Any]:
+        """``run(*args, *kwarg_values, *tangents) -> (y, dy or None)`` for this callee."""
+        name = entry_point_name(fn)
+        if name is not None:
+            raise ForwardModeError(f"forward mode: a call of {name}: {higher_order_hint()}")
+        kwnames = tuple(kwargs)
+        n = len(args)
+        try:
+            registration = lookup_rule(self.builder.session.ctx, fn, types, kwnames)
+        except (MissingRuleError, TypeError):
+            registration = None
+        if registration is not None and registration.kind == "zero_derivative":
+            return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n : len(types)]))), None)
+        made = self.builder.primitive(fn, types, kwnames, varied, None)
+        if isinstance(made, FR.Emit):  # (its result's type, from the call at hand)
+            result_type = T.typeof(fn(*args, **kwargs))
+            return primitive_program(fn, types, kwnames, varied, made, result_type)
+        if made is not None:
+            tangent = made
+
+            def run(*given: t.Any) -> tuple[t.Any, t.Any]:
+                named = dict(zip(kwnames, given[n : len(types)]))
+                it = iter(given[len(types) :])
+                tangents = [next(it) if v else None for v in varied[:n]]
+                z = fn(*given[:n], **named)
+                return z, tangent(z, *given[:n], *tangents, **named)
+
+            return run
+        if isinstance(fn, pytypes.FunctionType) and derivable_function(fn) and not kwnames:
+            return self.builder.program(fn, types, varied)
+        raise ForwardModeError(
+            f"forward mode: {callable_name(fn)}({', '.join(map(str, types))}), called through a "
+            "value computed at run time, has no forward rule"
+        )
 
 
 def _missing(

@@ -67,9 +67,10 @@ class Site:
     """How a call with varied operands is differentiated: ``kind`` is ``"zero"`` (its result
     has no tangent), ``"tangent"`` (``what`` is the tangent function) or ``"derived"``
     (``what`` is the callee's forward program, called with the operands and the tangents of
-    the varied ones)."""
+    the varied ones) or ``"dynamic"`` (a callee known only at run time: ``what(callee,
+    *operands, *tangents)``, None for an operand without one, resolves it then)."""
 
-    kind: t.Literal["zero", "tangent", "derived"]
+    kind: t.Literal["zero", "tangent", "derived", "dynamic"]
     what: object = None
 
 
@@ -264,8 +265,9 @@ class _Transform:
             self.varied.discard(r)
             self.primal[r] = b.call(callee, *args, kwargs=kwargs, type=r.type, name=r.name)
             return
-        if not isinstance(op.callee, Constant):
-            raise self.refuse(op, "a call of a callable computed at run time")
+        if not isinstance(op.callee, Constant):  # (a closure's cell, an argument, ...)
+            self.dynamic(b, op, callee, args, varied)
+            return
         name = callable_name(op.callee.value)
         fn = op.callee.value
         if not pure and _tangentless(r.type) and not isinstance(fn, FunctionType):
@@ -302,6 +304,23 @@ class _Transform:
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(operands, varied)]
         self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
 
+    def dynamic(
+        self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
+    ) -> None:
+        """A callee known only at run time: the resolver's handler finds its forward rule or
+        program then, and returns the pair."""
+        r = op.result
+        if any(varied[len(op.args) :]):
+            raise self.refuse(op, "a keyword argument with a tangent")
+        if r not in self.varied and not _tangentless(r.type):
+            raise self.refuse(op, f"a call whose result ({r.type}) depends on a float")
+        site = self.resolve(op, varied)
+        tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(op.args, varied)]
+        kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
+        made = b.call(site.what, callee, *args, *tangents, kwargs=kwargs, type=T.ANY)
+        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
+        if r in self.varied:
+            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
 
 def _quicker_sums(f: Function) -> None:
     """``np.sum(x)`` of a whole float array as the reverse programs compute it: NumPy's own

@@ -589,6 +589,63 @@ def _float_array_make(
 
 register(runtime.float_array, _float_array_make)
 register_bilinear([np.matmul, operator.matmul, np.dot, np.ndarray.dot, np.inner, np.outer])
+
+
+def register_multilinear(fns: t.Iterable[object], first: int, last: int | None = None) -> None:
+    """``fn`` linear in each of its operands ``first`` to ``last`` (all from ``first``: None),
+    the others constants (``einsum``'s subscripts, ``tensordot``'s axes): the sum over the
+    varied operands of ``fn`` with that operand's tangent in its place."""
+
+    def make_for(fn: t.Callable[..., t.Any]) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            n = len(types) - len(kwnames)
+            end = n if last is None else min(last + 1, n)
+            linear = range(first, end)
+            if "out" in kwnames or any(v for i, v in enumerate(varied) if i not in linear):
+                return None
+            if not all(_real(types[i]) for i in linear):
+                return None
+
+            def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                total = None
+                for i in linear:
+                    d = a[n + i]
+                    if d is not None:
+                        term = fn(*(d if j == i else a[j] for j in range(n)), **kwargs)
+                        total = term if total is None else total + term
+                return like(z, total)
+
+            return checked(tangent, types)
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+
+
+register_multilinear([np.einsum], 1)
+register_multilinear([np.tensordot, np.kron, np.vdot], 0, 1)
+
+
+def _norm_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``np.linalg.norm(x)`` (the 2-norm of the flattened array): ``<x, dx> / |x|``, 0 at 0
+    (the reverse rule's convention there)."""
+    if kwnames or len(types) != 1 or not isinstance(types[0], T.Array) or not _real(types[0]):
+        return None
+
+    def norm(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
+        if dx is None or z == 0:
+            return like(z, None)
+        return like(z, np.vdot(x, dx) / z)
+
+    return checked(norm, types)
+
+
+register(np.linalg.norm, _norm_make)
 register_linear([
     np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum,
 ], most=3)  # (a, axis, dtype, out)
@@ -601,7 +658,7 @@ register_linear([
     np.asarray, np.array,
     np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
     np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
-    np.float64, math.fsum, builtins.sum,
+    np.float64, math.fsum, builtins.sum, np.take, np.diag, np.ndarray.item,
 ])  # fmt: skip
 
 

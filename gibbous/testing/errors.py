@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import typing as t
 
-Check = t.Literal["correctness", "interface", "reuse", "mutation", "state", "allocations"]
+Check = t.Literal[
+    "correctness", "interface", "reuse", "mutation", "state", "allocations", "forward"
+]
 
 #: The checks in the order of the specification, with their letters.
 CHECKS: dict[Check, str] = {
@@ -15,12 +17,13 @@ CHECKS: dict[Check, str] = {
     "mutation": "(d)",
     "state": "(e)",
     "allocations": "(f)",
+    "forward": "(g)",
 }
 
 
 class RuleTestError(AssertionError):
     """A rule failed a check.  ``check`` names it (``"correctness"``, ``"interface"``,
-    ``"reuse"``, ``"mutation"``, ``"state"`` or ``"allocations"``); ``subject`` is the call
+    ``"reuse"``, ``"mutation"``, ``"state"``, ``"allocations"`` or ``"forward"``); ``subject`` is the call
     tested; ``lines`` say what went wrong, with the numbers."""
 
     def __init__(self, check: Check, subject: str, lines: t.Sequence[str]) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 from gibbous.api import build_rrule, value_and_pullback
 from gibbous.forward import primitive_program
 from gibbous.ir import types as T
+from gibbous.ir.purity import is_pure, purity_entry
 from gibbous.passes.jvp import tangent_carrying
 from gibbous.rules import forward as FR
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
@@ -66,7 +67,8 @@ def check_forward(
         registration = None
     if registration is not None and registration.kind == "zero_derivative":
         return ForwardCheck("zero")
-    if "out" in kwnames or (f in FR.IN_PLACE and isinstance(types[0], T.Array)):
+    positional_out = isinstance(f, np.ufunc) and len(args) > f.nin
+    if "out" in kwnames or positional_out or (f in FR.IN_PLACE and isinstance(types[0], T.Array)):
         return ForwardCheck("reverse-only", _WRITES)
     if any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types):
         return ForwardCheck("reverse-only", "complex operands (forward rules take real ones)")
@@ -82,7 +84,12 @@ def check_forward(
     maker = FR.forward_maker(f)
     made = None if maker is None else maker(types, kwnames, varied)
     if made is None:
-        return ForwardCheck("reverse-only", _why_not(kwnames, maker))
+        # (not called here: a call with effects, ``x[i] = v`` or a random draw, would change
+        # what the next case sees)
+        known, _ = purity_entry(f)  # (unknown purity is not an effect)
+        pure = is_pure(f, types[: len(args)], dict(zip(kwnames, types[len(args) :])))
+        why = _EFFECTS if known and not pure else _why_not(kwnames, maker)
+        return ForwardCheck("reverse-only", why)
     rng = np.random.default_rng(rng)
     y0 = f(*args, **kwargs)
     if isinstance(made, FR.Emit):
@@ -131,6 +138,7 @@ def check_forward(
 
 
 _WRITES = "writes into an operand (forward mode does not follow writes yet)"
+_EFFECTS = "writes into an operand or has effects (forward mode does not follow them yet)"
 
 
 def _why_not(kwnames: tuple[str, ...], maker: t.Any) -> str:

@@ -11,6 +11,7 @@ import numpy as np
 from gibbous.ir.types import typeof
 from gibbous.rules.registry import Context, DefaultContext, build_primitive_rrule
 from gibbous.testing.checks import Options, Perf, RuleTestReport, Tester, exception_text
+from gibbous.testing.errors import RuleTestError
 from gibbous.testing.rounds import Call, Point
 from gibbous.testing.structure import children, is_atom, is_inexact_scalar
 
@@ -44,6 +45,7 @@ def test_rule(
     directions: int = 2,
     steps: t.Sequence[float] | None = None,
     constants: t.Sequence[int] = (),
+    forward: bool = False,
 ) -> RuleTestReport:
     """Check the rule for ``f(*args, **kwargs)``; raise ``RuleTestError`` naming the failed
     check, or return a report of what was checked.
@@ -60,6 +62,9 @@ def test_rule(
     * ``constants``: positions of positional arguments a call site would have as constants
       (``x ** 2``): the rule is looked up with their type ``const<value>``, as the AD pass
       looks it up for a literal.
+    * ``forward``: also check the callable's forward rule (``gibbous.testing.forward``):
+      its tangent against finite differences and, against the reverse rule, the transpose
+      identity; a call without one is reported reverse-only, with the reason.
 
     ``f`` and the arguments are never modified: every call runs on copies.
     """
@@ -86,7 +91,15 @@ def test_rule(
     generator = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng or 0)
     make_rule = _rule_factory(call, operands, is_primitive, rule, ctx, constants)
     other = _other_point(call, operands, other_args, other_kwargs)
-    return Tester(call, make_rule, point, options, generator).run(other)
+    report = Tester(call, make_rule, point, options, generator).run(other)
+    if forward:
+        from gibbous.testing.forward import check_forward  # (it needs the whole library)
+
+        found = check_forward(f, *args, kwargs=kwargs, ctx=ctx or DefaultContext, rng=generator)
+        if found.status == "failed":
+            raise RuleTestError("forward", report.subject, [found.message])
+        report.results["forward"] = str(found)
+    return report
 
 
 test_rule.__test__ = False  # type: ignore[attr-defined]  # not a test for pytest to collect

@@ -30,7 +30,11 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (np.floor, (X,), {}, "zero"),
         (np.exp, (X + 0j,), {}, "reverse-only"),
         (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "reverse-only"),
-        (np.linalg.norm, (X,), {}, "reverse-only"),
+        (np.linalg.norm, (X,), {}, "checked"),
+        (np.linalg.norm, (X,), {"ord": 1}, "reverse-only"),
+        (np.max, (X,), {"axis": 1}, "checked"),
+        (np.einsum, ("ij,kj->ik", X, X), {}, "checked"),
+        (operator.setitem, (X, 0, 1.0), {}, "reverse-only"),
         (operator.add, (2, 3), {}, "none"),
     ],
 )
@@ -44,19 +48,20 @@ def cube(x: np.ndarray) -> np.ndarray:
     return x**3
 
 
+def _cube_rrule(f: t.Any, x: t.Any) -> t.Any:
+    z = cube(x.primal)
+    y = gibbous.CoDual(z, np.zeros_like(z))
+
+    def pullback(dy: t.Any) -> t.Any:
+        x.fdata[...] += 3 * x.primal**2 * y.fdata  # (the right derivative)
+        return gibbous.NoTangent(), gibbous.NoTangent()
+
+    return y, pullback
+
+
 def test_a_forward_rule_that_disagrees_with_the_reverse_rule_fails() -> None:
     ctx = Context("cube", DefaultContext)
-
-    @gibbous.primitive(cube, "f64[:]", ctx=ctx)
-    def cube_rrule(f: t.Any, x: t.Any) -> t.Any:
-        y = cube(x.primal)
-
-        def pullback(dy: t.Any) -> t.Any:
-            x.fdata[...] += 3 * x.primal**2 * y.fdata  # (the right derivative)
-            return gibbous.NoTangent(), gibbous.NoTangent()
-
-        y = gibbous.CoDual(y, np.zeros_like(y))
-        return y, pullback
+    gibbous.primitive(cube, "f64[:]", ctx=ctx)(_cube_rrule)
 
     x = np.linspace(0.5, 2.0, 5)
     gibbous.testing.test_rule(cube, x, ctx=ctx)  # the reverse rule is right
@@ -106,3 +111,18 @@ def test_a_users_forward_rule() -> None:
     _, dy = gibbous.jvp(rule, loss, (x,), (v,))
     h = 1e-6
     assert dy == pytest.approx((loss(x + h * v) - loss(x - h * v)) / (2 * h), rel=1e-6)
+
+
+def test_test_rule_checks_the_forward_rule_when_asked() -> None:
+    report = gibbous.testing.test_rule(np.tanh, X, forward=True)
+    assert report.results["forward"] == "checked"
+    report = gibbous.testing.test_rule(np.cumprod, X[0], forward=True)
+    assert report.results["forward"] == "reverse-only: no forward rule yet"
+    FR.register(cube, lambda types, kwnames, v: (lambda z, x, dx: 2 * x**2 * dx))
+    ctx = Context("cube2", DefaultContext)
+    gibbous.primitive(cube, "f64[:]", ctx=ctx)(_cube_rrule)
+    try:
+        with pytest.raises(gibbous.testing.RuleTestError, match=r"\(g\) forward check failed"):
+            gibbous.testing.test_rule(cube, np.linspace(0.5, 2.0, 5), ctx=ctx, forward=True)
+    finally:
+        del FR._RULES[cube]

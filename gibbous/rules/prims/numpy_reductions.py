@@ -51,7 +51,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import inline
+from gibbous.rules import forward, inline
 from gibbous.rules.prims.items import as_array
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
 from gibbous.rules.tangents import CoDual
@@ -356,6 +356,35 @@ def extreme_form(is_max: bool) -> inline.InlineRule:
     return inline.InlineRule("max" if is_max else "min", saves, written)
 
 
+def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:
+    """The forward rule of ``max`` / ``min`` (``fn``) with an ``axis`` and ``keepdims`` at
+    most: the transpose of ``_extreme_grad``, the tangents of the extrema, averaged among
+    ties."""
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> forward.Tangent | None:
+        n = len(types) - len(kwnames)
+        if n > 2 or not set(kwnames) <= {"axis", "keepdims"} or any(varied[1:]):
+            return None
+        if not isinstance(types[0], T.Array):
+            return None
+
+        def tangent(z: t.Any, x: Array, *a: t.Any, **kwargs: t.Any) -> t.Any:
+            dx = a[n - 1]
+            if dx is None:
+                return forward.like(z, None)
+            axis = a[0] if n == 2 else kwargs.get("axis")
+            keepdims = bool(kwargs.get("keepdims", False))
+            chosen = x == fn(x, axis=axis, keepdims=True)
+            count = np.sum(chosen, axis=axis, keepdims=keepdims)
+            return forward.like(z, np.sum(dx * chosen, axis=axis, keepdims=keepdims) / count)
+
+        return forward.checked(tangent, types)
+
+    return make
+
+
 for _fns, _is_max in (((np.max, np.amax, np.ndarray.max), True),
                       ((np.min, np.amin, np.ndarray.min), False)):  # fmt: skip
     _rule = extreme_rule(MAX_PARAMETERS, _is_max)
@@ -363,6 +392,7 @@ for _fns, _is_max in (((np.max, np.amax, np.ndarray.max), True),
     for _fn in _fns:
         primitive(_fn, ARRAY, ...)(_rule)
         primitive(_fn, _WHOLE, variant="whole_real_array", inline=_form)(_rule)
+        forward.register(_fn, extreme_tangent(np.max if _is_max else np.min))
 
 
 def scalar_reduction_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:

@@ -20,7 +20,7 @@ import scipy.special as sps
 
 from gibbous.ir import types as T
 from gibbous.ir.purity import register_pure_array_function
-from gibbous.rules import formulas as F
+from gibbous.rules import forward, formulas as F
 from gibbous.rules import render as R
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import elementwise_variants as V
@@ -293,6 +293,41 @@ for _kind in NUMERIC:
     primitive(sps.logsumexp, _kind, ...)(logsumexp_rrule)
     primitive(sps.softmax, _kind, ...)(_softmax_rule(False))
     primitive(sps.log_softmax, _kind, ...)(_softmax_rule(True))
+
+
+def _softmax_tangent(which: str) -> forward.Maker:
+    """Forward rules, the transposes of the pullbacks above, with ``axis`` (and ``keepdims``
+    for ``logsumexp``) at most: with ``s = softmax(x)``, ``logsumexp``'s tangent is
+    ``sum(s dx)``, ``log_softmax``'s ``dx - sum(s dx)``, ``softmax``'s ``s (dx - sum(s dx))``."""
+    allowed = {"axis", "keepdims"} if which == "logsumexp" else {"axis"}
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> forward.Tangent | None:
+        n = len(types) - len(kwnames)
+        if n > 2 or not set(kwnames) <= allowed or any(varied[1:]):
+            return None
+
+        def tangent(z: t.Any, x: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+            dx = a[n - 1]
+            if dx is None:
+                return forward.like(z, None)
+            axis = a[0] if n == 2 else kwargs.get("axis")
+            soft = sps.softmax(x, axis=axis)
+            mean = np.sum(soft * dx, axis=axis, keepdims=True)
+            if which == "logsumexp":
+                keep = bool(kwargs.get("keepdims", False))
+                return forward.like(z, mean if keep else np.squeeze(mean, axis=axis))
+            return forward.like(z, dx - mean if which == "log_softmax" else soft * (dx - mean))
+
+        return forward.checked(tangent, types)
+
+    return make
+
+
+for _fn, _which in ((sps.logsumexp, "logsumexp"), (sps.softmax, "softmax"),
+                    (sps.log_softmax, "log_softmax")):  # fmt: skip
+    forward.register(_fn, _softmax_tangent(_which))
 
 
 # --------------------------------------------------------------------------------------------
