@@ -375,7 +375,8 @@ def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:
             if dx is None:
                 return forward.like(z, None)
             axis = a[0] if n == 2 else kwargs.get("axis")
-            keepdims = bool(kwargs.get("keepdims", False))
+            # (typed Any: NumPy 2.5's stubs overload np.sum on the literal of keepdims)
+            keepdims: t.Any = bool(kwargs.get("keepdims", False))
             chosen = x == fn(x, axis=axis, keepdims=True)
             count = np.sum(chosen, axis=axis, keepdims=keepdims)
             return forward.like(z, np.sum(dx * chosen, axis=axis, keepdims=keepdims) / count)
