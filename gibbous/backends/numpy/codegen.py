@@ -23,6 +23,7 @@ reverse programs into one ``Factory`` so that they share closure variables (stac
 from __future__ import annotations
 
 import keyword
+import operator
 import typing as t
 import unicodedata
 
@@ -61,6 +62,7 @@ from gibbous.ir.core import (
     Terminator,
     Value,
 )
+from gibbous.ir import types as T
 from gibbous.ir.exceptions import GibbousError, caught
 from gibbous.ir.printer import Namer
 from gibbous.ir.verify import verify
@@ -251,6 +253,37 @@ class FunctionEmitter:
                     variables.add(r)
         return variables, none_results
 
+    def _deaths(self, b: Block) -> dict[Operation, list[Value]]:
+        """The array variables of ``b`` to delete after each statement: made in ``b``, used
+        only by its statements (not its terminator, nor another block), the statement their
+        last use.  NumPy then frees an array, or reuses its memory, as soon as the program is
+        done with it, as it does for the temporaries of an expression: a program that kept
+        every temporary alive to its end touched fresh memory for each (twice the time of
+        Rosenbrock's forward-mode program at 10⁶ elements)."""
+        statement: dict[Operation, int] = {}
+        ops = b.ops
+        for i, op in enumerate(ops):
+            statement[op] = i
+        for op in reversed(ops[:-1]):  # a folded call is evaluated in the statement that uses it
+            if isinstance(op, Call) and op.result in self.folded:
+                (user,) = op.result.users
+                statement[op] = statement[user]
+        last = len(ops) - 1
+        deaths: dict[Operation, list[Value]] = {}
+        for op in ops[:-1]:
+            if not isinstance(op, Call) or op.result in self.folded:
+                continue
+            v = op.result
+            if v not in self.variables or not isinstance(v.type, T.Array) or _unpacked(op):
+                continue
+            users = v.users
+            if not users or any(u.parent is not b or statement[u] == last for u in users):
+                continue
+            at = ops[max(statement[u] for u in users)]
+            if at is not op:
+                deaths.setdefault(at, []).append(v)
+        return deaths
+
     def name(self, v: Value) -> str:
         """The variable holding ``v``, named from its hint (or numbered) when first needed."""
         text = self._names.get(v)
@@ -426,10 +459,14 @@ class FunctionEmitter:
             while True:  # one turn per block, so that long chains do not recurse
                 term = b.terminator
                 body = b.ops[:-2] if isinstance(term, Guard) else b.ops[:-1]
+                deaths = self._deaths(b)
                 for op in body:
                     assert isinstance(op, Call)
                     if op.result not in self.folded:
                         self.emit_call(op, out)
+                        dead = deaths.get(op)
+                        if dead:
+                            out.line(f"del {', '.join(self.name(v) for v in dead)}")
                 if isinstance(term, Return):
                     out.line(f"return {self.expr(term.value)}", self._loc(term))
                     return False
@@ -580,6 +617,16 @@ class FunctionEmitter:
             return True  # before the loop: fall into it
         out.line("continue", loc)
         return False
+
+
+def _unpacked(op: Call) -> bool:
+    """An item of a tuple or list (a tape record's): the container keeps it alive anyway."""
+    callee = op.callee
+    return (
+        isinstance(callee, Constant)
+        and callee.value is operator.getitem
+        and not isinstance(op.args[0].type, T.Array)
+    )
 
 
 def _terminator_order(term: Terminator) -> list[int]:
