@@ -141,6 +141,28 @@ def _add_scaled_inverse_h(dx: Array, a: Array, scale: t.Any, buf: Array | None) 
     np.add(dx, buf.T if dx.dtype.kind == "c" else buf.T.real, out=dx)
 
 
+def adjugate(a: Array) -> Array:
+    """``adj(A)`` of (a stack of) square matrices, singular ones included: ``det(A) inv(A)``
+    where ``A`` is invertible, from the SVD ``A = U S V^H`` as ``det(U) det(V^H) V
+    diag(prod of the other singular values) U^H`` (no division, so defined at ``det = 0``)."""
+    u, s, vh = np.linalg.svd(a)
+    others = _products_of_others(s)
+    phase = np.linalg.det(u) * np.linalg.det(vh)
+    adj = (dagger(vh) * others[..., None, :]) @ dagger(u)
+    return t.cast(Array, adj * np.asarray(phase)[..., None, None])
+
+
+def _products_of_others(s: Array) -> Array:
+    """For each entry of the last axis, the product of the others (exact with zeros)."""
+    n = s.shape[-1]
+    out = np.ones_like(s)
+    for i in range(n):  # (n is a matrix's order: small)
+        for j in range(n):
+            if j != i:
+                out[..., i] = out[..., i] * s[..., j]
+    return out
+
+
 def _one_matrix(state: Scratch | None, a: CD) -> tuple[Scratch, Array | None]:
     """The state and buffer of a determinant of one matrix (a scalar, which NumPy computes
     without allocating an array); no buffer for a stack."""
@@ -163,11 +185,14 @@ def det_rrule(state: Scratch | None, f: CD, a: CD) -> StatefulResult:
         g = cotangent(zf, dz)
         if g is None or not needs(a):
             return NT, zero_for(a)
-        if buf is not None:
-            _add_scaled_inverse_h(a.fdata, ap, g * np.conj(z), buf)
-            return _NOTHING_2
-        scale = np.asarray(g * np.conj(z))[..., None, None]
-        return NT, send(a, scale * dagger(np.linalg.inv(ap)))
+        if np.all(z != 0):  # ``det inv(A)``: the adjugate, of an invertible matrix
+            if buf is not None:
+                _add_scaled_inverse_h(a.fdata, ap, g * np.conj(z), buf)
+                return _NOTHING_2
+            scale = np.asarray(g * np.conj(z))[..., None, None]
+            return NT, send(a, scale * dagger(np.linalg.inv(ap)))
+        # A singular matrix (``det = 0``): ``inv`` is inf or nan there, the adjugate is not.
+        return NT, send(a, np.asarray(g)[..., None, None] * dagger(adjugate(ap)))
 
     return CoDual(z, zf), pullback, state
 

@@ -330,3 +330,31 @@ def test_complex_svd_splits_a_phase_change_evenly(rng: np.random.Generator) -> N
     direction = 1j * np.outer(u[:, 0], vh[0])
     claimed = float(np.real(np.vdot(g, direction)))
     np.testing.assert_allclose(claimed, np.real(u[0, 0]) / (2 * s[0]), rtol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]]),  # rank 2
+        np.array([[1.0, 2.0], [2.0, 4.0]]),  # rank 1
+        np.zeros((3, 3)),  # rank 0: the adjugate of a 3x3 zero matrix is zero
+        np.stack([np.eye(3), np.ones((3, 3))]),  # a stack with one singular matrix
+    ],
+)
+def test_det_of_a_singular_matrix_has_its_adjugate_as_gradient(a: np.ndarray) -> None:
+    """At ``det(A) = 0`` the inverse is inf or nan; the gradient (the adjugate, transposed)
+    is finite, and the rule gives it."""
+    import gibbous
+
+    rule = gibbous.build_rrule(np.linalg.det, a)
+    grad = gibbous.value_and_pullback(rule, np.ones(a.shape[:-2]) if a.ndim > 2 else 1.0,
+                                      np.linalg.det, a)[1][1]
+    h = 1e-6
+    fd = np.zeros_like(a)
+    for index in np.ndindex(*a.shape):
+        e = np.zeros_like(a)
+        e[index] = h
+        fd[index] = np.sum(np.linalg.det(a + e) - np.linalg.det(a - e)) / (2 * h)
+    assert np.all(np.isfinite(grad))
+    np.testing.assert_allclose(grad, fd, atol=1e-7)
+    gibbous.testing.test_rule(np.linalg.det, a)
