@@ -185,7 +185,9 @@ def det_rrule(state: Scratch | None, f: CD, a: CD) -> StatefulResult:
         g = cotangent(zf, dz)
         if g is None or not needs(a):
             return NT, zero_for(a)
-        if np.all(z != 0):  # ``det inv(A)``: the adjugate, of an invertible matrix
+        # (a scalar det compared as a scalar: np.all would allocate a 0-d array)
+        invertible = bool(np.all(z != 0)) if type(z) is np.ndarray else z != 0
+        if invertible:  # ``det inv(A)``: the adjugate, of an invertible matrix
             if buf is not None:
                 _add_scaled_inverse_h(a.fdata, ap, g * np.conj(z), buf)
                 return _NOTHING_2
