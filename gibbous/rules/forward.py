@@ -32,33 +32,31 @@ import math
 import operator
 import typing as t
 
-import attrs
 import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Constant, Value
-from gibbous.rules import render as R
+from gibbous.ir.core import Constant, Function, Value
 from gibbous.rules.formulas import Expr
-
-Tangent = t.Callable[..., t.Any]
-Values = t.Sequence[Value]
-Tangents = t.Sequence["Value | None"]  # (None: that operand has no tangent)
-Keywords = t.Mapping[str, Value]
-
-
-@attrs.frozen
-class Emit:
-    """A tangent written into the forward program: ``fn(b, z, operands, tangents, kwargs)``
-    emits the tangent's calls with the builder ``b`` and returns its value (``tangents[i]``
-    None: operand ``i`` has none).  Where the operands' types are known, forward rules are
-    written out so, as plain calls the backend compiles as it compiles the primal's (operators
-    become Python's), and the reverse mode can differentiate them again; a tangent function
-    (``Tangent``) is the fallback, called."""
-
-    fn: t.Callable[[Builder, Value, Values, Tangents, Keywords], Value]
-
+from gibbous.rules.forward_ir import Emit as Emit
+from gibbous.rules.forward_ir import Keywords as Keywords
+from gibbous.rules.forward_ir import (
+    Inexpressible,
+    Operand,
+    Writer,
+    real_type,
+    scalar_of,
+    static_types,
+)
+from gibbous.rules.forward_ir import Tangent as Tangent
+from gibbous.rules.forward_ir import Tangents as Tangents
+from gibbous.rules.forward_ir import Values as Values
+from gibbous.rules.forward_ir import checked as checked
+from gibbous.rules.forward_ir import elementwise_type as elementwise_type
+from gibbous.rules.forward_ir import fit as fit
+from gibbous.rules.forward_ir import like as like
+from gibbous.rules.forward_ir import zero as zero
 
 #: ``make(types, kwnames, varied)``: the tangent of a call with operands of these types (the
 #: last ``len(kwnames)`` passed by keyword) of which ``varied`` have tangents, or None.
@@ -122,195 +120,12 @@ def frule(fn: object) -> t.Callable[[Tangent], Tangent]:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
-            return checked(shaped, types) if all(map(_real, types)) else None
+            return checked(shaped, types) if all(map(real_type, types)) else None
 
         register(fn, make)
         return tangent
 
     return register_tangent
-
-
-# --------------------------------------------------------------------------------------------
-# The result's tangent, shaped as the result
-
-
-def like(z: t.Any, dz: t.Any) -> t.Any:
-    """``dz`` as the tangent of ``z``: zeros for None, broadcast to ``z``'s shape (an operand's
-    tangent may have fewer dimensions than the result), the result's scalar type."""
-    kind = type(z)
-    if kind is np.ndarray:
-        if dz is None:
-            return np.zeros(z.shape, np.result_type(z.dtype, np.float64))
-        if type(dz) is not np.ndarray or dz.shape != z.shape:
-            return np.array(np.broadcast_to(dz, z.shape), dtype=np.result_type(dz, np.float64))
-        return dz
-    if kind is float or kind is int or kind is bool:
-        return 0.0 if dz is None else float(dz)
-    if dz is None:  # (a value of a type inference could not tell: none if not a number)
-        return z.dtype.type(0) if isinstance(z, np.generic) else None
-    if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
-        return np.float64(dz) if z.dtype.kind != "f" else z.dtype.type(dz)
-    return dz
-
-
-runtime.register_object(like, "forward.like")  # a path for the IR's text
-
-
-def _real(ty: T.Type) -> bool:
-    """Whether values of ``ty`` have real tangents a formula can take (or none at all); for
-    ``Any``, the tangent function checks at run time (``checked``)."""
-    if isinstance(ty, T.Any):
-        return True
-    if isinstance(ty, T.Const):
-        return isinstance(ty.value, (bool, int, float, np.integer, np.floating))
-    if isinstance(ty, T.Array):
-        return ty.dtype is not None and np.dtype(ty.dtype).kind in "biuf"
-    return isinstance(ty, (T.Float, T.Int, T.Bool))
-
-
-def _runtime_real(v: object) -> bool:
-    if isinstance(v, np.ndarray):
-        return v.dtype.kind in "biuf"
-    return isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, np.bool_)
-
-
-def checked(tangent: Tangent, types: tuple[T.Type, ...]) -> Tangent:
-    """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
-    or arrays (a formula's tangent of a complex number would not be its derivative)."""
-    where = [i for i, ty in enumerate(types) if isinstance(ty, T.Any)]
-    if not where:
-        return tangent
-
-    def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
-        for i in where:
-            if not _runtime_real(a[i]):
-                raise TypeError(
-                    f"forward mode: operand {i} is {type(a[i]).__name__}, where a real number or "
-                    "array was expected (complex values and containers are not taken yet)"
-                )
-        return tangent(z, *a, **kwargs)
-
-    return run
-
-
-# --------------------------------------------------------------------------------------------
-# Tangents written out: a formula, or a linear function of the tangents, as IR calls
-
-
-class _Inexpressible(Exception):
-    """A formula with a function that has no IR form here (the tangent function is called)."""
-
-
-_COMPARISONS = {"==", ">", "<", "&"}
-_IR_FUNCTIONS: dict[str, t.Callable[..., t.Any]] = {
-    **{n: getattr(np, n) for n in "cos sin cosh sinh sqrt exp exp2 log log1p trunc rint".split()},
-    "copysign": np.copysign, "ldexp": np.ldexp, "sinc": np.sinc, "magnitude": np.abs,
-    "unit": np.sign,  # (of a real number)
-}  # fmt: skip
-#: For float operands, the functions that are cheaper in ``math`` and defined everywhere (a
-#: tangent may differ from NumPy's in the last bit; the primal is the primal's own call).
-_FLOAT_FUNCTIONS: dict[t.Callable[..., t.Any], t.Callable[..., t.Any]] = {
-    np.sin: math.sin, np.cos: math.cos,
-}  # fmt: skip
-Operand = t.Union[Value, float, int, bool]
-
-
-def _scalar_of(v: Value) -> Operand:
-    """A constant operand as its number (so that ``where(y == 0, ...)`` of ``x ** 2`` folds)."""
-    if isinstance(v, Constant) and isinstance(v.value, (bool, int, float)):
-        return v.value
-    return v
-
-
-def _type_of(v: Operand) -> T.Type:
-    return v.type if isinstance(v, Value) else T.typeof(v)
-
-
-def elementwise_type(types: t.Sequence[T.Type], boolean: bool = False) -> T.Type:
-    """The type of an elementwise result: an array of the most dimensions if any operand is
-    an array (unknown if some array's are), else a float (or a bool)."""
-    arrays = [ty for ty in types if isinstance(ty, T.Array)]
-    if not arrays:
-        return T.BOOL if boolean else T.FLOAT
-    dims = [ty.ndim for ty in arrays]
-    ndim = None if None in dims else max(t.cast(list[int], dims))
-    return T.Array("bool" if boolean else "float64", ndim)
-
-
-class _Writer:
-    """Writes formulas with a builder, folding what the constants decide."""
-
-    def __init__(self, b: Builder, arrays: bool) -> None:
-        self.b, self.arrays = b, arrays
-
-    def call(self, fn: t.Callable[..., t.Any], *args: Operand, boolean: bool = False) -> Operand:
-        if not any(isinstance(a, Value) for a in args):
-            return t.cast(Operand, fn(*args))  # (numbers: folded)
-        if fn is operator.pow and isinstance(args[1], (int, float)) and args[1] == 1:
-            return args[0]  # (``x ** (2 - 1)`` of ``x ** 2``'s formula)
-        if not self.arrays:  # a float: ``math``'s functions where they never raise
-            fn = _FLOAT_FUNCTIONS.get(fn, fn)
-        ty = elementwise_type([_type_of(a) for a in args], boolean)
-        return self.b.call(fn, *args, type=ty)
-
-    def formula(self, e: Expr, env: t.Mapping[str, Operand]) -> Operand:
-        op = e.op
-        if op == "var":
-            return env[e.name]
-        if op == "const":
-            return e.value
-        if op == "where":
-            cond = self.formula(e.args[0], env)
-            if not isinstance(cond, Value):
-                return self.formula(e.args[1] if cond else e.args[2], env)
-            if not self.arrays:
-                raise _Inexpressible("where")  # (np.where of scalars is a 0-d array)
-            a, b = (self.formula(x, env) for x in e.args[1:])
-            return self.call(np.where, cond, a, b)
-        if op == "call" and e.name == "lift_base":  # (the base itself, for reals)
-            return self.formula(e.args[0], env)
-        args = [self.formula(a, env) for a in e.args]
-        if op == "conj":
-            return args[0]
-        if op == "call" and e.name == "real_log":  # log |x|
-            return self.call(np.log, self.call(np.abs, args[0]))
-        if op == "call":
-            fn = _IR_FUNCTIONS.get(e.name)
-            if fn is None:
-                raise _Inexpressible(e.name)
-            return self.call(fn, *args)
-        return self.call(R.PY_OPERATORS[op], *args, boolean=op in _COMPARISONS)
-
-    def value(self, v: Operand) -> Value:
-        return v if isinstance(v, Value) else Constant(float(v))
-
-
-def fit(b: Builder, d: Value, z: Value) -> Value:
-    """``d`` as ``z``'s tangent: broadcast to ``z``'s shape where the types cannot tell that it
-    has it (a float operand's term of an array result)."""
-    dt, zt = d.type, z.type
-    if isinstance(zt, T.Float) and isinstance(dt, (T.Float, T.Const)):
-        return d
-    if isinstance(zt, T.Array) and isinstance(dt, T.Array) and zt.ndim is not None:
-        if dt.ndim == zt.ndim:
-            return d
-    zeros = b.call(np.zeros_like, z, type=zt)
-    return b.call(operator.add, d, zeros, type=zt)
-
-
-def zero(b: Builder, z: Value) -> Value:
-    """The zero tangent of ``z``."""
-    if isinstance(z.type, T.Float) or (
-        isinstance(z.type, T.Const) and isinstance(z.type.value, (float, int))
-    ):
-        return Constant(0.0)
-    if isinstance(z.type, T.Array):
-        return b.call(np.zeros_like, z, type=z.type)
-    return b.call(like, z, None, type=z.type)
-
-
-def _static(types: t.Sequence[T.Type]) -> bool:
-    return not any(isinstance(ty, T.Any) for ty in types)
 
 
 # --------------------------------------------------------------------------------------------
@@ -335,15 +150,15 @@ def register_elementwise(
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
-        if kwnames or len(types) != len(grads) or not all(map(_real, types)):
+        if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
             return None
-        if _static(types) and all(f is not None for f, v in zip(formulas, varied) if v):
+        if static_types(types) and all(f is not None for f, v in zip(formulas, varied) if v):
             arrays = any(isinstance(ty, T.Array) for ty in types)
             emit = _elementwise_emit(formulas, arrays)
             try:  # (written once now, on dummy values, to learn whether it can be)
                 _probe(emit, types, varied)
                 return emit
-            except _Inexpressible:
+            except Inexpressible:
                 pass
         if len(grads) == 1:
             g1 = grads[0]
@@ -380,8 +195,8 @@ def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
     def emit(
         b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
     ) -> Value:
-        w = _Writer(b, arrays)
-        env: dict[str, Operand] = {"z": z, **{n: _scalar_of(a) for n, a in zip(names, args)}}
+        w = Writer(b, arrays)
+        env: dict[str, Operand] = {"z": z, **{n: scalar_of(a) for n, a in zip(names, args)}}
         total: Operand | None = None
         for f, d in zip(formulas, tangents):
             if d is None or f is None:
@@ -399,9 +214,7 @@ def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
 
 
 def _probe(emit: Emit, types: tuple[T.Type, ...], varied: tuple[bool, ...]) -> None:
-    """Write ``emit`` into a scratch function: raises ``_Inexpressible`` if it cannot be."""
-    from gibbous.ir.core import Function
-
+    """Write ``emit`` into a scratch function: raises ``Inexpressible`` if it cannot be."""
     f = Function("probe", [(None, ty) for ty in (*types, *types)])
     args = [
         Constant(ty.value) if isinstance(ty, T.Const) else a
@@ -427,12 +240,12 @@ def register_linear(fns: t.Iterable[object], operand: int = 0, most: int = 8) ->
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
             n = len(types) - len(kwnames)
-            if n <= operand or n > most or not _real(types[operand]) or "out" in kwnames:
+            if n <= operand or n > most or not real_type(types[operand]) or "out" in kwnames:
                 return None
             if any(v for i, v in enumerate(varied) if i != operand):
                 return None  # (an index or a shape with a tangent: not this rule's)
 
-            if _static(types):
+            if static_types(types):
 
                 def emit(
                     b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
@@ -468,10 +281,10 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
-            if kwnames or len(types) != 2 or not all(map(_real, types)):
+            if kwnames or len(types) != 2 or not all(map(real_type, types)):
                 return None
 
-            if _static(types):
+            if static_types(types):
 
                 def emit(
                     b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
@@ -510,10 +323,10 @@ def _where_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Tangent | Emit | None:
     """``np.where(c, a, b)``: linear in ``a`` and ``b``, the condition a constant."""
-    if kwnames or len(types) != 3 or varied[0] or not all(map(_real, types[1:])):
+    if kwnames or len(types) != 3 or varied[0] or not all(map(real_type, types[1:])):
         return None
 
-    if _static(types):
+    if static_types(types):
 
         def emit(
             b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
@@ -539,13 +352,13 @@ def _getattr_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Tangent | Emit | None:
     """``x.T``: the attributes of an array that are linear in it (a view of it)."""
-    if kwnames or len(types) != 2 or not _real(types[0]):
+    if kwnames or len(types) != 2 or not real_type(types[0]):
         return None
     name = types[1]
     if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
         return None
     attribute = str(name.value)
-    if _static(types):
+    if static_types(types):
 
         def emit(
             b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
@@ -568,10 +381,10 @@ def _float_array_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Tangent | Emit | None:
     """``np.array([a, b, ...])`` of floats (``runtime.float_array``): the array of tangents."""
-    if kwnames or not all(map(_real, types)):
+    if kwnames or not all(map(real_type, types)):
         return None
     n = len(types)
-    if _static(types):
+    if static_types(types):
 
         def emit(
             b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
@@ -605,7 +418,7 @@ def register_multilinear(fns: t.Iterable[object], first: int, last: int | None =
             linear = range(first, end)
             if "out" in kwnames or any(v for i, v in enumerate(varied) if i not in linear):
                 return None
-            if not all(_real(types[i]) for i in linear):
+            if not all(real_type(types[i]) for i in linear):
                 return None
 
             def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
@@ -634,7 +447,7 @@ def _norm_make(
 ) -> Tangent | Emit | None:
     """``np.linalg.norm(x)`` (the 2-norm of the flattened array): ``<x, dx> / |x|``, 0 at 0
     (the reverse rule's convention there)."""
-    if kwnames or len(types) != 1 or not isinstance(types[0], T.Array) or not _real(types[0]):
+    if kwnames or len(types) != 1 or not isinstance(types[0], T.Array) or not real_type(types[0]):
         return None
 
     def norm(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
