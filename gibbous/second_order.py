@@ -18,7 +18,15 @@ import numpy as np
 
 from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
 from gibbous.backends.numpy.codegen import compile_function
-from gibbous.forward import ForwardModeError, ProgramBuilder, derivable_function, build_frule, jvp
+from gibbous.forward import (
+    DynamicCalls,
+    ForwardModeError,
+    ProgramBuilder,
+    build_frule,
+    derivable_function,
+    jvp,
+)
+from gibbous.ir.core import Constant
 from gibbous.ir import types as T
 from gibbous.passes.jvp import jvp_transform, tangent_carrying
 from gibbous.rules.public_names import callable_name, entry_point
@@ -52,6 +60,15 @@ class HessianVectorProduct:
         directional = jvp_transform(
             typed, varied, builder.resolve, callable_name(f), tangent_only=True
         )
+        for op in directional.calls():
+            if isinstance(op.callee, Constant) and isinstance(op.callee.value, DynamicCalls):
+                at = f" at {op.loc.file}:{op.loc.line}" if op.loc is not None else ""
+                raise ForwardModeError(
+                    f"build_hvp: {callable_name(f)} calls a function known only at run time"
+                    f"{at} (read from a closure's cell or an argument); a Hessian-vector "
+                    "product needs every callee known when it is built: call a module-level "
+                    "function there, or pass the function's result instead"
+                )
         self.f = f
         self.arg_types = types
         self.directional = compile_function(directional)  # g(x, *args, v) = ∇f(x)·v

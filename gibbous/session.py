@@ -114,8 +114,11 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
 # gibbous's own machinery; user-level code inside gibbous (the demo, examples) is derivable.
 _INTERNAL = tuple(
     f"gibbous.{layer}"
-    for layer in ("ir", "frontend", "rules", "passes", "backends", "api", "session", "entry")
-)
+    for layer in (
+        "ir", "frontend", "rules", "passes", "backends", "api", "session", "entry", "cache",
+        "toplevel", "prepared", "forward", "second_order",
+    )
+)  # fmt: skip
 
 
 def source_ir(fn: object) -> Function:

@@ -145,3 +145,15 @@ def test_derivatives_inside_differentiated_code_are_refused_by_name(
     assert f"a call of {name}" in message and f"in {f.__name__}" in message
     with pytest.raises(ForwardModeError, match=f"a call of {re.escape(name)}"):
         gibbous.build_frule(f, x)
+
+
+def test_hvp_of_a_function_calling_a_callee_known_only_at_run_time_is_refused() -> None:
+    def make(h: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
+        def f(x: np.ndarray) -> t.Any:
+            return np.sum(h(x) * x)
+
+        return f
+
+    x = np.linspace(0.1, 1.0, 4)
+    with pytest.raises(ForwardModeError, match="known only at run time at .*test_second_order"):
+        gibbous.build_hvp(make(np.sin), x)
