@@ -378,13 +378,21 @@ def _rebound(rule: Rule) -> str | None:
     """What global the rule froze has been rebound since, if one has (``Program.frozen``)."""
     if not isinstance(rule, DerivedRule):
         return None
-    for namespace, name, value in rule.program.frozen:
+    return rebound_global(rule.program.frozen, rule.fn)
+
+
+def rebound_global(
+    frozen: t.Sequence[tuple[dict[str, object], str, object]], fn: object
+) -> str | None:
+    """Which of the globals ``(namespace, name, value)`` a rule of ``fn`` froze into its code
+    has been rebound since, said for an error; None if none has."""
+    for namespace, name, value in frozen:
         if namespace.get(name, _MISSING) is not value:
             module = namespace.get("__name__", "?")
             now = namespace.get(name, _MISSING)
             return (
                 f"the global {name} of module {module} was rebound after the rule of "
-                f"{callable_name(rule.fn)} was built (then {_short(value)}, now {_short(now)}), "
+                f"{callable_name(fn)} was built (then {_short(value)}, now {_short(now)}), "
                 "and the rule would compute with its old value: gibbous reads globals once, "
                 "when it builds a rule"
             )

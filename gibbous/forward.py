@@ -18,6 +18,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.api import StaleRuleError, rebound_global
 from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
@@ -44,10 +45,18 @@ class ForwardRule:
     with one tangent per varied argument returns ``(y, dy)``."""
 
     def __init__(
-        self, fn: object, arg_types: tuple[T.Type, ...], run: t.Callable[..., t.Any]
+        self,
+        fn: object,
+        arg_types: tuple[T.Type, ...],
+        run: t.Callable[..., t.Any],
+        frozen: t.Sequence[tuple[dict[str, object], str, object]] = (),
     ) -> None:
         self.fn = fn
         self.arg_types = arg_types
+        # The module globals the programs froze into their code (the session's list: programs
+        # built later, at run time, add theirs), checked by ``jvp`` as ``value_and_gradient``
+        # checks a reverse rule's.
+        self.frozen = frozen
         self.varied = tuple(map(tangent_carrying, arg_types))
         self.accepts = tuple(map(acceptor, arg_types))
         self.run = run
@@ -87,7 +96,8 @@ def build_frule(
             f"build_frule({callable_name(f)}, ...): pass one positional value per parameter "
             f"({code.co_argcount}); *args, **kwargs and defaults are not taken by this version"
         )
-    return ForwardRule(f, types, builder.program(f, types, varied))
+    run = builder.program(f, types, varied)
+    return ForwardRule(f, types, run, builder.session.frozen)
 
 
 @entry_point
@@ -101,6 +111,10 @@ def jvp(
     float, an array of its shape for an array, None or ``NoTangent()`` for an int)."""
     if f is not rule.fn:
         raise TypeError(f"jvp: this rule is {rule!r}, not a rule of {callable_name(f)}")
+    if rule.frozen:
+        stale = rebound_global(rule.frozen, f)
+        if stale is not None:
+            raise StaleRuleError(f"{stale}; build the rule again")
     args, tangents = tuple(args), tuple(tangents)
     if len(args) != len(rule.arg_types) or len(tangents) != len(args):
         raise TypeError(
@@ -243,6 +257,7 @@ class ProgramBuilder:
         self.building.add(key)
         try:
             typed = self.session.primal_ir(fn, types)
+            self.session.freeze(fn)  # (the globals the frontend froze into the IR)
             name = callable_name(fn)
             ir = jvp_transform(typed, varied, self.resolve, name)
             made = self.done[key] = compile_function(ir)

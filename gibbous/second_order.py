@@ -16,7 +16,13 @@ import weakref
 
 import numpy as np
 
-from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
+from gibbous.api import (
+    StaleRuleError,
+    build_rrule,
+    rebound_global,
+    value_and_gradient,
+    value_and_pullback,
+)
 from gibbous.backends.numpy.codegen import compile_function
 from gibbous.forward import (
     DynamicCalls,
@@ -56,6 +62,7 @@ class HessianVectorProduct:
             )
         builder = ProgramBuilder(Session(DefaultContext, False, None))
         typed = builder.session.primal_ir(f, types)
+        builder.session.freeze(f)  # (the globals the frontend froze into the IR)
         varied = (True,) + (False,) * len(args)
         directional = jvp_transform(
             typed, varied, builder.resolve, callable_name(f), tangent_only=True
@@ -71,10 +78,20 @@ class HessianVectorProduct:
                 )
         self.f = f
         self.arg_types = types
+        # The globals f's programs froze: the reverse rule of the compiled forward program
+        # cannot see them (its code reads none), so this product checks them itself.
+        self.frozen = builder.session.frozen
         self.directional = compile_function(directional)  # g(x, *args, v) = ∇f(x)·v
         self.rule = build_rrule(self.directional, x, *args, _like(x))
 
+    def stale(self) -> str | None:
+        """Which global ``f``'s code read has been rebound since this was built, if one has."""
+        return rebound_global(self.frozen, self.f)
+
     def __call__(self, x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
+        stale = self.stale()
+        if stale is not None:
+            raise StaleRuleError(f"{stale}; build the product again (gibbous.hvp does)")
         if np.shape(v) != np.shape(x):
             raise TypeError(
                 f"hvp: v must have x's shape {np.shape(x)}; it has shape {np.shape(v)}"
@@ -112,7 +129,7 @@ def hvp(f: t.Callable[..., object], x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
     types = (T.typeof(x), *map(T.typeof, args))
     mine = _HVPS.setdefault(f, {})
     made = mine.get(types)
-    if made is None:
+    if made is None or made.stale() is not None:  # (a rebound global: built again)
         made = mine[types] = build_hvp(f, x, *args)
     return made(x, v, *args)
 

@@ -263,10 +263,10 @@ class Session:
             verify=self.debug,
             shared=self.shared.coduals,
         )
-        self._freeze(t.cast(t.Any, fn).fn if wrapped else fn)
+        self.freeze(t.cast(t.Any, fn).fn if wrapped else fn)
         return compile_program(fn, arg_types, ad, typed, self.lost, self.frozen)
 
-    def _freeze(self, fn: object) -> None:
+    def freeze(self, fn: object) -> None:
         """Record the module globals ``fn``'s code reads: the frontend froze their values."""
         code = getattr(fn, "__code__", None)
         namespace = getattr(fn, "__globals__", None)

@@ -157,3 +157,31 @@ def test_hvp_of_a_function_calling_a_callee_known_only_at_run_time_is_refused() 
     x = np.linspace(0.1, 1.0, 4)
     with pytest.raises(ForwardModeError, match="known only at run time at .*test_second_order"):
         gibbous.build_hvp(make(np.sin), x)
+
+
+SCALE = 2.0
+
+
+def scaled(x: np.ndarray) -> t.Any:
+    return np.sum(SCALE * x**3)
+
+
+def test_a_rebound_global_is_never_used_stale() -> None:
+    """The forward programs freeze the globals they read, as reverse rules do: after a
+    rebinding, a held rule or product raises, and ``hvp`` builds again and is right."""
+    global SCALE
+    x, v = np.linspace(0.5, 1.5, 4), np.linspace(-1.0, 1.0, 4)
+    frule = gibbous.build_frule(scaled, x)
+    product = gibbous.build_hvp(scaled, x)
+    np.testing.assert_allclose(gibbous.hvp(scaled, x, v), _fd_hvp(scaled, x, v), rtol=1e-6)
+    try:
+        SCALE = 5.0
+        with pytest.raises(gibbous.StaleRuleError, match="SCALE"):
+            gibbous.jvp(frule, scaled, (x,), (v,))
+        with pytest.raises(gibbous.StaleRuleError, match="SCALE"):
+            product(x, v)
+        got = gibbous.hvp(scaled, x, v)  # (built again)
+        np.testing.assert_allclose(got, 6 * SCALE * x * v, rtol=1e-12)
+        np.testing.assert_allclose(got, _fd_hvp(scaled, x, v), rtol=1e-6)
+    finally:
+        SCALE = 2.0
