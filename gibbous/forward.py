@@ -83,7 +83,7 @@ def build_frule(
         result_type = T.typeof(f(*args))
         return ForwardRule(f, types, primitive_program(f, types, (), varied, tangent, result_type))
     if tangent is not None:
-        return ForwardRule(f, types, _primitive_run(f, tangent, varied))
+        return ForwardRule(f, types, primitive_run(f, tangent, types, (), varied))
     if not (isinstance(f, pytypes.FunctionType) and derivable_function(f)):
         raise ForwardModeError(
             f"build_frule: {callable_name(f)} has no forward rule and is not a Python function "
@@ -175,18 +175,24 @@ def _checked_tangent(i: int, a: t.Any, dx: t.Any) -> t.Any:
     return float(dx)
 
 
-def _primitive_run(
-    f: object, tangent: FR.Tangent, varied: tuple[bool, ...]
+def primitive_run(
+    f: object,
+    tangent: FR.Tangent,
+    types: tuple[T.Type, ...],
+    kwnames: tuple[str, ...],
+    varied: tuple[bool, ...],
 ) -> t.Callable[..., t.Any]:
-    n = len(varied)
+    """``f(*args, **kwargs)`` and its tangent function's tangent, called as
+    ``primitive_program``'s: ``run(*args, *kwarg_values, *tangents_of_varied) -> (y, dy)``."""
     fn = t.cast(t.Callable[..., t.Any], f)
+    n, total = len(types) - len(kwnames), len(types)
 
     def run(*given: t.Any) -> tuple[t.Any, t.Any]:
-        args = given[:n]
-        it = iter(given[n:])
-        tangents = [next(it) if v else None for v in varied]
-        z = fn(*args)
-        return z, tangent(z, *args, *tangents)
+        named = dict(zip(kwnames, given[n:total]))
+        rest = iter(given[total:])
+        tangents = [next(rest) if v else None for v in varied[:n]]
+        z = fn(*given[:n], **named)
+        return z, tangent(z, *given[:n], *tangents, **named)
 
     return run
 
@@ -306,6 +312,9 @@ class ProgramBuilder:
         raise _missing(fn, types, kwnames, op, "no forward rule")
 
 
+_KNOWN = 256  # callees a ``DynamicCalls`` keeps, the oldest dropped first
+
+
 class DynamicCalls:
     """The forward rule of a call whose callee is known only at run time (read from a
     closure's cell, passed as an argument): found on each new callee and argument types, then
@@ -325,6 +334,8 @@ class DynamicCalls:
         hit = self.known.get(key)
         if hit is None or hit[0] is not callee:
             found = self._find(callee, args, kwargs, types, varied)
+            if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
+                del self.known[next(iter(self.known))]
             hit = self.known[key] = (callee, found)
         y, dy = hit[1](*args, *kwargs.values(), *(d for d in tangents if d is not None))
         return y, FR.like(y, None) if dy is None else dy
@@ -354,16 +365,7 @@ class DynamicCalls:
             result_type = T.typeof(fn(*args, **kwargs))
             return primitive_program(fn, types, kwnames, varied, made, result_type)
         if made is not None:
-            tangent = made
-
-            def run(*given: t.Any) -> tuple[t.Any, t.Any]:
-                named = dict(zip(kwnames, given[n : len(types)]))
-                it = iter(given[len(types) :])
-                tangents = [next(it) if v else None for v in varied[:n]]
-                z = fn(*given[:n], **named)
-                return z, tangent(z, *given[:n], *tangents, **named)
-
-            return run
+            return primitive_run(fn, made, types, kwnames, varied)
         if isinstance(fn, pytypes.FunctionType) and derivable_function(fn) and not kwnames:
             return self.builder.program(fn, types, varied)
         raise ForwardModeError(

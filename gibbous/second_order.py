@@ -97,12 +97,29 @@ class HessianVectorProduct:
                 f"hvp: v must have x's shape {np.shape(x)}; it has shape {np.shape(v)}"
             )
         v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.float64)
-        _, grads = value_and_gradient(self.rule, self.directional, x, *args, v)
+        v, *rest = _apart(x, v, *args)
+        _, grads = value_and_gradient(self.rule, self.directional, x, *rest, v)
         return grads[1]
 
     def __repr__(self) -> str:
         types = ", ".join(map(str, self.arg_types))
         return f"<Hessian-vector product of {callable_name(self.f)}({types})>"
+
+
+def _apart(x: t.Any, *others: t.Any) -> list[t.Any]:
+    """``others`` with each array that shares memory with ``x`` (or with an earlier one)
+    copied.  The products differentiate in ``x`` alone, but reverse mode gives arguments that
+    share memory one cotangent (``hvp(f, x, x)`` would get ``H x + ∇f``)."""
+    out: list[t.Any] = []
+    seen = [x]
+    for a in others:
+        if isinstance(a, np.ndarray) and any(
+            isinstance(b, np.ndarray) and np.may_share_memory(a, b) for b in seen
+        ):
+            a = a.copy()
+        out.append(a)
+        seen.append(a)
+    return out
 
 
 def _like(x: t.Any) -> t.Any:
@@ -169,14 +186,21 @@ def jacobian(
     out = np.empty((y_size, x_size))
     if mode == "forward":
         rule = build_frule(f, x, *args)
-        none = [None] * len(args)
+        # The other arguments are constants: zero tangents where the rule gives them one.
+        held = [
+            (np.zeros_like(a, dtype=np.float64) if isinstance(a, np.ndarray) else 0.0)
+            if varied
+            else None
+            for a, varied in zip(args, rule.varied[1:])
+        ]
         for i in range(x_size):
             e = np.zeros(x_size)
             e[i] = 1.0
             d = float(e[0]) if isinstance(x, float) else e.reshape(x_shape)
-            _, dy = jvp(rule, f, (x, *args), (d, *none))
+            _, dy = jvp(rule, f, (x, *args), (d, *held))
             out[:, i] = np.ravel(dy)
     else:
+        args = tuple(_apart(x, *args))
         reverse = build_rrule(f, x, *args)
         for k in range(y_size):
             e = np.zeros(y_size)

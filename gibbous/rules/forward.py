@@ -230,10 +230,18 @@ def _probe(emit: Emit, types: tuple[T.Type, ...], varied: tuple[bool, ...]) -> N
 # Linear and bilinear functions: their own derivatives
 
 
-def register_linear(fns: t.Iterable[object], operand: int = 0, most: int = 8) -> None:
+def register_linear(
+    fns: t.Iterable[object],
+    operand: int = 0,
+    most: int = 8,
+    added: t.Collection[int | str] = (),
+) -> None:
     """``fn`` is linear in operand ``operand`` and constant in the others (an index, a shape,
     an axis): its tangent is ``fn`` of that operand's tangent and the other operands.  At most
-    ``most`` positional operands: the next would be ``out``, a write."""
+    ``most`` positional operands: the next would be ``out``, a write.  ``added`` names the
+    operands (positions or keywords) that ``fn`` adds to its result, a constant term whose
+    tangent is 0 (``np.diff``'s ``prepend``, ``np.sum``'s ``initial``, ``sum``'s ``start``):
+    the tangent passes 0 there."""
 
     def make_for(fn: t.Callable[..., t.Any]) -> Maker:
         def make(
@@ -253,8 +261,12 @@ def register_linear(fns: t.Iterable[object], operand: int = 0, most: int = 8) ->
                     d = tangents[operand]
                     if d is None:
                         return zero(b, z)
-                    moved = [d if i == operand else a for i, a in enumerate(args)]
-                    return b.call(fn, *moved, kwargs=dict(kwargs), type=z.type)
+                    moved = [
+                        d if i == operand else Constant(0.0) if i in added else a
+                        for i, a in enumerate(args)
+                    ]
+                    named = {k: Constant(0.0) if k in added else v for k, v in kwargs.items()}
+                    return b.call(fn, *moved, kwargs=named, type=z.type)
 
                 return Emit(emit)
 
@@ -262,9 +274,10 @@ def register_linear(fns: t.Iterable[object], operand: int = 0, most: int = 8) ->
                 d = a[n + operand]
                 if d is None:
                     return like(z, None)
-                args = list(a[:n])
+                args = [0.0 if i in added else v for i, v in enumerate(a[:n])]
                 args[operand] = d
-                return like(z, fn(*args, **kwargs))
+                named = {k: 0.0 if k in added else v for k, v in kwargs.items()}
+                return like(z, fn(*args, **named))
 
             return checked(linear, types[:n])
 
@@ -459,20 +472,22 @@ def _norm_make(
 
 
 register(np.linalg.norm, _norm_make)
-register_linear([
-    np.sum, np.ndarray.sum, np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum,
-], most=3)  # (a, axis, dtype, out)
+register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
+register_linear([np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum], most=3)
 register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)
 register_linear([
     np.reshape, np.ndarray.reshape,
     np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel, np.ndarray.flatten,
     np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
-    np.moveaxis, np.diff, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy,
+    np.moveaxis, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy,
     np.asarray, np.array,
     np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
     np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
-    np.float64, math.fsum, builtins.sum, np.take, np.diag, np.ndarray.item,
+    np.float64, math.fsum, np.diag, np.ndarray.item,
 ])  # fmt: skip
+register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
+register_linear([builtins.sum], added={1, "start"})
+register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
 
 
 #: Python's in-place operators: into an array they write (which forward mode does not follow

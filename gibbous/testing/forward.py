@@ -24,7 +24,7 @@ import attrs
 import numpy as np
 
 from gibbous.api import build_rrule, value_and_pullback
-from gibbous.forward import primitive_program
+from gibbous.forward import primitive_program, primitive_run
 from gibbous.ir import types as T
 from gibbous.ir.purity import is_pure, purity_entry
 from gibbous.passes.jvp import tangent_carrying
@@ -95,15 +95,7 @@ def check_forward(
     if isinstance(made, FR.Emit):
         run = primitive_program(f, types, kwnames, varied, made, T.typeof(y0))
     else:
-        tangent = made
-
-        def run(*given: t.Any) -> tuple[t.Any, t.Any]:
-            n = len(types)
-            values, rest = given[:n], iter(given[n:])
-            tangents = [next(rest) if v else None for v in varied]
-            named = dict(zip(kwnames, values[len(args) :]))
-            z = f(*values[: len(args)], **named)
-            return z, tangent(z, *values[: len(args)], *tangents, **named)
+        run = primitive_run(f, made, types, kwnames, varied)
 
     worst_fd, worst_t = 0.0, 0.0
     reverse = build_rrule(f, *args, ctx=ctx, **kwargs)

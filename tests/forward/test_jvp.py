@@ -3,6 +3,7 @@ refusals of what it does not take yet."""
 
 from __future__ import annotations
 
+import gc
 import math
 import typing as t
 from pathlib import Path
@@ -113,6 +114,16 @@ def reductions(x: np.ndarray) -> t.Any:
     return np.max(x, axis=1).sum() + np.linalg.norm(x) + np.einsum("ij,ij->", x, x) * np.min(x)
 
 
+def constant_terms(x: np.ndarray) -> t.Any:
+    """Linear functions with a constant term of their own, whose tangent is 0 there."""
+    return (
+        np.sum(np.diff(x, prepend=5.0) ** 2)
+        + np.sum(np.diff(x, 1, 0, 2.0, 3.0) ** 2)
+        + np.sum(x**2, initial=3.0)
+        + sum(x * x, 7.0)
+    )
+
+
 def lorenz_like(xyz: np.ndarray) -> t.Any:  # unpacked, and np.array([...]) of floats
     for _ in range(5):
         x, y, z = xyz
@@ -136,6 +147,7 @@ CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
     (returns_array, (RNG.standard_normal(6), 0.4)),
     (lorenz_like, (np.array([1.0, 1.5, 20.0]),)),
     (reductions, (RNG.standard_normal((3, 4)),)),
+    (constant_terms, (RNG.standard_normal(6),)),
     (np.sin, (RNG.standard_normal(4),)),
     (np.matmul, (RNG.standard_normal((3, 4)), RNG.standard_normal((4, 2)))),
 ]  # fmt: skip
@@ -161,6 +173,12 @@ def mutates(x: np.ndarray) -> t.Any:
     return np.sum(y)
 
 
+def takes_into(x: np.ndarray) -> t.Any:
+    out = np.zeros(2)
+    np.take(x, np.array([0, 2]), None, out)  # (out, by position: a write)
+    return np.sum(out * x[:2])
+
+
 def uses_try(x: float) -> float:
     try:
         return math.log(x)
@@ -179,6 +197,7 @@ def builds_dict(x: float) -> t.Any:
         (mutates, np.ones(3), "may write into an operand"),
         (uses_try, 2.0, "try statement"),
         (builds_dict, 2.0, "depends on a float"),
+        (takes_into, np.ones(3), "no forward rule"),
     ],
 )
 def test_refusals_name_the_construct_and_line(
@@ -290,3 +309,23 @@ def test_callees_known_only_at_run_time(h: t.Callable[..., t.Any]) -> None:
     """A callee read from a closure's cell: its forward rule (or program) is found when it
     is first called, then kept."""
     check(_closing_over(h), RNG.standard_normal(5))
+
+
+def test_run_time_callees_are_kept_boundedly() -> None:
+    """A new closure per call (a new callee each time) is resolved each time, right, and the
+    forward rule keeps no more than a bounded number of them."""
+    from gibbous import forward
+
+    def outer(x: np.ndarray, n: int) -> t.Any:
+        return _closing_over(lambda y: y * n + y**2)(x)
+
+    x = RNG.standard_normal(3)
+    rule = build_frule(outer, x, 2)
+    for n in range(300):
+        _, dy = jvp(rule, outer, (x, n), (np.ones(3), None))
+        if n % 100 == 7:
+            h = 1e-6
+            fd = (outer(x + h, n) - outer(x - h, n)) / (2 * h)
+            assert dy == pytest.approx(fd, rel=1e-6)
+    held = [c for c in gc.get_objects() if isinstance(c, forward.DynamicCalls)]
+    assert held and all(len(c.known) <= forward._KNOWN for c in held)

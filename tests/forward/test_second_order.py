@@ -185,3 +185,25 @@ def test_a_rebound_global_is_never_used_stale() -> None:
         np.testing.assert_allclose(got, _fd_hvp(scaled, x, v), rtol=1e-6)
     finally:
         SCALE = 2.0
+
+
+def weighted(x: np.ndarray, a: np.ndarray) -> t.Any:
+    return np.sum(x**3 * a)
+
+
+def test_arguments_sharing_memory_with_x_are_held_constant() -> None:
+    """``v`` or a constant argument that is ``x`` itself: reverse mode would give them one
+    cotangent with ``x``; the products treat them as the constants they are, and leave every
+    argument as it was."""
+    x = np.linspace(0.5, 1.5, 4)
+    before = x.copy()
+    np.testing.assert_allclose(gibbous.hvp(cubes, x, x), 6 * x * x, rtol=1e-12)
+    np.testing.assert_allclose(gibbous.hvp(weighted, x, np.ones(4), x), 6 * x * x, rtol=1e-12)
+    np.testing.assert_allclose(
+        gibbous.hvp(weighted, x, x[::-1], x), _fd_hvp(weighted, x, x[::-1].copy(), x.copy()),
+        rtol=1e-6,
+    )
+    for mode in ("forward", "reverse"):
+        J = gibbous.jacobian(lambda y, a: y * a, x, x, mode=mode)
+        np.testing.assert_allclose(J, np.diag(x), rtol=1e-12)
+    np.testing.assert_array_equal(x, before)
