@@ -23,8 +23,10 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location
-from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, pair, tangent_carrying
+from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, pair
+from gibbous.passes.jvp_activity import analyse, operands, tangent_carrying
 from gibbous.rules import forward as FR
+from gibbous.rules import forward_writes as FW
 from gibbous.rules.public_names import (
     callable_name,
     entry_point,
@@ -50,8 +52,12 @@ class ForwardRule:
         arg_types: tuple[T.Type, ...],
         run: t.Callable[..., t.Any],
         frozen: t.Sequence[tuple[dict[str, object], str, object]] = (),
+        written: frozenset[int] = frozenset(),
     ) -> None:
         self.fn = fn
+        # the arguments the function writes into: their tangents are written too, so ``jvp``
+        # hands the program copies of the caller's
+        self.written = written
         self.arg_types = arg_types
         # The module globals the programs froze into their code (the session's list: programs
         # built later, at run time, add theirs), checked by ``jvp`` as ``value_and_gradient``
@@ -97,7 +103,8 @@ def build_frule(
             f"({code.co_argcount}); *args, **kwargs and defaults are not taken by this version"
         )
     run = builder.program(f, types, varied)
-    return ForwardRule(f, types, run, builder.session.frozen)
+    written = builder.written_args(f, types, varied)
+    return ForwardRule(f, types, run, builder.session.frozen, written)
 
 
 @entry_point
@@ -141,10 +148,35 @@ def jvp(
                 given.append(_checked_tangent(i, a, dx))
         elif dx is not None and not isinstance(dx, NoTangent):
             raise TypeError(f"jvp: argument {i} ({rule.arg_types[i]}) has no tangent; pass None")
+    if rule.written:
+        given = _apart(rule, args, given)
     y, dy = rule.run(*args, *given)
     if dy is None:
         dy = FR.like(y, None) if _is_real(y) else NoTangent()
     return y, dy
+
+
+def _apart(rule: ForwardRule, args: tuple[t.Any, ...], given: list[t.Any]) -> list[t.Any]:
+    """The tangents with those of written arguments copied: the program writes into them as
+    the function writes into the arguments, and the caller's tangents stay the caller's.  A
+    written argument sharing memory with another cannot be followed (its tangent would have to
+    share memory with the other's as well): refused."""
+    out, k = [], 0
+    for i, v in enumerate(rule.varied):
+        if not v:
+            continue
+        dx = given[k]
+        k += 1
+        if i in rule.written and isinstance(args[i], np.ndarray):
+            for j, other in enumerate(args):
+                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
+                    raise ValueError(
+                        f"jvp: {callable_name(rule.fn)} writes into argument {i}, which shares "
+                        f"memory with argument {j}; pass a copy of one of them"
+                    )
+            dx = np.array(dx, dtype=np.float64)
+        out.append(dx)
+    return out
 
 
 def _is_real(y: object) -> bool:
@@ -250,6 +282,9 @@ class ProgramBuilder:
         self.done: dict[tuple[object, ...], t.Callable[..., t.Any]] = {}
         self.building: set[tuple[object, ...]] = set()
         self.dynamic: DynamicCalls | None = None
+        # which arguments each function's program may write into (by key as ``done``); None
+        # while being found (recursion: every argument may be)
+        self.written: dict[tuple[object, ...], frozenset[int] | None] = {}
 
     def program(
         self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
@@ -265,7 +300,7 @@ class ProgramBuilder:
             typed = self.session.primal_ir(fn, types)
             self.session.freeze(fn)  # (the globals the frontend froze into the IR)
             name = callable_name(fn)
-            ir = jvp_transform(typed, varied, self.resolve, name)
+            ir = jvp_transform(typed, varied, self, name)
             made = self.done[key] = compile_function(ir)
         finally:
             self.building.discard(key)
@@ -287,29 +322,77 @@ class ProgramBuilder:
             if self.dynamic is None:
                 self.dynamic = DynamicCalls(self)
             return Site("dynamic", self.dynamic)
-        fn = op.callee.value
+        types = tuple(v.type for v in operands(op))
+        return self.primitive_site(op.callee.value, types, tuple(op.kwargs), varied, op.loc)
+
+    def primitive_site(
+        self,
+        fn: object,
+        types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        varied: tuple[bool, ...],
+        loc: Location | None,
+    ) -> Site:
         entry = entry_point_name(fn)
         if entry is not None:
-            loc = op.loc
             at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
             raise ForwardModeError(f"forward mode: a call of {entry}{at}: {higher_order_hint()}")
-        types = tuple(v.type for v in (*op.args, *op.kwargs.values()))
-        kwnames = tuple(op.kwargs)
         try:
-            registration = lookup_rule(self.session.ctx, fn, types, kwnames, loc=op.loc)
+            registration = lookup_rule(self.session.ctx, fn, types, kwnames, loc=loc)
         except (MissingRuleError, TypeError):
             registration = None
         if registration is not None and registration.kind == "zero_derivative":
             return Site("zero")
-        tangent = self.primitive(fn, types, kwnames, varied, op.loc)
+        tangent = self.primitive(fn, types, kwnames, varied, loc)
         if tangent is not None:
             return Site("tangent", tangent)
-        if registration is None and isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
+        if registration is None and self.derives(fn, types, kwnames):
             if kwnames:
-                raise _missing(fn, types, kwnames, op, "keyword arguments of a Python function")
-            n = len(op.args)
+                raise _missing(fn, types, kwnames, loc, "keyword arguments of a Python function")
+            n = len(types)
+            fn = t.cast(pytypes.FunctionType, fn)
             return Site("derived", self.program(fn, types[:n], varied[:n]))
-        raise _missing(fn, types, kwnames, op, "no forward rule")
+        raise _missing(fn, types, kwnames, loc, "no forward rule")
+
+    def derives(self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
+        """Whether calls of ``fn`` get a forward program of its own (a Python function without
+        a registered rule)."""
+        if not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
+            return False
+        try:
+            return lookup_rule(self.session.ctx, fn, types, kwnames) is None
+        except (MissingRuleError, TypeError):
+            return True
+
+    def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
+        """The operands ``op`` may write into: a primitive's by ``forward_writes``; a Python
+        function's from its own IR, for these varied arguments."""
+        if not isinstance(op.callee, Constant):
+            return frozenset()  # (a callee found at run time is refused there if it writes)
+        fn = op.callee.value
+        types = tuple(v.type for v in operands(op))
+        if op.kwargs or not self.derives(fn, types, ()):
+            return FW.written_operands(fn, types, tuple(op.kwargs))
+        return self.written_args(t.cast(pytypes.FunctionType, fn), types, varied)
+
+    def written_args(
+        self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
+    ) -> frozenset[int]:
+        """The arguments ``fn``'s program for these types may write into."""
+        key = (fn, types, varied)
+        if key in self.written:
+            known = self.written[key]
+            if known is None:  # (recursion: every array argument may be written)
+                return frozenset(i for i, ty in enumerate(types) if not _no_memory(ty))
+            return known
+        self.written[key] = None
+        try:
+            typed = self.session.primal_ir(fn, types)
+            found = analyse(typed, varied, self.writes).written_args(typed)
+        finally:
+            self.written.pop(key, None)
+        self.written[key] = found
+        return found
 
 
 _KNOWN = 256  # callees a ``DynamicCalls`` keeps, the oldest dropped first
@@ -367,19 +450,35 @@ class DynamicCalls:
         if made is not None:
             return primitive_run(fn, made, types, kwnames, varied)
         if isinstance(fn, pytypes.FunctionType) and derivable_function(fn) and not kwnames:
-            return self.builder.program(fn, types, varied)
+            made = self.builder.program(fn, types, varied)
+            written = self.builder.written_args(fn, types, varied)
+            if written:
+                raise ForwardModeError(
+                    f"forward mode: {callable_name(fn)}, called through a value computed at run "
+                    f"time, writes into its argument {min(written)}: forward mode follows such "
+                    "a write only where the callee is known when the rule is built (call it by "
+                    "its module-level name)"
+                )
+            return made
         raise ForwardModeError(
             f"forward mode: {callable_name(fn)}({', '.join(map(str, types))}), called through a "
             "value computed at run time, has no forward rule"
         )
 
 
+def _no_memory(ty: T.Type) -> bool:
+    return isinstance(ty, (T.Float, T.Int, T.Bool, T.Const, T.NoneType, T.Str))
+
+
 def _missing(
-    fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...], op: Call, why: str
+    fn: object,
+    types: tuple[T.Type, ...],
+    kwnames: tuple[str, ...],
+    loc: Location | None,
+    why: str,
 ) -> ForwardModeError:
     n = len(types) - len(kwnames)
     shown = [str(ty) for ty in types[:n]] + [f"{k}={ty}" for k, ty in zip(kwnames, types[n:])]
-    loc = op.loc
     at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
     return ForwardModeError(
         f"forward mode: {callable_name(fn)}({', '.join(shown)}){at}: {why}.  This version of "

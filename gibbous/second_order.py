@@ -34,7 +34,8 @@ from gibbous.forward import (
 )
 from gibbous.ir.core import Constant
 from gibbous.ir import types as T
-from gibbous.passes.jvp import jvp_transform, tangent_carrying
+from gibbous.passes.jvp import jvp_transform
+from gibbous.passes.jvp_activity import tangent_carrying
 from gibbous.rules.public_names import callable_name, entry_point
 from gibbous.rules.registry import DefaultContext
 from gibbous.session import Session
@@ -65,7 +66,7 @@ class HessianVectorProduct:
         builder.session.freeze(f)  # (the globals the frontend froze into the IR)
         varied = (True,) + (False,) * len(args)
         directional = jvp_transform(
-            typed, varied, builder.resolve, callable_name(f), tangent_only=True
+            typed, varied, builder, callable_name(f), tangent_only=True
         )
         for op in directional.calls():
             if isinstance(op.callee, Constant) and isinstance(op.callee.value, DynamicCalls):

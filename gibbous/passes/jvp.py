@@ -16,10 +16,16 @@ or, where a type is ``Any``, a call of the rule's tangent function; a call of a 
 function becomes a call of the callee's own forward program, which returns the pair.
 ``resolve`` (the session's) says which.
 
-What this first version refuses, with an error naming the construct and the line: a varied
-value of another type (a container, a complex number, an object), a call that may write into a
-varied operand (in-place mutation), exception handlers (``try``) in the function.  A wrong
-tangent is never the result: what is not understood is refused.
+Writes into arrays (``z[i] = x``, ``out=``, ``z += x``, a callee writing into its argument)
+are followed: ``gibbous.passes.jvp_activity`` finds every array a write may reach, which gets a
+tangent memory where it is made, aliased as the primal is, and the write's rule
+(``gibbous.rules.forward_writes``) writes the tangent where the primal writes.
+
+What this version refuses, with an error naming the construct and the line: a varied value of
+another type (a container, a complex number, an object), a write into an array it cannot give a
+tangent (a global, an array in a list) or by a function without a rule for it, exception
+handlers (``try``) in the function.  A wrong tangent is never the result: what is not
+understood is refused.
 """
 
 from __future__ import annotations
@@ -51,9 +57,11 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.ir.exceptions import GibbousError
-from gibbous.ir.purity import is_pure_call
+from gibbous.ir.purity import is_pure_call, returns_fresh
 from gibbous.passes.activity import WRITE_NOTHING
+from gibbous.passes.jvp_activity import analyse, operands, tangent_carrying, tangentless
 from gibbous.rules import forward as FR
+from gibbous.rules import forward_writes as FW
 from gibbous.rules.inline import SUM
 from gibbous.rules.public_names import callable_name
 
@@ -74,29 +82,25 @@ class Site:
     what: object = None
 
 
-#: ``resolve(call, varied)``: the call's ``Site`` (``varied[i]``: operand ``i`` has a
-#: tangent); raises ``ForwardModeError`` if the call has no forward rule.
-Resolver = t.Callable[[Call, tuple[bool, ...]], Site]
+class Resolver(t.Protocol):
+    """What the transform asks of the build about calls (``gibbous.forward.ProgramBuilder``)."""
 
+    def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
+        """The call's ``Site`` (``varied[i]``: operand ``i`` has a tangent); raises
+        ``ForwardModeError`` if the call has no forward rule."""
 
-def tangent_carrying(ty: T.Type) -> bool:
-    """Whether values of ``ty`` get a tangent here: floats and real float arrays, and values
-    whose type inference could not tell (``Any``: a recursive call's result, ``x[k]``), whose
-    tangent functions check at run time what they are given."""
-    if isinstance(ty, (T.Float, T.Any)):
-        return True
-    return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
+    def primitive_site(
+        self,
+        fn: object,
+        types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        varied: tuple[bool, ...],
+        loc: Location | None,
+    ) -> Site:
+        """The same for a call the transform writes itself (``z * x`` of ``z *= x``)."""
 
-
-def _tangentless(ty: T.Type) -> bool:
-    """Types whose values never carry a derivative (an int, a bool, None, a string)."""
-    if isinstance(ty, T.Const):
-        return not isinstance(ty.value, (float, complex, np.inexact))
-    if isinstance(ty, T.Array):
-        return ty.dtype is not None and np.dtype(ty.dtype).kind in "biu"
-    if isinstance(ty, T.Tuple):  # ``x.shape``
-        return all(map(_tangentless, ty.items))
-    return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
+    def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
+        """The operands the call may write into (``gibbous.passes.jvp_activity.Writes``)."""
 
 
 def where(op: Operation | None, fn_name: str) -> str:
@@ -107,13 +111,13 @@ def where(op: Operation | None, fn_name: str) -> str:
 def jvp_transform(
     f: Function,
     varied_args: t.Sequence[bool],
-    resolve: Resolver,
+    resolver: Resolver,
     fn_name: str,
     tangent_only: bool = False,
 ) -> Function:
     """``f``'s forward program (see the module's doc); with ``tangent_only`` it returns the
     tangent alone (what a Hessian-vector product differentiates)."""
-    return _Transform(f, tuple(varied_args), resolve, fn_name, tangent_only).run()
+    return _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only).run()
 
 
 class _Transform:
@@ -121,11 +125,12 @@ class _Transform:
         self,
         f: Function,
         varied_args: tuple[bool, ...],
-        resolve: Resolver,
+        resolver: Resolver,
         fn_name: str,
         tangent_only: bool,
     ) -> None:
-        self.f, self.resolve, self.fn_name = f, resolve, fn_name
+        self.f, self.resolver, self.fn_name = f, resolver, fn_name
+        self.resolve = resolver.resolve
         self.tangent_only = tangent_only
         for block in f.blocks:
             if isinstance(block.terminator, Guard):
@@ -139,31 +144,16 @@ class _Transform:
         self.out = Function(f"{f.name}_jvp", args, loc=f.loc)
 
     def _analyse(self, varied_args: tuple[bool, ...]) -> set[Value]:
-        varied: set[Value] = set()
         for a, v in zip(self.f.args, varied_args):
-            if v:
-                if isinstance(a.type, T.Any) or not tangent_carrying(a.type):
-                    raise self.refuse(None, f"argument {a.name!r} of type {a.type}")
-                varied.add(a)
-        changed = True
-        while changed:
-            changed = False
-            for block in self.f.blocks:
-                for op in block.ops:
-                    if isinstance(op, Call):
-                        if op.result not in varied and any(v in varied for v in op.operands):
-                            if tangent_carrying(op.type):
-                                varied.add(op.result)
-                                changed = True
-                    elif isinstance(op, (Jump, Branch, Guard)):
-                        for i, succ in enumerate(op.successors):
-                            for param, value in zip(succ.args, edge_args(op, i)):
-                                if value in varied and param not in varied:
-                                    if not tangent_carrying(param.type):
-                                        raise self.refuse(op, f"a value of type {param.type}")
-                                    varied.add(param)
-                                    changed = True
-        return varied
+            if v and (isinstance(a.type, T.Any) or not tangent_carrying(a.type)):
+                raise self.refuse(None, f"argument {a.name!r} of type {a.type}")
+        found = analyse(self.f, varied_args, self.resolver.writes)
+        for op, ty in found.untyped_edges:
+            raise self.refuse(op, f"a value of type {ty}")
+        for what, op in found.unreachable:
+            raise self.refuse(op, f"a write into {what}")
+        self.exposed = found.exposed
+        return set(found.values)
 
     def refuse(self, op: Operation | None, what: str) -> ForwardModeError:
         return ForwardModeError(
@@ -255,33 +245,33 @@ class _Transform:
         callee = self.p(op.callee)
         args = [self.p(a) for a in op.args]
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
-        operands = (*op.args, *op.kwargs.values())
-        varied = tuple(a in self.varied for a in operands)
+        given = operands(op)
+        varied = tuple(a in self.varied for a in given)
         if op.callee in self.varied:
             raise self.refuse(op, "a call of a value with a tangent")
         pure = is_pure_call(op) or _writes_nothing(op)
-        if not any(varied) or pure and _tangentless(r.type):
+        if not any(varied) or pure and tangentless(r.type):
             # No tangent in, or none out (``x > 0``, ``int(x)``): the primal's call.
-            self.varied.discard(r)
             self.primal[r] = b.call(callee, *args, kwargs=kwargs, type=r.type, name=r.name)
+            self.constant(b, r)
             return
         if not isinstance(op.callee, Constant):  # (a closure's cell, an argument, ...)
             self.dynamic(b, op, callee, args, varied)
             return
         name = callable_name(op.callee.value)
         fn = op.callee.value
-        if not pure and _tangentless(r.type) and not isinstance(fn, FunctionType):
-            # (a call made for what it writes: ``y[0] = x``, ``a.append(x)``, ``np.copyto``)
+        if not isinstance(fn, FunctionType) and self.resolver.writes(op, varied):
+            self.write(b, op, fn, args, kwargs, varied)
+            return
+        if not pure and tangentless(r.type) and not isinstance(fn, FunctionType):
+            # (a call made for what it writes, into what forward mode cannot follow:
+            # ``a.append(x)``, ``y[0] = x`` with ``y`` of unknown type)
             raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
-        if fn in FR.IN_PLACE and op.args:
-            # ``x += y`` writes into an array, which the tangents of its aliases would miss;
-            # into a float it makes a new value.  (Forward rules take no ``out=``.)
-            first = op.args[0].type
-            if isinstance(first, T.Array) or "out" in op.kwargs:
-                raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
-            if isinstance(first, T.Any):
-                b.call(FR.not_an_array, self.p(op.args[0]), name, type=T.NONE)
-        if r not in self.varied and not _tangentless(r.type):
+        if fn in FR.IN_PLACE and op.args and isinstance(op.args[0].type, T.Any):
+            # ``x += y`` into a float makes a new value; into an array (of a type inference
+            # could not tell) it writes, which the tangents of its aliases would miss
+            b.call(FR.not_an_array, self.p(op.args[0]), name, type=T.NONE)
+        if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)  # (a call without a forward rule is refused there)
         if site.kind == "derived":
@@ -292,17 +282,123 @@ class _Transform:
             self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
             if r in self.varied:
                 self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+                self.settle(b, op)
             return
         z = self.primal[r] = b.call(callee, *args, kwargs=kwargs, type=r.type, name=r.name)
         if site.kind == "zero" or r not in self.varied:
-            self.varied.discard(r)  # (no derivative: a constant from here on)
+            self.constant(b, r)  # (no derivative: a constant from here on)
             return
         if isinstance(site.what, FR.Emit):  # the tangent written out
-            given = [self.tangent[a] if v else None for a, v in zip(operands, varied)]
-            self.tangent[r] = site.what.fn(b, z, args, given, kwargs)
+            dx = [self.tangent[a] if v else None for a, v in zip(given, varied)]
+            self.tangent[r] = site.what.fn(b, z, args, dx, kwargs)
+        else:
+            tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(given, varied)]
+            self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
+        self.settle(b, op)
+
+    def constant(self, b: Builder, r: Value) -> None:
+        """``r`` has no derivative; if a write may reach it later, it gets a tangent of zeros,
+        its own memory (``z = np.zeros(3)`` before ``z[0] = x``)."""
+        if r in self.exposed and r in self.varied:
+            z = self.primal[r]
+            if isinstance(z.type, T.Array):
+                self.tangent[r] = b.call(np.zeros_like, z, type=z.type)
+            else:
+                self.tangent[r] = b.call(FR.like, z, None, type=z.type)
+        else:
+            self.varied.discard(r)
+
+    def settle(self, b: Builder, op: Call) -> None:
+        """Where a write may reach the result of ``op`` (or it may be a view of an array a
+        write reaches), its tangent must alias as it does (``FW.fresh`` checks, or copies)."""
+        r = op.result
+        if isinstance(r.type, (T.Float, T.Const)):
             return
-        tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(operands, varied)]
-        self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
+        given = operands(op)
+        if r not in self.exposed and (returns_fresh(op) or not any(a in self.exposed for a in given)):
+            return
+        pairs: list[Value] = []
+        for a in given:
+            if a in self.varied and not isinstance(a.type, (T.Float, T.Const)):
+                pairs += [self.p(a), self.tangent[a]]
+        self.tangent[r] = b.call(FW.fresh, self.primal[r], self.tangent[r], *pairs, type=r.type)
+
+    def write(
+        self,
+        b: Builder,
+        op: Call,
+        fn: object,
+        args: list[Value],
+        kwargs: dict[str, Value],
+        varied: tuple[bool, ...],
+    ) -> None:
+        """A call of a primitive that writes into an array: the primal and its tangent, which
+        the rule writes where the primal writes (``gibbous.rules.forward_writes``)."""
+        r, given = op.result, operands(op)
+        types = tuple(v.type for v in given)
+        kwnames = tuple(op.kwargs)
+        written = self.resolver.writes(op, varied)
+        d = [self.tangent[a] if v else None for a, v in zip(given, varied)]
+        if all(d[i] is None for i in written):  # (into an int array: no derivative there)
+            self.primal[r] = b.call(self.p(op.callee), *args, kwargs=kwargs, type=r.type)
+            self.constant(b, r)
+            return
+        emit = FW.direct(fn, types, kwnames, varied, self.tangent_only)
+        if emit is not None:
+            z, dz = emit(b, args, kwargs, d)
+        else:
+            z, dz = self.write_through_plain(b, op, fn, varied, d)
+        self.primal[r] = z
+        if r in self.varied:
+            if dz is None:
+                self.constant(b, r)
+            else:
+                self.tangent[r] = dz
+
+    def write_through_plain(
+        self, b: Builder, op: Call, fn: object, varied: tuple[bool, ...], d: list[Value | None]
+    ) -> tuple[Value, Value]:
+        """``z *= x``, ``f(x, out=z)``: the value and tangent of ``z * x``, ``f(x)``, from the
+        operands before the write, then the write (the primal's own call, or for a ufunc's
+        ``out=`` the copy of that value), then the tangent's copy into ``dz``."""
+        given = operands(op)
+        args = [self.p(a) for a in op.args]
+        kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
+        plain = FW.plain(fn, tuple(v.type for v in given), tuple(op.kwargs))
+        if plain is None:
+            raise self.refuse(op, f"{callable_name(fn)}, which writes into an array with a tangent")
+        pfn, ptypes, pkw, w = plain
+        inputs = [k for k in range(len(given)) if k != w or fn in FW.IN_PLACE_OF]
+        pvaried = tuple(varied[k] for k in inputs)
+        values = [self.p(given[k]) for k in inputs]
+        n = len(ptypes) - len(pkw)
+        pargs, pkwargs = values[:n], dict(zip(pkw, values[n:]))
+        target = self.p(given[w])
+        tz = b.call(pfn, *pargs, kwargs=pkwargs, type=T.ANY)
+        if not any(pvaried):
+            dt: Value = Constant(0.0)
+        else:
+            site = self.resolver.primitive_site(pfn, ptypes, pkw, pvaried, op.loc)
+            if site.kind == "zero":
+                dt = Constant(0.0)
+            elif isinstance(site.what, FR.Emit):
+                dt = site.what.fn(b, tz, pargs, [d[k] for k in inputs], pkwargs)
+            elif site.kind == "tangent":
+                tangents = [Constant(None) if d[k] is None else d[k] for k in inputs]
+                dt = b.call(site.what, tz, *pargs, *tangents, kwargs=pkwargs, type=T.ANY)
+            else:
+                raise self.refuse(op, f"{callable_name(fn)}, which writes into an array")
+        if isinstance(fn, np.ufunc) and fn not in FW.IN_PLACE_OF:
+            casting = kwargs.get("casting", Constant("same_kind"))
+            b.call(np.copyto, target, tz, kwargs={"casting": casting}, type=T.NONE)
+            z = target
+        else:
+            r = op.result
+            z = b.call(self.p(op.callee), *args, kwargs=kwargs, type=r.type, name=r.name)
+        dtarget = d[w]
+        assert dtarget is not None
+        b.call(np.copyto, dtarget, dt, type=T.NONE)
+        return z, dtarget
 
     def dynamic(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
@@ -312,7 +408,7 @@ class _Transform:
         r = op.result
         if any(varied[len(op.args) :]):
             raise self.refuse(op, "a keyword argument with a tangent")
-        if r not in self.varied and not _tangentless(r.type):
+        if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"a call whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(op.args, varied)]

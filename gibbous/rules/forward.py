@@ -38,6 +38,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
+from gibbous.rules import forward_writes as FW
 from gibbous.rules.formulas import Expr
 from gibbous.rules.forward_ir import Emit as Emit
 from gibbous.rules.forward_ir import Keywords as Keywords
@@ -107,13 +108,25 @@ def has_forward_rule(fn: object) -> bool:
     return forward_maker(fn) is not None
 
 
-def frule(fn: object) -> t.Callable[[Tangent], Tangent]:
+def frule(
+    fn: object, writes: t.Iterable[int] | None = None
+) -> t.Callable[[t.Callable[..., t.Any]], t.Callable[..., t.Any]]:
     """Decorator: ``tangent(z, *operands, *tangents, **kwargs) -> dz`` is ``fn``'s forward
     rule, for real operands (float and real-array tangents; ``tangents[i]`` None where operand
     ``i`` has none).  It is called after ``fn`` itself, with its result ``z``.  A forward rule
-    registered for a callable gibbous already has one is tried first."""
+    registered for a callable gibbous already has one is tried first.
 
-    def register_tangent(tangent: Tangent) -> Tangent:
+    With ``writes`` (the positions of the arguments ``fn`` writes into), the rule is
+    *stateful* and runs the primal itself: ``rule(state, *args, *tangents, **kwargs) -> (z,
+    dz, state)`` writes the tangent of each written argument into that argument's tangent
+    (``tangents[i]``, an array beside it) and returns the state to keep for the next call at
+    this call site (None the first time; one per thread).  See docs/rules.md."""
+
+    def register_tangent(tangent: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
+        if writes is not None:
+            FW.register_writing(fn, writes, tangent)
+            return tangent
+
         def shaped(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
             return like(z, tangent(z, *a, **kwargs))  # (None: zeros; broadcast to z)
 
@@ -490,8 +503,8 @@ register_linear([builtins.sum], added={1, "start"})
 register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
 
 
-#: Python's in-place operators: into an array they write (which forward mode does not follow
-#: yet: the transform refuses them there); into a float they make a new value.
+#: Python's in-place operators: into an array they write (``gibbous.rules.forward_writes``);
+#: into a float they make a new value.
 IN_PLACE = frozenset(
     getattr(operator, f"i{n}")
     for n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
@@ -502,8 +515,9 @@ def not_an_array(x: object, name: str) -> None:
     """Refuses, at run time, an in-place operator on an array (a value of type ``Any``)."""
     if isinstance(x, np.ndarray):
         raise TypeError(
-            f"forward mode: {name} writes into an array here, which this version does not "
-            "follow (the tangents of the array's other names would miss the write)"
+            f"forward mode: {name} writes into an array here, whose type was not known when the "
+            "rule was built (forward mode follows writes into arrays it can see as arrays: "
+            "the tangents of the array's other names would miss this one)"
         )
 
 

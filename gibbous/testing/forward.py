@@ -27,7 +27,7 @@ from gibbous.api import build_rrule, value_and_pullback
 from gibbous.forward import primitive_program, primitive_run
 from gibbous.ir import types as T
 from gibbous.ir.purity import is_pure, purity_entry
-from gibbous.passes.jvp import tangent_carrying
+from gibbous.passes.jvp_activity import tangent_carrying
 from gibbous.rules import forward as FR
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
 

@@ -1,0 +1,184 @@
+"""Which values of a function forward mode gives tangents to.
+
+A value is **varied** when it is a varied argument, the result of a call with a varied operand,
+or a block argument some edge passes a varied value to (and its type can carry a tangent).  So
+far this is plain dependence.  Writes into arrays add the rest: a call with a varied operand
+that writes into an array (``z[i] = x``, ``np.add(a, b, out=z)``, ``z += x``, a Python
+function that does one of these to its argument) makes that array **exposed**, and with it
+every value it may alias: the operand it was sliced or reshaped from, the values passed to the
+block argument it is.  An exposed array is varied from where it is made, whatever made it
+(``z = np.zeros(3)`` gets a tangent of zeros), because every name of the memory must see one
+tangent memory, written where the primal is written.
+
+What cannot be given a tangent that way is reported, for the transform to refuse by name: an
+exposed constant (a global or captured array), an exposed argument the caller gave no tangent,
+an exposed value of another type (an array held in a list or an object).
+"""
+
+from __future__ import annotations
+
+import types
+import typing as t
+
+import attrs
+import numpy as np
+
+from gibbous.ir import types as T
+from gibbous.ir.core import (
+    BlockArgument,
+    Branch,
+    Call,
+    Constant,
+    Function,
+    Guard,
+    Jump,
+    Operation,
+    Result,
+    Value,
+    edge_args,
+)
+from gibbous.ir.purity import returns_fresh
+from gibbous.rules.forward_writes import IN_PLACE_OF
+
+#: ``writes(call, varied)``: the indices, among the call's ``(*args, *kwarg values)``, of the
+#: operands the call may write into, given which operands are varied.
+Writes = t.Callable[[Call, tuple[bool, ...]], frozenset[int]]
+
+
+def tangent_carrying(ty: T.Type) -> bool:
+    """Whether values of ``ty`` get a tangent here: floats and real float arrays, and values
+    whose type inference could not tell (``Any``: a recursive call's result, ``x[k]``), whose
+    tangent functions check at run time what they are given."""
+    if isinstance(ty, (T.Float, T.Any)):
+        return True
+    return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
+
+
+def tangentless(ty: T.Type) -> bool:
+    """Types whose values never carry a derivative (an int, a bool, None, a string)."""
+    if isinstance(ty, T.Const):
+        return not isinstance(ty.value, (float, complex, np.inexact))
+    if isinstance(ty, T.Array):
+        return ty.dtype is not None and np.dtype(ty.dtype).kind in "biu"
+    if isinstance(ty, T.Tuple):  # ``x.shape``
+        return all(map(tangentless, ty.items))
+    return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
+
+
+def operands(op: Call) -> tuple[Value, ...]:
+    """A call's operands as forward rules number them: positional, then keyword values."""
+    return (*op.args, *op.kwargs.values())
+
+
+@attrs.frozen(eq=False)
+class Varied:
+    values: frozenset[Value]
+    exposed: frozenset[Value]
+    #: exposed values that cannot get a tangent: why, and the write that exposed them (what
+    #: the transform refuses)
+    unreachable: tuple[tuple[str, Operation], ...]
+    #: edges passing a varied value to a block argument of a type without tangents
+    untyped_edges: tuple[tuple[Operation, T.Type], ...]
+
+    def written_args(self, f: Function) -> frozenset[int]:
+        """The arguments of ``f`` a write may reach (by index)."""
+        return frozenset(i for i, a in enumerate(f.args) if a in self.exposed)
+
+
+def analyse(f: Function, varied_args: t.Sequence[bool], writes: Writes) -> Varied:
+    incoming: dict[BlockArgument, list[Value]] = {}
+    for block in f.blocks:
+        term = block.terminator
+        for i, succ in enumerate(term.successors if term is not None else ()):
+            for param, v in zip(succ.args, edge_args(term, i)):  # type: ignore[arg-type]
+                incoming.setdefault(param, []).append(v)
+
+    def alias_sources(v: Value) -> t.Sequence[Value]:
+        """The values ``v`` may share memory with, one step back."""
+        if isinstance(v, BlockArgument):
+            return incoming.get(v, ())
+        if isinstance(v, Result) and isinstance(v.op, Call) and not returns_fresh(v.op):
+            op = v.op
+            if isinstance(op.callee, Constant) and op.callee.value in IN_PLACE_OF and op.args:
+                return op.args[:1]  # (``z += x`` is ``z``)
+            out = op.kwargs.get("out")
+            return op.operands if out is None else (out,)
+        return ()
+
+    varied: set[Value] = {a for a, on in zip(f.args, varied_args) if on}
+    exposed: set[Value] = set()
+    untyped: list[tuple[Operation, T.Type]] = []
+
+    cause: dict[Value, Operation] = {}
+
+    def expose(v: Value, op: Operation) -> bool:
+        todo, grew = [v], False
+        while todo:
+            x = todo.pop()
+            if x in exposed or not _memory(x):
+                continue
+            exposed.add(x)
+            cause[x] = op
+            grew = True
+            todo += alias_sources(x)
+        return grew
+
+    changed = True
+    while changed:
+        changed = False
+        for block in f.blocks:
+            for op in block.ops:
+                if isinstance(op, Call):
+                    flags = tuple(v in varied for v in operands(op))
+                    if not any(flags):
+                        continue
+                    if op.result not in varied and tangent_carrying(op.type):
+                        varied.add(op.result)
+                        changed = True
+                    vals = operands(op)
+                    for i in writes(op, flags):
+                        changed |= expose(vals[i], op)
+                elif isinstance(op, (Jump, Branch, Guard)):
+                    for i, succ in enumerate(op.successors):
+                        for param, value in zip(succ.args, edge_args(op, i)):
+                            if value in varied and param not in varied:
+                                if not tangent_carrying(param.type):
+                                    untyped.append((op, param.type))
+                                    continue
+                                varied.add(param)
+                                changed = True
+        for v in exposed:
+            if v not in varied and tangent_carrying(v.type) and not isinstance(v, Constant):
+                if not (isinstance(v, BlockArgument) and v.block is f.entry):
+                    varied.add(v)
+                    changed = True
+    unreachable = []
+    for v in exposed:
+        if isinstance(v, Constant):
+            if not _code(v.value):
+                what = "an array the function reads from outside (a global or a captured value)"
+                unreachable.append((what, cause[v]))
+        elif isinstance(v, BlockArgument) and v.block is f.entry and v not in varied:
+            what = (
+                f"argument {v.name!r}, which has no tangent (the caller passed an array without "
+                "one: a callee known only when it is called cannot give its arrays tangents "
+                "where they are made)"
+            )
+            unreachable.append((what, cause[v]))
+        elif not tangent_carrying(v.type):
+            unreachable.append((f"an array held in a value of type {v.type}", cause[v]))
+    return Varied(frozenset(varied), frozenset(exposed), tuple(unreachable), tuple(untyped))
+
+
+def _memory(v: Value) -> bool:
+    """Whether ``v`` may be (or hold) memory a write reaches: not a number, string, None."""
+    ty = v.type
+    if isinstance(ty, T.Const):
+        return isinstance(ty.value, np.ndarray)
+    scalars = (T.Float, T.Complex, T.Int, T.Bool, T.NoneType, T.Str)
+    return not isinstance(ty, scalars) and not tangentless(ty)
+
+
+def _code(value: object) -> bool:
+    """Constants a call's operands hold that are no memory a write reaches: the callee."""
+    return callable(value) or isinstance(value, (types.ModuleType, type))
