@@ -24,7 +24,15 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location
 from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, pair
-from gibbous.passes.jvp_activity import analyse, operands, tangent_carrying
+from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.passes.jvp_activity import (
+    Default,
+    analyse,
+    bind_call,
+    bound,
+    operands,
+    tangent_carrying,
+)
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.public_names import (
@@ -96,14 +104,19 @@ def build_frule(
             "whose forward program could be derived; this version takes Python functions and "
             "NumPy's elementwise functions, reductions and products"
         )
-    code = f.__code__
-    if code.co_flags & 0x0C or len(args) != code.co_argcount + code.co_kwonlyargcount:
+    binding = bind_call(f, len(args), ())
+    if binding is None:
+        code = f.__code__
         raise ForwardModeError(
             f"build_frule({callable_name(f)}, ...): pass one positional value per parameter "
-            f"({code.co_argcount}); *args, **kwargs and defaults are not taken by this version"
+            f"({code.co_argcount}; those with defaults may be left out); *args, **kwargs and "
+            "keyword-only parameters are not taken by this version"
         )
-    run = builder.program(f, types, varied)
-    written = builder.written_args(f, types, varied)
+    full_types, full_varied = bound(binding, types, varied)
+    run = builder.program(f, full_types, full_varied)
+    written = builder.written_args(f, full_types, full_varied)
+    if len(full_types) > len(types):  # defaults: constants after the arguments given
+        run = _with_defaults(run, len(types), [t.cast(Default, d).value for d in binding[len(types):]])
     return ForwardRule(f, types, run, builder.session.frozen, written)
 
 
@@ -177,6 +190,17 @@ def _apart(rule: ForwardRule, args: tuple[t.Any, ...], given: list[t.Any]) -> li
             dx = np.array(dx, dtype=np.float64)
         out.append(dx)
     return out
+
+
+def _with_defaults(
+    program: t.Callable[..., t.Any], n: int, defaults: list[object]
+) -> t.Callable[..., t.Any]:
+    """``program`` taking the first ``n`` parameters and the tangents; the rest are these."""
+
+    def run(*given: t.Any) -> t.Any:
+        return program(*given[:n], *defaults, *given[n:])
+
+    return run
 
 
 def _is_real(y: object) -> bool:
@@ -297,7 +321,7 @@ class ProgramBuilder:
             return _Later(self, key)
         self.building.add(key)
         try:
-            typed = self.session.primal_ir(fn, types)
+            typed = self.typed(fn, types)
             self.session.freeze(fn)  # (the globals the frontend froze into the IR)
             name = callable_name(fn)
             ir = jvp_transform(typed, varied, self, name)
@@ -305,6 +329,23 @@ class ProgramBuilder:
         finally:
             self.building.discard(key)
         return made
+
+    def typed(self, fn: pytypes.FunctionType, types: tuple[T.Type, ...]) -> Function:
+        """``fn``'s typed IR for these argument types; what the frontend cannot read is a
+        ``ForwardModeError`` naming the function."""
+        name = callable_name(fn)
+        if fn.__code__.co_flags & _GENERATOR_FLAGS:
+            raise ForwardModeError(
+                f"forward mode: {name} is a generator function (or async): forward mode does "
+                "not run generators yet; reverse mode (build_rrule) does"
+            )
+        try:
+            return self.session.primal_ir(fn, types)
+        except ForwardModeError:
+            raise
+        except (TypeError, UnsupportedConstructError) as e:
+            first = str(e).split("\n", 1)[0]
+            raise ForwardModeError(f"forward mode: {name}: {first}") from e
 
     def primitive(
         self,
@@ -371,9 +412,36 @@ class ProgramBuilder:
             return frozenset()  # (a callee found at run time is refused there if it writes)
         fn = op.callee.value
         types = tuple(v.type for v in operands(op))
-        if op.kwargs or not self.derives(fn, types, ()):
-            return FW.written_operands(fn, types, tuple(op.kwargs))
-        return self.written_args(t.cast(pytypes.FunctionType, fn), types, varied)
+        kwnames = tuple(op.kwargs)
+        if not self.derives(fn, types, kwnames):
+            return FW.written_operands(fn, types, kwnames)
+        fn = t.cast(pytypes.FunctionType, fn)
+        binding = bind_call(fn, len(op.args), kwnames)
+        if binding is None:  # (refused where the call is made)
+            return frozenset()
+        full_types, full_varied = bound(binding, types, varied)
+        written = self.written_args(fn, full_types, full_varied)
+        out = set()
+        for i in written:
+            where = binding[i]
+            if isinstance(where, Default):
+                loc = op.loc
+                at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+                raise ForwardModeError(
+                    f"forward mode: {callable_name(fn)}{at} writes into the default value of "
+                    f"its parameter {i}, an array shared by every call: pass the array"
+                )
+            out.add(where)
+        return frozenset(out)
+
+    def derived(
+        self,
+        fn: pytypes.FunctionType,
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+    ) -> Site:
+        """The forward program of a Python function, for all its parameters' types."""
+        return Site("derived", self.program(fn, types, varied))
 
     def written_args(
         self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
@@ -387,7 +455,7 @@ class ProgramBuilder:
             return known
         self.written[key] = None
         try:
-            typed = self.session.primal_ir(fn, types)
+            typed = self.typed(fn, types)
             found = analyse(typed, varied, self.writes).written_args(typed)
         finally:
             self.written.pop(key, None)
@@ -464,6 +532,9 @@ class DynamicCalls:
             f"forward mode: {callable_name(fn)}({', '.join(map(str, types))}), called through a "
             "value computed at run time, has no forward rule"
         )
+
+
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
 
 
 def _no_memory(ty: T.Type) -> bool:

@@ -59,7 +59,15 @@ from gibbous.ir.core import (
 from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.purity import is_pure_call, returns_fresh
 from gibbous.passes.activity import WRITE_NOTHING
-from gibbous.passes.jvp_activity import analyse, operands, tangent_carrying, tangentless
+from gibbous.passes.jvp_activity import (
+    Default,
+    analyse,
+    bind_call,
+    bound,
+    operands,
+    tangent_carrying,
+    tangentless,
+)
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.inline import SUM
@@ -101,6 +109,15 @@ class Resolver(t.Protocol):
 
     def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
         """The operands the call may write into (``gibbous.passes.jvp_activity.Writes``)."""
+
+    def derives(self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
+        """Whether calls of ``fn`` get a forward program of their own (a Python function
+        without a registered rule)."""
+
+    def derived(
+        self, fn: FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
+    ) -> Site:
+        """The forward program of ``fn`` for its parameters' types (all of them bound)."""
 
 
 def where(op: Operation | None, fn_name: str) -> str:
@@ -260,6 +277,10 @@ class _Transform:
             return
         name = callable_name(op.callee.value)
         fn = op.callee.value
+        types = tuple(v.type for v in given)
+        if isinstance(fn, FunctionType) and self.resolver.derives(fn, types, tuple(op.kwargs)):
+            self.derived_call(b, op, fn, varied)
+            return
         if not isinstance(fn, FunctionType) and self.resolver.writes(op, varied):
             self.write(b, op, fn, args, kwargs, varied)
             return
@@ -274,16 +295,6 @@ class _Transform:
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)  # (a call without a forward rule is refused there)
-        if site.kind == "derived":
-            if kwargs:
-                raise self.refuse(op, f"keyword arguments of {name}")
-            tangents = [self.tangent[a] for a, v in zip(op.args, varied) if v]
-            made = b.call(site.what, *args, *tangents, type=T.ANY)
-            self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-            if r in self.varied:
-                self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
-                self.settle(b, op)
-            return
         z = self.primal[r] = b.call(callee, *args, kwargs=kwargs, type=r.type, name=r.name)
         if site.kind == "zero" or r not in self.varied:
             self.constant(b, r)  # (no derivative: a constant from here on)
@@ -295,6 +306,30 @@ class _Transform:
             tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(given, varied)]
             self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
         self.settle(b, op)
+
+    def derived_call(
+        self, b: Builder, op: Call, fn: FunctionType, varied: tuple[bool, ...]
+    ) -> None:
+        """A call of a Python function: its own forward program, called with every parameter
+        bound (keywords by name, defaults filled in) and the tangents of the varied ones."""
+        r, given = op.result, operands(op)
+        name = callable_name(fn)
+        binding = bind_call(fn, len(op.args), tuple(op.kwargs))
+        if binding is None:
+            raise self.refuse(
+                op, f"this call of {name} (*args, **kwargs or keyword-only parameters)"
+            )
+        if r not in self.varied and not tangentless(r.type):
+            raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
+        types, full_varied = bound(binding, tuple(v.type for v in given), varied)
+        site = self.resolver.derived(fn, types, full_varied)
+        values = [Constant(w.value) if isinstance(w, Default) else self.p(given[w]) for w in binding]
+        tangents = [self.tangent[given[w]] for w in binding if isinstance(w, int) and varied[w]]
+        made = b.call(site.what, *values, *tangents, type=T.ANY)
+        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
+        if r in self.varied:
+            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+            self.settle(b, op)
 
     def constant(self, b: Builder, r: Value) -> None:
         """``r`` has no derivative; if a write may reach it later, it gets a tangent of zeros,

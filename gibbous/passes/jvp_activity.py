@@ -182,3 +182,54 @@ def _memory(v: Value) -> bool:
 def _code(value: object) -> bool:
     """Constants a call's operands hold that are no memory a write reaches: the callee."""
     return callable(value) or isinstance(value, (types.ModuleType, type))
+
+
+@attrs.frozen
+class Default:
+    """A parameter a call leaves to its default value."""
+
+    value: object
+
+
+def bind_call(
+    fn: types.FunctionType, n_args: int, kwnames: tuple[str, ...]
+) -> list[int | Default] | None:
+    """How a call of the Python function ``fn`` with ``n_args`` positional operands and these
+    keywords fills ``fn``'s parameters, in order: each the index of an operand (positional,
+    then keyword, as ``operands`` numbers them) or the parameter's default; None for what
+    this cannot bind (``*args``, ``**kwargs``, keyword-only parameters, a missing value, an
+    unknown keyword)."""
+    code = fn.__code__
+    if code.co_flags & 0x0C or code.co_kwonlyargcount:
+        return None
+    names = code.co_varnames[: code.co_argcount]
+    if n_args > len(names):
+        return None
+    defaults = fn.__defaults__ or ()
+    first_default = len(names) - len(defaults)
+    out: list[int | Default] = []
+    for i, name in enumerate(names):
+        if i < n_args:
+            if name in kwnames:
+                return None
+            out.append(i)
+        elif name in kwnames:
+            out.append(n_args + kwnames.index(name))
+        elif i >= first_default:
+            out.append(Default(defaults[i - first_default]))
+        else:
+            return None
+    if any(k not in names[n_args:] for k in kwnames):
+        return None
+    return out
+
+
+def bound(
+    binding: t.Sequence[int | Default], types: tuple[T.Type, ...], varied: tuple[bool, ...]
+) -> tuple[tuple[T.Type, ...], tuple[bool, ...]]:
+    """The types and varied flags of a bound call's parameters (``bind_call``)."""
+    full_types = tuple(
+        T.typeof(b.value) if isinstance(b, Default) else types[b] for b in binding
+    )
+    full_varied = tuple(False if isinstance(b, Default) else varied[b] for b in binding)
+    return full_types, full_varied

@@ -24,12 +24,19 @@ import attrs
 import numpy as np
 
 from gibbous.api import build_rrule, value_and_pullback
-from gibbous.forward import primitive_program, primitive_run
+from gibbous.backends.numpy.codegen import compile_function
+from gibbous.forward import ProgramBuilder, primitive_program, primitive_run
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Function
 from gibbous.ir.purity import is_pure, purity_entry
+from gibbous.passes.jvp import ForwardModeError, jvp_transform
 from gibbous.passes.jvp_activity import tangent_carrying
 from gibbous.rules import forward as FR
+from gibbous.rules import forward_writes as FW
+from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
+from gibbous.session import Session
 
 Status = t.Literal["checked", "zero", "none", "reverse-only", "failed"]
 
@@ -67,14 +74,16 @@ def check_forward(
         registration = None
     if registration is not None and registration.kind == "zero_derivative":
         return ForwardCheck("zero")
-    positional_out = isinstance(f, np.ufunc) and len(args) > f.nin
-    if "out" in kwnames or positional_out or (f in FR.IN_PLACE and isinstance(types[0], T.Array)):
-        return ForwardCheck("reverse-only", _WRITES)
+    if isinstance(f, np.ufunc) and len(args) > f.nin:
+        return ForwardCheck("reverse-only", "out passed by position (forward rules take out=)")
     if any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types):
         return ForwardCheck("reverse-only", "complex operands (forward rules take real ones)")
     # Copies: arguments that share memory (``x`` and ``x.T``) share one cotangent in reverse
     # mode, while the check gives each its own direction.
     args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
+    written = FW.written_operands(f, types, kwnames)
+    if written:
+        return _check_write(f, args, kwargs, types, min(written), ctx, np.random.default_rng(rng))
     varied = tuple(
         tangent_carrying(ty) and not isinstance(ty, T.Any) for ty in types[: len(args)]
     )
@@ -116,6 +125,10 @@ def check_forward(
         # (relative to the sums of magnitudes: a small sum of large terms cancels)
         scale = max(float(np.sum(np.abs(p))) for p in products)
         worst_t = max(worst_t, abs(left - right) / max(scale, 1e-300))
+    return _verdict(types, y0, worst_fd, worst_t)
+
+
+def _verdict(types: tuple[T.Type, ...], y0: t.Any, worst_fd: float, worst_t: float) -> ForwardCheck:
     # (float32 operands or result: no useful central difference, a looser identity)
     low = any(_low_precision(ty) for ty in (*types, T.typeof(y0)))
     if worst_t > (1e-4 if low else 1e-10) or (worst_fd > 1e-3 and not low):
@@ -129,8 +142,67 @@ def check_forward(
     return ForwardCheck("checked", "", worst_fd, worst_t)
 
 
-_WRITES = "writes into an operand (forward mode does not follow writes yet)"
-_EFFECTS = "writes into an operand or has effects (forward mode does not follow them yet)"
+_EFFECTS = "writes into an operand or has effects forward mode does not follow"
+
+
+def _check_write(
+    f: t.Callable[..., t.Any],
+    args: tuple[t.Any, ...],
+    kwargs: dict[str, t.Any],
+    types: tuple[T.Type, ...],
+    written: int,
+    ctx: Context,
+    rng: np.random.Generator,
+) -> ForwardCheck:
+    """A call that writes into operand ``written`` (``z[i] = x``, ``out=``, ``z += x``): its
+    forward program is the transform's (``gibbous.passes.jvp``) of ``g(*operands) = (f(...);
+    copy of the written operand)``, checked as a rule is, the value being what the write
+    left in the operand."""
+    n = len(args)
+    kwnames = tuple(kwargs)
+    params = [(f"x{i}", ty) for i, ty in enumerate(types)]
+    ir = Function(f"{getattr(f, '__name__', 'f')}_writes", params)
+    b = Builder(ir)
+    values = ir.args
+    b.call(f, *values[:n], kwargs=dict(zip(kwnames, values[n:])), type=T.ANY)
+    b.ret(b.call(np.copy, values[written], type=types[written]))
+    g = compile_function(ir)
+    varied = tuple(tangent_carrying(ty) and not isinstance(ty, T.Any) for ty in types)
+    if not varied[written]:
+        return ForwardCheck("none")
+    builder = ProgramBuilder(Session(ctx, False, None))
+    try:
+        forward_ir = jvp_transform(ir, varied, builder, callable_name(f))
+    except ForwardModeError as e:
+        return ForwardCheck("reverse-only", str(e).split(" (", 1)[0])
+    run = compile_function(forward_ir)
+    operands = (*args, *kwargs.values())
+
+    def copies(given: t.Sequence[t.Any] = operands) -> list[t.Any]:
+        # (arrays stay arrays: ``a + h * d`` of a 0-d array is a NumPy scalar, no ``out``)
+        return [np.array(a) if isinstance(o, np.ndarray) else a for a, o in zip(given, operands)]
+
+    y0 = g(*copies())
+    reverse = build_rrule(g, *copies(), ctx=ctx)
+    worst_fd, worst_t = 0.0, 0.0
+    for _ in range(2):
+        tangents = [_direction(rng, a) for a, v in zip(operands, varied) if v]
+        y, dy = t.cast(tuple[t.Any, t.Any], run(*copies(), *[np.array(d) for d in tangents]))
+        if not np.array_equal(np.asarray(y), np.asarray(y0), equal_nan=True):
+            return ForwardCheck("failed", "the forward program's value is not the primal's")
+        fd = _central(lambda *a: g(*copies(a)), operands, {}, varied, tangents)
+        finer = _central(lambda *a: g(*copies(a)), operands, {}, varied, tangents, 1e-7)
+        if _relative(finer, fd) < 1e-3:  # (else a jump at this point: ``x // x``; the
+            worst_fd = max(worst_fd, _relative(dy, fd))  # transpose identity still holds)
+        ybar = _direction(rng, y)
+        _, grads = value_and_pullback(reverse, ybar, g, *copies())
+        moved = iter(tangents)
+        products = [np.asarray(ybar) * np.asarray(dy)]
+        products += [np.asarray(gr) * next(moved) for gr, v in zip(grads[1:], varied) if v]
+        left, right = float(np.sum(products[0])), sum(float(np.sum(p)) for p in products[1:])
+        scale = max(float(np.sum(np.abs(p))) for p in products)
+        worst_t = max(worst_t, abs(left - right) / max(scale, 1e-300))
+    return _verdict(types, y0, worst_fd, worst_t)
 
 
 def _why_not(kwnames: tuple[str, ...], maker: t.Any) -> str:
@@ -160,9 +232,8 @@ def _central(
     kwargs: dict[str, t.Any],
     varied: tuple[bool, ...],
     tangents: list[t.Any],
+    h: float = 1e-6,
 ) -> t.Any:
-    h = 1e-6
-
     def at(s: float) -> t.Any:
         moved = iter(tangents)
         shifted = [a + s * next(moved) if v else a for a, v in zip(args, varied)]

@@ -29,12 +29,15 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (np.where, (X > 0, X, 0.0), {}, "checked"),
         (np.floor, (X,), {}, "zero"),
         (np.exp, (X + 0j,), {}, "reverse-only"),
-        (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "reverse-only"),
+        (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "checked"),  # (the stateful rule)
+        (operator.imul, (X.copy(), X), {}, "checked"),  # (a write, through ``X * X``)
+        (np.add, (X, X, np.empty((3, 3))), {}, "reverse-only"),  # (out by position)
         (np.linalg.norm, (X,), {}, "checked"),
         (np.linalg.norm, (X,), {"ord": 1}, "reverse-only"),
         (np.max, (X,), {"axis": 1}, "checked"),
         (np.einsum, ("ij,kj->ik", X, X), {}, "checked"),
-        (operator.setitem, (X, 0, 1.0), {}, "reverse-only"),
+        (operator.setitem, (X.copy(), 0, 1.0), {}, "checked"),
+        (np.copyto, (X.copy(), 2.0 * X), {}, "checked"),
         (operator.add, (2, 3), {}, "none"),
     ],
 )
