@@ -21,11 +21,13 @@ are followed: ``gibbous.passes.jvp_activity`` finds every array a write may reac
 tangent memory where it is made, aliased as the primal is, and the write's rule
 (``gibbous.rules.forward_writes``) writes the tangent where the primal writes.
 
+Exception edges (``try``, ``with``) are the primal's: the guard goes on the call that does the
+guarded call's work, its tangent on the normal side (``_GuardingBuilder``).
+
 What this version refuses, with an error naming the construct and the line: a varied value of
 another type (a container, a complex number, an object), a write into an array it cannot give a
-tangent (a global, an array in a list) or by a function without a rule for it, exception
-handlers (``try``) in the function.  A wrong tangent is never the result: what is not
-understood is refused.
+tangent (a global, an array in a list) or by a function without a rule for it.  A wrong
+tangent is never the result: what is not understood is refused.
 """
 
 from __future__ import annotations
@@ -52,11 +54,11 @@ from gibbous.ir.core import (
     Location,
     Operation,
     Raise,
+    Result,
     Return,
     Value,
     edge_args,
 )
-from gibbous.ir.exceptions import GibbousError
 from gibbous.ir.purity import is_pure_call, returns_fresh
 from gibbous.passes.activity import WRITE_NOTHING
 from gibbous.passes.jvp_activity import (
@@ -70,12 +72,9 @@ from gibbous.passes.jvp_activity import (
 )
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
+from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
 from gibbous.rules.inline import SUM
 from gibbous.rules.public_names import callable_name
-
-
-class ForwardModeError(GibbousError, TypeError):
-    """A construct or a call that forward mode cannot differentiate (yet)."""
 
 
 @attrs.frozen
@@ -149,9 +148,6 @@ class _Transform:
         self.f, self.resolver, self.fn_name = f, resolver, fn_name
         self.resolve = resolver.resolve
         self.tangent_only = tangent_only
-        for block in f.blocks:
-            if isinstance(block.terminator, Guard):
-                raise self.refuse(block.terminator, "a try statement (exception handlers)")
         self.varied = self._analyse(varied_args)
         self.primal: dict[Value, Value] = {}
         self.tangent: dict[Value, Value] = {}
@@ -203,10 +199,16 @@ class _Transform:
                         self.tangent[a] = new.add_arg(a.type, f"d{a.name or ''}")
             self.blocks[block] = new
         for block in order:
-            b = Builder(self.out, self.blocks[block])
+            b = _GuardingBuilder(self.out, self.blocks[block])
+            term = block.terminator
             for op in block.ops:
                 b.loc = op.loc
+                if isinstance(term, Guard) and isinstance(op, Call) and op.result is term.guarded:
+                    # (the handler edge's values exist before the call: made here, unguarded)
+                    handler = self.edge(b, term, 1)
+                    b.pending = (self.blocks[term.handler], handler, term.loc)
                 self.emit(b, op)
+                assert b.pending is None, "the guarded call made no call"
         if not self.tangent_only:  # (reverse mode has no rule for the quicker call)
             _quicker_sums(self.out)
         return self.out
@@ -247,10 +249,11 @@ class _Transform:
         elif isinstance(op, Raise):
             b.raise_(self.p(op.exc))
         else:
+            # (the guard itself followed the call that does the primal's work)
             assert isinstance(op, Guard)
-            raise self.refuse(op, "a try statement (exception handlers)")
+            b.jump(self.blocks[op.normal], *self.edge(b, op, 0))
 
-    def edge(self, b: Builder, op: Jump | Branch, i: int) -> list[Value]:
+    def edge(self, b: Builder, op: Jump | Branch | Guard, i: int) -> list[Value]:
         succ = op.successors[i]
         values = edge_args(op, i)
         out = [self.p(v) for v in values]
@@ -452,6 +455,25 @@ class _Transform:
         self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
         if r in self.varied:
             self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+
+class _GuardingBuilder(Builder):
+    """A builder that guards the first call it makes after ``pending`` is set with the
+    primal's exception edge: the call that does the work of the primal's guarded call (the
+    primal call itself, a callee's forward program, a write's rule).  What follows it, the
+    tangent, goes on on the normal side."""
+
+    pending: tuple[Block, list[Value], Location | None] | None = None
+
+    def call(self, callee: object, *args: object, **kw: t.Any) -> Result:
+        made = super().call(callee, *args, **kw)
+        if self.pending is not None:
+            handler, handler_args, loc = self.pending
+            self.pending = None
+            normal = self.add_block()
+            self.guard(made, normal, [], handler, handler_args, loc=loc)
+            self.at_end(normal)
+        return made
+
 
 def _quicker_sums(f: Function) -> None:
     """``np.sum(x)`` of a whole float array as the reverse programs compute it: NumPy's own

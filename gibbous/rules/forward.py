@@ -41,6 +41,7 @@ from gibbous.ir.core import Constant, Function, Value
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.formulas import Expr
 from gibbous.rules.forward_ir import Emit as Emit
+from gibbous.rules.forward_ir import ForwardModeError
 from gibbous.rules.forward_ir import Keywords as Keywords
 from gibbous.rules.forward_ir import (
     Inexpressible,
@@ -501,6 +502,7 @@ register_linear([
 register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
 register_linear([builtins.sum], added={1, "start"})
 register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
+register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
 
 
 #: Python's in-place operators: into an array they write (``gibbous.rules.forward_writes``);
@@ -514,7 +516,7 @@ IN_PLACE = frozenset(
 def not_an_array(x: object, name: str) -> None:
     """Refuses, at run time, an in-place operator on an array (a value of type ``Any``)."""
     if isinstance(x, np.ndarray):
-        raise TypeError(
+        raise ForwardModeError(
             f"forward mode: {name} writes into an array here, whose type was not known when the "
             "rule was built (forward mode follows writes into arrays it can see as arrays: "
             "the tangents of the array's other names would miss this one)"

@@ -22,6 +22,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
+from gibbous.ir.exceptions import GibbousError
 from gibbous.rules import render as R
 from gibbous.rules.formulas import Expr
 
@@ -87,6 +88,11 @@ def _runtime_real(v: object) -> bool:
     return isinstance(v, (float, int, np.floating, np.integer)) and not isinstance(v, np.bool_)
 
 
+class ForwardModeError(GibbousError, TypeError):
+    """A construct or a call that forward mode cannot differentiate (yet).  A gibbous error:
+    raised inside a program, it passes through the user's ``except`` clauses."""
+
+
 def checked(tangent: Tangent, types: tuple[T.Type, ...]) -> Tangent:
     """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
     or arrays (a formula's tangent of a complex number would not be its derivative)."""
@@ -97,7 +103,7 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...]) -> Tangent:
     def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         for i in where:
             if not _runtime_real(a[i]):
-                raise TypeError(
+                raise ForwardModeError(
                     f"forward mode: operand {i} is {type(a[i]).__name__}, where a real number or "
                     "array was expected (complex values and containers are not taken yet)"
                 )

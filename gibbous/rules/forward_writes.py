@@ -33,6 +33,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
+from gibbous.rules.forward_ir import ForwardModeError
 
 #: ``emit(b, args, kwargs, tangents) -> (z, dz)``: writes the primal call *and* its tangent
 #: (``tangents``: one per operand, positional then keyword, None where it has none); ``dz`` is
@@ -287,7 +288,7 @@ def fresh(z: t.Any, dz: t.Any, *pairs: t.Any) -> t.Any:
             continue
         shares = np.may_share_memory(z, a)
         if shares and (copy or not np.may_share_memory(dz, da)):
-            raise ValueError(
+            raise ForwardModeError(
                 "forward mode: an array written into later is a view of another, but its "
                 "tangent is not the same view of the other's tangent (a reshape that copied "
                 "one and not the other?); copy the array before writing into it"

@@ -188,6 +188,53 @@ def uses_try(x: float) -> float:
         return 0.0
 
 
+def risky(x: float) -> float:
+    if x > 1.0:
+        raise ValueError("too large")
+    return x * x
+
+
+def catches_from_a_callee(x: float) -> float:
+    try:
+        y = risky(x) * 3.0  # raises in the callee's forward program: the handler runs
+    except ValueError:
+        y = math.sin(x)
+    return y
+
+
+def with_a_context(x: np.ndarray) -> t.Any:
+    with np.errstate(divide="ignore"):
+        y = np.log(x) * x
+    return y
+
+
+def writes_then_fails(x: np.ndarray) -> t.Any:
+    z = np.zeros(3)
+    try:
+        z[0] = x[0] * 2.0
+        z[5] = x[1]  # IndexError: neither the value nor its tangent is written
+    except IndexError:
+        z[1] = x[2] ** 2
+    finally:
+        z[2] = x[0]
+    return z
+
+
+@pytest.mark.parametrize(
+    ("f", "arg"),
+    [
+        (uses_try, 2.0),
+        (uses_try, -1.0),  # the handler's value: a constant
+        (catches_from_a_callee, 0.5),
+        (catches_from_a_callee, 2.0),
+        (with_a_context, np.array([0.5, 1.5, 2.5])),
+        (writes_then_fails, np.array([0.5, 1.5, 2.5])),
+    ],
+)
+def test_try_and_with(f: t.Callable[..., t.Any], arg: t.Any) -> None:
+    check(f, arg)
+
+
 def builds_dict(x: float) -> t.Any:
     return {"x": x}["x"]
 
@@ -197,7 +244,6 @@ def builds_dict(x: float) -> t.Any:
     ("f", "arg", "words"),
     [
         (writes_a_global, np.ones(3), "write into an array the function reads from outside"),
-        (uses_try, 2.0, "try statement"),
         (builds_dict, 2.0, "depends on a float"),
         (takes_into, np.ones(3), "no forward rule"),
     ],
