@@ -150,7 +150,7 @@ def jvp(
             )
         if v:
             kind = type(dx)
-            if (kind is float and type(a) is not np.ndarray) or (
+            if (kind is float and type(a) is float) or (
                 kind is np.ndarray
                 and type(a) is np.ndarray
                 and dx.dtype == np.float64
@@ -209,7 +209,19 @@ def _is_real(y: object) -> bool:
     )
 
 
-def _checked_tangent(i: int, a: t.Any, dx: t.Any) -> t.Any:
+def _checked_tangent(i: int | str, a: t.Any, dx: t.Any) -> t.Any:
+    if isinstance(a, tuple):  # (a tuple of the items' tangents, None for an int's)
+        if not isinstance(dx, (tuple, list)) or len(dx) != len(a):
+            raise TypeError(
+                f"jvp: the tangent of argument {i} must be a tuple of {len(a)} items, one per "
+                f"item of the argument (None for an item without one); {type(dx).__name__} given"
+            )
+        return tuple(
+            _checked_tangent(f"{i}[{k}]", item, d)
+            if tangent_carrying(T.typeof(item))
+            else None
+            for k, (item, d) in enumerate(zip(a, dx))
+        )
     if isinstance(a, np.ndarray):
         if not isinstance(dx, np.ndarray) or dx.shape != a.shape or dx.dtype.kind not in "biuf":
             what = (

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import types
 import typing as t
+from collections import abc
 
 import attrs
 import numpy as np
@@ -51,6 +52,10 @@ def tangent_carrying(ty: T.Type) -> bool:
     tangent functions check at run time what they are given."""
     if isinstance(ty, (T.Float, T.Any)):
         return True
+    if isinstance(ty, T.Tuple):  # (a tuple of tangents and Nones)
+        return any(map(tangent_carrying, ty.items))
+    if isinstance(ty, T.Object):  # (an iterator over an array or a tuple: one over the tangent)
+        return issubclass(ty.cls, abc.Iterator)
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
 
 

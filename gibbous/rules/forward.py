@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections import abc
 import operator
+import typing
 import typing as t
 
 import numpy as np
@@ -503,6 +505,85 @@ register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, pr
 register_linear([builtins.sum], added={1, "start"})
 register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
 register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
+
+
+# --------------------------------------------------------------------------------------------
+# Structure: tuples and iterators carry their items' tangents
+
+
+def _structure(ty: T.Type) -> bool:
+    """A tuple, an iterator or a value of unknown type: its tangent has its shape (a tuple of
+    the items' tangents, an iterator over the tangent)."""
+    if isinstance(ty, T.Object):
+        return issubclass(ty.cls, abc.Iterator)
+    return isinstance(ty, (T.Tuple, T.Any))
+
+
+def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
+    """``fn(x, *rest)`` takes its result out of ``x``'s structure: ``t[i]``, ``iter(t)``,
+    ``next(it)``, ``a, b = t``; its tangent is the same call on ``x``'s tangent (an array's
+    rows too, where ``arrays``)."""
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        if kwnames or not types or not varied[0] or any(varied[1:]):
+            return None
+        if not (_structure(types[0]) or arrays and isinstance(types[0], T.Array)):
+            return None
+
+        def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+            d = tangents[0]
+            assert d is not None
+            return b.call(fn, d, *args[1:], type=z.type)
+
+        return Emit(emit)
+
+    return make
+
+
+def _tuple_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    if kwnames:
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        items: list[Value] = []
+        for a, d in zip(args, tangents):
+            if d is not None:
+                items.append(d)
+            elif isinstance(a.type, (T.Float, T.Array, T.Tuple, T.Any)):
+                items.append(zero(b, a))
+            else:
+                items.append(Constant(None))  # (an int, a string: no tangent)
+        return b.call(runtime.make_tuple, *items, type=z.type)
+
+    return Emit(emit)
+
+
+register(operator.getitem, _structural_make(operator.getitem, arrays=False))  # (arrays: linear)
+for _fn in (builtins.iter, runtime.next_or_stop, runtime.unpack):
+    register(_fn, _structural_make(_fn, arrays=True))
+register(runtime.make_tuple, _tuple_make)
+
+
+def _cast_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``typing.cast(cls, x)`` (type inference's narrowing) is ``x``: so is its tangent."""
+    if kwnames or len(types) != 2 or varied[0] or not varied[1]:
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        d = tangents[1]
+        assert d is not None
+        return b.call(typing.cast, args[0], d, type=z.type)
+
+    return Emit(emit)
+
+
+register(typing.cast, _cast_make)
 
 
 #: Python's in-place operators: into an array they write (``gibbous.rules.forward_writes``);

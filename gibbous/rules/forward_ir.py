@@ -60,6 +60,10 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
         return dz
     if kind is float or kind is int or kind is bool:
         return 0.0 if dz is None else float(dz)
+    if kind is tuple:  # (zeros for what may have a tangent, None for the rest: an int)
+        if dz is not None:
+            return dz
+        return tuple(like(i, None) if isinstance(i, _CARRIERS) else None for i in z)
     if dz is None:  # (a value of a type inference could not tell: none if not a number)
         return z.dtype.type(0) if isinstance(z, np.generic) else None
     if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
@@ -68,6 +72,9 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
 
 
 runtime.register_object(like, "forward.like")  # a path for the IR's text
+
+
+_CARRIERS = (float, np.floating, np.ndarray, tuple)
 
 
 def real_type(ty: T.Type) -> bool:

@@ -371,3 +371,65 @@ def test_run_time_callees_are_kept_boundedly() -> None:
             assert dy == pytest.approx(fd, rel=1e-6)
     held = [c for c in gc.get_objects() if isinstance(c, forward.DynamicCalls)]
     assert held and all(len(c.known) <= forward._KNOWN for c in held)
+
+
+# --- tuples and iteration --------------------------------------------------------------------
+
+
+def returns_a_tuple(x: np.ndarray) -> t.Any:
+    a, b = np.sin(x), x * 2.0
+    pair = (a, b, 3)  # (an int item: no tangent)
+    u, v, k = pair
+    return u * v + k, pair[1]
+
+
+def iterates_rows(m: np.ndarray) -> t.Any:
+    total = np.zeros(m.shape[1])
+    for row in m:
+        total = total + row * row
+    return total
+
+
+def unpacks_an_array(xyz: np.ndarray) -> t.Any:
+    for _ in range(3):
+        x, y, z = xyz
+        xyz = xyz + np.array([y - x, x * z, x * y - z]) * 0.01
+    return xyz
+
+
+def iterates_a_tuple(x: float) -> float:
+    s = 0.0
+    for c in (x, 2.0 * x, math.sin(x)):
+        s = s * x + c
+    return s
+
+
+@pytest.mark.parametrize(
+    ("f", "arg"),
+    [
+        (iterates_rows, RNG.standard_normal((3, 4))),
+        (unpacks_an_array, np.array([1.0, 2.0, 3.0])),
+        (iterates_a_tuple, 0.7),
+    ],
+)
+def test_iteration(f: t.Callable[..., t.Any], arg: t.Any) -> None:
+    check(f, arg)
+
+
+def test_tuples_in_and_out() -> None:
+    x, dx = RNG.standard_normal(4), RNG.standard_normal(4)
+    rule = build_frule(returns_a_tuple, x)
+    (y0, y1), (d0, d1) = jvp(rule, returns_a_tuple, (x,), (dx,))
+    fd = _fd(lambda x: returns_a_tuple(x)[0], (x,), (dx,))
+    np.testing.assert_allclose(d0, fd, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(d1, 2.0 * dx)
+
+    def takes_a_tuple(p: tuple[float, float], x: np.ndarray) -> t.Any:
+        a, b = p
+        return a * np.sin(x) + b
+
+    rule = build_frule(takes_a_tuple, (1.0, 2.0), x)
+    _, dy = jvp(rule, takes_a_tuple, ((1.0, 2.0), x), ((1.0, 0.5), np.zeros(4)))
+    np.testing.assert_allclose(dy, np.sin(x) + 0.5)
+    with pytest.raises(TypeError, match="tuple of 2 items"):
+        jvp(rule, takes_a_tuple, ((1.0, 2.0), x), (1.0, np.zeros(4)))
