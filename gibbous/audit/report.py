@@ -149,6 +149,19 @@ def render(report: AuditReport) -> str:
         + "".join(f"; {why}: {count}" for why, count in sorted(reasons.items()))
         + ".",
     ]
+    writes = [
+        c.forward
+        for r in report.registrations
+        for c in r.cases
+        if c.forward is not None and c.forward.allocates is not None
+    ]
+    allocating = sum(1 for f in writes if f.allocates)
+    lines += [
+        "",
+        f"**Writes in forward mode**: {len(writes)} cases write into an array (`out=`, an "
+        "in-place operator, item assignment) and have a checked forward rule; where the primal "
+        f"allocates nothing warm, its forward rule must not either: {allocating} do.",
+    ]
     origins: dict[str, list[RegistrationResult]] = {}
     for r in report.registrations:
         origins.setdefault(r.registration.origin, []).append(r)

@@ -301,6 +301,8 @@ def register_linear(
 
     for fn in fns:
         register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        if operand == 0:
+            FW.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
 
 
 def register_bilinear(fns: t.Iterable[object]) -> None:

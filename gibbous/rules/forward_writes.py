@@ -52,6 +52,15 @@ IN_PLACE_OF[operator.ior] = operator.or_
 
 _LINEAR_IN_PLACE = {operator.iadd, operator.isub}
 
+#: the in-place operators that are a ufunc with ``out`` its first operand
+IN_PLACE_UFUNCS: dict[object, np.ufunc] = {
+    operator.imul: np.multiply,
+    operator.itruediv: np.true_divide,
+    operator.ipow: np.power,
+    operator.imod: np.remainder,
+    operator.ifloordiv: np.floor_divide,
+}
+
 #: user registrations: fn -> (written positions / keyword names, stateful tangent function)
 _USER: dict[object, tuple[tuple[int | str, ...], t.Callable[..., t.Any]]] = {}
 
@@ -81,6 +90,8 @@ def written_operands(
     if "out" in kwnames:
         i = n + kwnames.index("out")
         return frozenset({i}) if _array(types[i]) else frozenset()
+    if isinstance(fn, np.ufunc) and n == fn.nin + 1 and fn.nout == 1 and _array(types[fn.nin]):
+        return frozenset({fn.nin})  # (out by position)
     if n and _array(types[0]):
         if fn is operator.setitem or fn in IN_PLACE_OF:
             return frozenset({0})
@@ -99,23 +110,42 @@ def direct(
     """The rule of a write that needs no other rule: item assignment, ``copyto``, ``fill``,
     ``+=`` / ``-=``, a stateful ``matmul(out=)``, a user's registration."""
     n = len(types) - len(kwnames)
-    user = _USER.get(fn)
+    try:
+        user = _USER.get(fn)
+    except TypeError:  # (unhashable: no rule here)
+        return None
     if user is not None:
         return None if any(varied[n:]) else _user_emit(fn, user[1], n)
-    if fn is operator.setitem and n == 3 and not kwnames:
+    if fn is operator.setitem and n == 3 and not kwnames and _number(types[2]):
         return _assign(operator.setitem, value=2)
-    if fn is np.copyto and n >= 2 and set(kwnames) <= {"casting", "where"}:
+    if fn is np.copyto and n >= 2 and set(kwnames) <= {"casting", "where"} and _number(types[1]):
         return _assign(np.copyto, value=1)
-    if fn is np.ndarray.fill and n == 2 and not kwnames:
+    if fn is np.ndarray.fill and n == 2 and not kwnames and _number(types[1]):
         return _assign(np.ndarray.fill, value=1)
     if fn in _LINEAR_IN_PLACE and n == 2 and not kwnames:
         return _linear_in_place(fn)
+    if not tangent_only:  # (reverse mode differentiates the plain forms: no state there)
+        ufunc = IN_PLACE_UFUNCS.get(fn) if n == 2 and not kwnames else None
+        if isinstance(fn, np.ufunc) and fn.nout == 1 and (
+            kwnames == ("out",) and n == fn.nin or not kwnames and n == fn.nin + 1
+        ):
+            ufunc = fn  # (out by keyword or by position)
+        target = types[0 if ufunc is not fn else -1]  # (the written array)
+        if ufunc is not None and _ufunc_partials(ufunc) and _float_array(target):
+            if all(map(_real, types)):
+                return _ufunc_out(fn, ufunc, in_place=ufunc is not fn)
+    added = LINEAR.get(fn)
+    if added is not None and "out" in kwnames and "where" not in kwnames:
+        given = set(range(n)) | set(kwnames)
+        others = [v for k, v in enumerate(varied) if 0 < k and k != n + kwnames.index("out")]
+        if not (given & added) and not any(others):
+            return _linear_out(t.cast(t.Callable[..., t.Any], fn), n)
     if (
         (fn is np.matmul or fn is np.dot)
-        and n == 2
-        and kwnames == ("out",)
+        and (n == 2 and kwnames == ("out",) or n == 3 and not kwnames)
         and not tangent_only  # (reverse mode differentiates the plain form: no state there)
         and all(_matrix(ty) for ty in types)
+        and len({t.cast(T.Array, ty).dtype for ty in types}) == 1
     ):
         return _matmul_out(t.cast(t.Callable[..., t.Any], fn))
     return None
@@ -134,11 +164,40 @@ def plain(
         keep = [k for k in range(len(types)) if k != n + i]
         rest = tuple(k for k in kwnames if k != "out")
         return fn, tuple(types[k] for k in keep), rest, n + i
+    if isinstance(fn, np.ufunc) and n == fn.nin + 1 and "where" not in kwnames:
+        keep = [k for k in range(len(types)) if k != fn.nin]  # (out by position)
+        return fn, tuple(types[k] for k in keep), kwnames, fn.nin
     return None
 
 
+def _number(ty: T.Type) -> bool:
+    """A value whose tangent can be written into an array: a number or an array (a nested
+    list or tuple of them would need one made of its items' tangents: not done)."""
+    return isinstance(ty, (T.Float, T.Int, T.Bool, T.Const, T.Array, T.Any))
+
+
+def _real(ty: T.Type) -> bool:
+    """Real float arrays and real numbers (the kernels' buffers take the output's dtype)."""
+    if isinstance(ty, T.Array):
+        return ty.dtype is not None and np.dtype(ty.dtype).kind in "fiub"
+    if isinstance(ty, T.Const):
+        return isinstance(ty.value, (int, float, np.integer, np.floating))
+    return isinstance(ty, (T.Float, T.Int, T.Bool))
+
+
+def _float_array(ty: T.Type) -> bool:
+    return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
+
+
+def _ufunc_partials(ufunc: np.ufunc) -> t.Any:
+    from gibbous.rules import inplace  # (registers rules: not at this module's import)
+
+    table = inplace.UNARY_PARTIALS if ufunc.nin == 1 else inplace.BINARY_PARTIALS
+    return table.get(ufunc)
+
+
 def _matrix(ty: T.Type) -> bool:
-    return isinstance(ty, T.Array) and ty.dtype == "float64" and ty.ndim in (1, 2)
+    return _float_array(ty) and t.cast(T.Array, ty).ndim in (1, 2)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,8 +255,8 @@ class MatmulOut:
         fn = self.fn
         if db is not None and da is not None:
             buf = getattr(self.local, "buf", None)
-            if buf is None or buf.shape != dc.shape:
-                buf = self.local.buf = np.empty(dc.shape)
+            if buf is None or buf.shape != dc.shape or buf.dtype != dc.dtype:
+                buf = self.local.buf = np.empty_like(dc)
             fn(a, db, out=buf)
             fn(da, b, out=dc)
             dc += buf
@@ -220,10 +279,115 @@ def _matmul_out(fn: t.Callable[..., t.Any]) -> WriteEmit:
         b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
     ) -> tuple[Value, Value | None]:
         da, db, dc = (Constant(None) if x is None else x for x in d)
-        z = b.call(site, *args, kwargs["out"], da, db, dc, type=kwargs["out"].type)
+        c = args[2] if len(args) == 3 else kwargs["out"]  # (out by position or keyword)
+        z = b.call(site, *args[:2], c, da, db, dc, type=c.type)
         return z, dc
 
     return emit
+
+
+class UfuncOut:
+    """``ufunc(*operands, out=z)``, or ``z op= y``, with its tangent, allocating nothing warm.
+    Each operand's term ``f_i'(x) dx_i`` comes from the reverse rules' kernel of the same
+    formula (``gibbous.rules.inplace``: the partial ``g * f_i'(x)`` with ``g = dx_i``, on real
+    operands), written with ``out=`` into buffers this call site keeps (one set per thread),
+    all before the primal writes (an operand may be ``z``); then ``dz`` is overwritten."""
+
+    __slots__ = ("fn", "partials", "nin", "in_place", "local", "__weakref__")
+
+    def __init__(self, fn: t.Callable[..., t.Any], ufunc: np.ufunc, in_place: bool) -> None:
+        self.fn, self.nin, self.in_place = fn, ufunc.nin, in_place
+        self.partials = _ufunc_partials(ufunc)
+        self.local = threading.local()
+        runtime.register_object(self, f"ufunc_out_{ufunc.__name__}")
+
+    def __call__(self, *a: t.Any) -> t.Any:
+        n = self.nin
+        ops = a[:n]
+        rest = a[n:] if self.in_place else a[n + 1 :]
+        tangents, dz = rest[:n], rest[n]
+        state = getattr(self.local, "state", None)
+        if state is None or state[0] != (dz.shape, dz.dtype):
+            state = self.local.state = self._state(dz)
+        _, acc, term, work = state
+        terms = [
+            (p, d) for p, d in zip(self.partials.fns, tangents) if p is not None and d is not None
+        ]
+        if self.partials.singular:  # (a kernel may divide by 0 where it then writes 0)
+            with np.errstate(all="ignore"):
+                self._terms(terms, ops, acc, term, work)
+        else:
+            self._terms(terms, ops, acc, term, work)
+        z = self.fn(*ops) if self.in_place else self.fn(*ops, out=a[n])
+        if terms:
+            np.copyto(dz, acc)
+        else:
+            dz.fill(0.0)
+        return z
+
+    @staticmethod
+    def _terms(terms: list[t.Any], ops: tuple[t.Any, ...], acc: t.Any, term: t.Any, work: t.Any) -> None:
+        for k, (partial, d) in enumerate(terms):
+            if k == 0:
+                partial(d, *ops, acc, work)
+            else:
+                partial(d, *ops, term, work)
+                np.add(acc, term, out=acc)
+
+    def _state(self, like: t.Any) -> tuple[t.Any, ...]:
+        from gibbous.rules.inplace import Work
+
+        p = self.partials
+        work = Work(
+            tuple(np.empty_like(like) for _ in range(p.tmp)),
+            tuple(np.empty(like.shape, np.bool_) for _ in range(p.mask)),
+        )
+        return ((like.shape, like.dtype), np.empty_like(like), np.empty_like(like), work)
+
+    def __repr__(self) -> str:
+        return f"UfuncOut({getattr(self.fn, '__name__', self.fn)})"
+
+
+def _ufunc_out(fn: object, ufunc: np.ufunc, in_place: bool) -> WriteEmit:
+    site = UfuncOut(t.cast(t.Callable[..., t.Any], fn), ufunc, in_place)
+
+    def emit(
+        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+    ) -> tuple[Value, Value | None]:
+        nin = ufunc.nin
+        tangents = [Constant(None) if x is None else x for x in d]
+        written = args[0] if in_place else args[nin] if len(args) > nin else kwargs["out"]
+        dz = tangents[0] if in_place else tangents[-1]
+        outs = [] if in_place else [written]
+        z = b.call(site, *args[:nin], *outs, *tangents[:nin], dz, type=written.type)
+        return z, dz
+
+    return emit
+
+
+def _linear_out(fn: t.Callable[..., t.Any], n: int) -> WriteEmit:
+    """``f(x, ..., out=z)`` of a function linear in ``x``: ``f(dx, ..., out=dz)`` first (``z``
+    may be ``x``), then the primal; nothing allocated."""
+
+    def emit(
+        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+    ) -> tuple[Value, Value | None]:
+        dz = d[n + list(kwargs).index("out")]
+        assert dz is not None
+        if d[0] is None:
+            b.call(np.copyto, dz, Constant(0.0), type=T.NONE)
+        else:
+            b.call(fn, d[0], *args[1:], kwargs={**kwargs, "out": dz}, type=T.ANY)
+        z = b.call(fn, *args, kwargs=kwargs, type=kwargs["out"].type)
+        return z, dz
+
+    return emit
+
+
+#: functions linear in their first operand (``gibbous.rules.forward.register_linear`` adds
+#: them), with the operands they add as a constant term, whose ``out=`` form ``_linear_out``
+#: writes
+LINEAR: dict[object, frozenset[int | str]] = {}
 
 
 class StatefulForward:

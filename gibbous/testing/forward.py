@@ -28,7 +28,7 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.forward import ProgramBuilder, primitive_program, primitive_run
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Function
+from gibbous.ir.core import Constant, Function
 from gibbous.ir.purity import is_pure, purity_entry
 from gibbous.passes.jvp import ForwardModeError, jvp_transform
 from gibbous.passes.jvp_activity import tangent_carrying
@@ -36,7 +36,9 @@ from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
+from gibbous.rules.tangents import NoTangent
 from gibbous.session import Session
+from gibbous.testing.allocations import measure
 
 Status = t.Literal["checked", "zero", "none", "reverse-only", "failed"]
 
@@ -47,6 +49,9 @@ class ForwardCheck:
     message: str = ""  # the reason (reverse-only) or the failure
     fd_error: float | None = None  # largest relative error against finite differences
     transpose_error: float | None = None  # relative error of the transpose identity
+    #: a write: the NumPy memory a warm forward program allocates where the primal allocates
+    #: none (0: nothing, as it must; None: not measured, not a write)
+    allocates: int | None = None
 
     def __str__(self) -> str:
         if self.status == "checked":
@@ -74,8 +79,6 @@ def check_forward(
         registration = None
     if registration is not None and registration.kind == "zero_derivative":
         return ForwardCheck("zero")
-    if isinstance(f, np.ufunc) and len(args) > f.nin:
-        return ForwardCheck("reverse-only", "out passed by position (forward rules take out=)")
     if any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types):
         return ForwardCheck("reverse-only", "complex operands (forward rules take real ones)")
     # Copies: arguments that share memory (``x`` and ``x.T``) share one cotangent in reverse
@@ -85,7 +88,7 @@ def check_forward(
     if written:
         return _check_write(f, args, kwargs, types, min(written), ctx, np.random.default_rng(rng))
     varied = tuple(
-        tangent_carrying(ty) and not isinstance(ty, T.Any) for ty in types[: len(args)]
+        tangent_carrying(ty) and not isinstance(ty, (T.Any, T.Object)) for ty in types[: len(args)]
     )
     varied += (False,) * len(kwnames)
     if not any(varied):
@@ -106,25 +109,22 @@ def check_forward(
     else:
         run = primitive_run(f, made, types, kwnames, varied)
 
-    worst_fd, worst_t = 0.0, 0.0
     reverse = build_rrule(f, *args, ctx=ctx, **kwargs)
-    for _ in range(directions):
-        tangents = [_direction(rng, a) for a, v in zip(args, varied) if v]
-        y, dy = run(*args, *kwargs.values(), *tangents)
-        if not np.array_equal(np.asarray(y), np.asarray(y0), equal_nan=True):
-            return ForwardCheck("failed", "the forward program's value is not the primal's")
-        fd = _central(f, args, kwargs, varied, tangents)
-        worst_fd = max(worst_fd, _relative(dy, fd))
-        ybar = _direction(rng, y)
-        _, grads = value_and_pullback(reverse, ybar, f, *args, **kwargs)
-        products = [np.asarray(ybar) * np.asarray(dy)]
-        moved = iter(tangents)
-        products += [np.asarray(g) * next(moved) for g, v in zip(grads[1:], varied) if v]
-        left = float(np.sum(products[0]))
-        right = sum(float(np.sum(p)) for p in products[1:])
-        # (relative to the sums of magnitudes: a small sum of large terms cancels)
-        scale = max(float(np.sum(np.abs(p))) for p in products)
-        worst_t = max(worst_t, abs(left - right) / max(scale, 1e-300))
+
+    def primal(*a: t.Any) -> t.Any:
+        return f(*a, **kwargs)
+
+    def forward(*a: t.Any) -> t.Any:
+        n = len(args)
+        return run(*a[:n], *kwargs.values(), *[d for d in a[n:] if d is not None])
+
+    def pullback(ybar: t.Any) -> t.Any:
+        return value_and_pullback(reverse, ybar, f, *args, **kwargs)[1][1:]
+
+    measured = _measure(primal, forward, pullback, args, varied, y0, rng, directions)
+    if isinstance(measured, ForwardCheck):
+        return measured
+    worst_fd, worst_t = measured
     return _verdict(types, y0, worst_fd, worst_t)
 
 
@@ -167,7 +167,7 @@ def _check_write(
     b.call(f, *values[:n], kwargs=dict(zip(kwnames, values[n:])), type=T.ANY)
     b.ret(b.call(np.copy, values[written], type=types[written]))
     g = compile_function(ir)
-    varied = tuple(tangent_carrying(ty) and not isinstance(ty, T.Any) for ty in types)
+    varied = tuple(tangent_carrying(ty) and not isinstance(ty, (T.Any, T.Object)) for ty in types)
     if not varied[written]:
         return ForwardCheck("none")
     builder = ProgramBuilder(Session(ctx, False, None))
@@ -184,25 +184,57 @@ def _check_write(
 
     y0 = g(*copies())
     reverse = build_rrule(g, *copies(), ctx=ctx)
-    worst_fd, worst_t = 0.0, 0.0
-    for _ in range(2):
-        tangents = [_direction(rng, a) for a, v in zip(operands, varied) if v]
-        y, dy = t.cast(tuple[t.Any, t.Any], run(*copies(), *[np.array(d) for d in tangents]))
-        if not np.array_equal(np.asarray(y), np.asarray(y0), equal_nan=True):
-            return ForwardCheck("failed", "the forward program's value is not the primal's")
-        fd = _central(lambda *a: g(*copies(a)), operands, {}, varied, tangents)
-        finer = _central(lambda *a: g(*copies(a)), operands, {}, varied, tangents, 1e-7)
-        if _relative(finer, fd) < 1e-3:  # (else a jump at this point: ``x // x``; the
-            worst_fd = max(worst_fd, _relative(dy, fd))  # transpose identity still holds)
-        ybar = _direction(rng, y)
-        _, grads = value_and_pullback(reverse, ybar, g, *copies())
-        moved = iter(tangents)
-        products = [np.asarray(ybar) * np.asarray(dy)]
-        products += [np.asarray(gr) * next(moved) for gr, v in zip(grads[1:], varied) if v]
-        left, right = float(np.sum(products[0])), sum(float(np.sum(p)) for p in products[1:])
-        scale = max(float(np.sum(np.abs(p))) for p in products)
-        worst_t = max(worst_t, abs(left - right) / max(scale, 1e-300))
-    return _verdict(types, y0, worst_fd, worst_t)
+
+    def forward(*a: t.Any) -> t.Any:
+        n = len(operands)
+        return run(*copies(a[:n]), *[np.array(d) for d in a[n:] if d is not None])
+
+    def pullback(ybar: t.Any) -> t.Any:
+        return value_and_pullback(reverse, ybar, g, *copies())[1][1:]
+
+    measured = _measure(
+        lambda *a: g(*copies(a)), forward, pullback, operands, varied, y0, rng, 2, jumps=True
+    )
+    if isinstance(measured, ForwardCheck):
+        return measured
+    worst_fd, worst_t = measured
+    verdict = _verdict(types, y0, worst_fd, worst_t)
+    if verdict.status != "checked":
+        return verdict
+    allocates = _allocates(f, ir, varied, builder, operands)
+    if allocates:  # (the primal allocates nothing: its forward rule must not either)
+        return ForwardCheck(
+            "failed",
+            f"the forward rule allocates {allocates} bytes warm where the primal allocates none",
+            worst_fd,
+            worst_t,
+            allocates,
+        )
+    return attrs.evolve(verdict, allocates=0)
+
+
+def _allocates(
+    f: t.Callable[..., t.Any],
+    ir: Function,
+    varied: tuple[bool, ...],
+    builder: ProgramBuilder,
+    operands: tuple[t.Any, ...],
+) -> int:
+    """The NumPy memory the forward program of the write alone allocates warm, where the
+    primal allocates none (0 where it allocates some)."""
+    body = Function(f"{ir.name}_alone", [(a.name, a.type) for a in ir.args])
+    b = Builder(body)
+    call = next(iter(ir.calls()))
+    n = len(call.args)
+    b.call(f, *body.args[:n], kwargs=dict(zip(call.kwnames, body.args[n:])), type=T.ANY)
+    b.ret(Constant(None))
+    primal = compile_function(body)
+    run = compile_function(jvp_transform(body, varied, builder, callable_name(f)))
+    values = [np.array(a) if isinstance(a, np.ndarray) else a for a in operands]
+    tangents = [np.zeros(np.shape(a)) for a, v in zip(operands, varied) if v]
+    if measure(lambda mark: primal(*values)).allocated:
+        return 0
+    return measure(lambda mark: run(*values, *tangents)).allocated
 
 
 def _why_not(kwnames: tuple[str, ...], maker: t.Any) -> str:
@@ -220,29 +252,115 @@ def _complex_array(ty: T.Type) -> bool:
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "c"
 
 
-def _direction(rng: np.random.Generator, like: t.Any) -> t.Any:
+def _measure(
+    primal: t.Callable[..., t.Any],
+    forward: t.Callable[..., t.Any],
+    pullback: t.Callable[[t.Any], t.Any],
+    args: t.Sequence[t.Any],
+    varied: tuple[bool, ...],
+    y0: t.Any,
+    rng: np.random.Generator,
+    directions: int,
+    jumps: bool = False,
+) -> tuple[float, float] | ForwardCheck:
+    """The worst relative errors of the tangent against central differences and of the
+    transpose identity, along ``directions`` random tangents; ``forward(*args, *tangents)``
+    (a tangent per argument, None where it has none) gives ``(y, dy)``, ``pullback(ybar)``
+    the reverse rule's gradients of the arguments.  With ``jumps``, a point where the
+    differences at two steps disagree (a jump: ``x // x``) is held to the identity alone."""
+    worst_fd, worst_t = 0.0, 0.0
+    for _ in range(directions):
+        tangents = [_direction(rng, a) if v else None for a, v in zip(args, varied)]
+        y, dy = forward(*args, *tangents)
+        if not _same(y, y0):
+            return ForwardCheck("failed", "the forward program's value is not the primal's")
+        fd = _central(primal, args, tangents)
+        if not jumps or _relative(_central(primal, args, tangents, 1e-7), fd) < 1e-3:
+            worst_fd = max(worst_fd, _relative(dy, fd))
+        ybar = _direction(rng, y, NoTangent())
+        # (relative to the sums of magnitudes: a small sum of large terms cancels)
+        left, scale = _inner(ybar, dy)
+        right = 0.0
+        for g, d in zip(pullback(ybar), tangents):
+            if d is not None:
+                term, size = _inner(g, d)
+                right, scale = right + term, max(scale, size)
+        worst_t = max(worst_t, abs(left - right) / max(scale, 1e-300))
+    return worst_fd, worst_t
+
+
+def _carries(v: t.Any) -> bool:
+    if isinstance(v, tuple):
+        return any(map(_carries, v))
+    if isinstance(v, np.ndarray):
+        return bool(v.dtype.kind == "f")
+    return isinstance(v, (float, np.floating))
+
+
+def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.Any:
+    """A random tangent of ``like``'s structure (``none`` for what has none: an int)."""
+    if isinstance(like, tuple):
+        return tuple(_direction(rng, i, none) if _carries(i) else none for i in like)
     if isinstance(like, np.ndarray):
         return rng.standard_normal(like.shape)
     return float(rng.standard_normal())
 
 
+def _shift(a: t.Any, s: float, d: t.Any) -> t.Any:
+    if d is None:
+        return a
+    if isinstance(a, tuple):
+        return tuple(_shift(i, s, di) for i, di in zip(a, d))
+    return a + s * d
+
+
+def _flat(v: t.Any) -> np.ndarray:
+    """The real numbers of a value, tangent or cotangent, in one flat array (None, NoTangent,
+    an int item of a tuple: no numbers)."""
+    if isinstance(v, (tuple, list)):
+        leaves = [_flat(i) for i in v]
+        return np.concatenate(leaves) if leaves else np.zeros(0)
+    if isinstance(v, (float, np.number, np.ndarray)) and not isinstance(v, np.bool_):
+        return np.asarray(v, dtype=float).ravel()
+    return np.zeros(0)
+
+
+def _inner(a: t.Any, b: t.Any) -> tuple[float, float]:
+    """``<a, b>`` over the leaves both have, and the sum of the magnitudes of its terms."""
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        total, size = 0.0, 0.0
+        for x, y in zip(a, b):
+            term, s = _inner(x, y)
+            total, size = total + term, size + s
+        return total, size
+    la, lb = _flat(a), _flat(b)
+    if la.size == 0 or lb.size == 0:
+        return 0.0, 0.0
+    products = la * lb
+    return float(np.sum(products)), float(np.sum(np.abs(products)))
+
+
+def _same(y: t.Any, y0: t.Any) -> bool:
+    if isinstance(y0, tuple):
+        return isinstance(y, tuple) and len(y) == len(y0) and all(map(_same, y, y0))
+    try:
+        return bool(np.array_equal(np.asarray(y), np.asarray(y0), equal_nan=True))
+    except (TypeError, ValueError):  # (not numbers)
+        return y is y0
+
+
 def _central(
     f: t.Callable[..., t.Any],
-    args: tuple[t.Any, ...],
-    kwargs: dict[str, t.Any],
-    varied: tuple[bool, ...],
-    tangents: list[t.Any],
+    args: t.Sequence[t.Any],
+    tangents: t.Sequence[t.Any],
     h: float = 1e-6,
-) -> t.Any:
-    def at(s: float) -> t.Any:
-        moved = iter(tangents)
-        shifted = [a + s * next(moved) if v else a for a, v in zip(args, varied)]
-        return np.asarray(f(*shifted, **kwargs), dtype=float)
-
-    return (at(h) - at(-h)) / (2 * h)
+) -> np.ndarray:
+    plus = f(*[_shift(a, h, d) for a, d in zip(args, tangents)])
+    minus = f(*[_shift(a, -h, d) for a, d in zip(args, tangents)])
+    return t.cast(np.ndarray, (_flat(plus) - _flat(minus)) / (2 * h))
 
 
 def _relative(got: t.Any, expected: t.Any) -> float:
-    got, expected = np.asarray(got, dtype=float), np.asarray(expected, dtype=float)
+    got, expected = _flat(got), _flat(expected)
     scale = max(float(np.max(np.abs(expected), initial=0.0)), 1e-6)
     return float(np.max(np.abs(got - expected), initial=0.0)) / scale

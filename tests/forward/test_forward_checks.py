@@ -31,7 +31,7 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (np.exp, (X + 0j,), {}, "reverse-only"),
         (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "checked"),  # (the stateful rule)
         (operator.imul, (X.copy(), X), {}, "checked"),  # (a write, through ``X * X``)
-        (np.add, (X, X, np.empty((3, 3))), {}, "reverse-only"),  # (out by position)
+        (np.add, (X, X, np.empty((3, 4))), {}, "checked"),  # (out by position)
         (np.linalg.norm, (X,), {}, "checked"),
         (np.linalg.norm, (X,), {"ord": 1}, "reverse-only"),
         (np.max, (X,), {"axis": 1}, "checked"),

@@ -404,3 +404,51 @@ def test_hvp_through_writes() -> None:
 
     fd = (grad(x + h * v) - grad(x - h * v)) / (2 * h)
     np.testing.assert_allclose(hv, fd, rtol=1e-6, atol=1e-8)
+
+
+# -- writes that allocate nothing warm ------------------------------------------------------
+
+
+def sin_into(x: np.ndarray, z: np.ndarray) -> t.Any:
+    np.sin(x, out=z)
+    return z
+
+
+def hypot_into(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> t.Any:
+    np.hypot(x, y, out=z)
+    return z
+
+
+def scales_in_place(z: np.ndarray, y: np.ndarray) -> t.Any:
+    z *= y
+    z /= 2.0
+    return z
+
+
+def sums_into_out(x: np.ndarray, z: np.ndarray) -> t.Any:
+    np.sum(x, axis=0, out=z)
+    return z
+
+
+@pytest.mark.parametrize(
+    ("f", "shapes"),
+    [
+        (sin_into, [(64,), (64,)]),
+        (hypot_into, [(64,), (64,), (64,)]),
+        (scales_in_place, [(8, 8), (8,)]),
+        (sums_into_out, [(8, 8), (8,)]),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_writes_allocate_nothing_warm(f: t.Callable[..., t.Any], shapes: list[t.Any]) -> None:
+    """The primal allocates nothing, so neither does its forward program (the program
+    itself: ``jvp`` copies the tangents of written arguments)."""
+    from gibbous.testing.allocations import measure
+
+    args = [RNG.uniform(0.5, 1.5, s) for s in shapes]
+    rule = build_frule(f, *args)
+    tangents = [RNG.standard_normal(s) for s in shapes]
+    assert measure(lambda mark: f(*args)).allocated == 0
+    used = measure(lambda mark: rule.run(*args, *tangents))
+    assert used.allocated == 0, used
+    check(f, *[RNG.uniform(0.5, 1.5, s) for s in shapes])
