@@ -150,6 +150,7 @@ class _Transform:
         self.tangent_only = tangent_only
         self.varied = self._analyse(varied_args)
         self.primal: dict[Value, Value] = {}
+        self.plain_values: set[Call] = set()
         self.tangent: dict[Value, Value] = {}
         self.blocks: dict[Block, Block] = {}
         args = [(a.name, a.type) for a in f.args]
@@ -211,6 +212,8 @@ class _Transform:
                 assert b.pending is None, "the guarded call made no call"
         if not self.tangent_only:  # (reverse mode has no rule for the quicker call)
             _quicker_sums(self.out)
+        primal = {v.op for v in self.primal.values() if isinstance(v, Result) and isinstance(v.op, Call)}
+        _fold_scales(self.out, primal | self.plain_values)
         return self.out
 
     def p(self, v: Value) -> Value:
@@ -413,6 +416,7 @@ class _Transform:
         pargs, pkwargs = values[:n], dict(zip(pkw, values[n:]))
         target = self.p(given[w])
         tz = b.call(pfn, *pargs, kwargs=pkwargs, type=T.ANY)
+        self.plain_values.add(tz.op)  # (a primal value: not to be refolded)
         if not any(pvaried):
             dt: Value = Constant(0.0)
         else:
@@ -473,6 +477,95 @@ class _GuardingBuilder(Builder):
             self.guard(made, normal, [], handler, handler_args, loc=loc)
             self.at_end(normal)
         return made
+
+
+_MUL = (operator.mul, np.multiply)
+
+
+def _number_times(op: Operation | None) -> tuple[float, Value] | None:
+    """``op`` as ``k * w`` (or ``w * k``), ``k`` a number."""
+    if not isinstance(op, Call) or op.kwargs or len(op.args) != 2:
+        return None
+    if not (isinstance(op.callee, Constant) and op.callee.value in _MUL):
+        return None
+    a, b = op.args
+    for k, w in ((a, b), (b, a)):
+        if isinstance(k, Constant) and type(k.value) in (int, float):
+            return float(t.cast(float, k.value)), w
+    return None
+
+
+def _tangent_product(v: Value, primal: set[Call]) -> Call | None:
+    """The product that made ``v``, a tangent's value used once (so it may change)."""
+    op = v.op if isinstance(v, Result) else None
+    if not isinstance(op, Call) or op in primal or len(v.uses) != 1 or op.kwargs:
+        return None
+    if isinstance(op.callee, Constant) and op.callee.value in _MUL and len(op.args) == 2:
+        return op
+    return None
+
+
+def _fold_scales(f: Function, primal: set[Call]) -> None:
+    """Numbers multiplied into a tangent one after another, into one: ``(dx * (2 * x)) * 100``
+    is ``dx * (200 * x)``, ``(-dx) * (2 * x)`` is ``dx * (-2 * x)``: a pass over the array
+    fewer each.  Tangents only: the primal's values stay the primal's, bit for bit."""
+    for op in list(f.calls()):
+        scaled = None if op in primal else _number_times(op)
+        inner = None if scaled is None else _tangent_product(scaled[1], primal)
+        if scaled is None or inner is None:
+            continue
+        for m in inner.args:
+            factor = _tangent_product(m, primal)
+            if factor is not None and _number_times(factor) is not None:
+                _rescale(f, factor, scaled[0])
+                op.result.replace_all_uses_with(inner.result)
+                op.erase()
+                break
+    for op in list(f.calls()):  # ``(-a) * (k * w)``
+        if op in primal or _number_times(op) is not None or not (
+            isinstance(op.callee, Constant) and op.callee.value in _MUL and len(op.args) == 2
+        ):
+            continue
+        a, b = op.args
+        for n, m in ((a, b), (b, a)):
+            neg = n.op if isinstance(n, Result) else None
+            factor = _tangent_product(m, primal)
+            if not _is_neg(neg, primal) or len(n.uses) != 1 or factor is None:
+                continue
+            if _number_times(factor) is None:
+                continue
+            assert isinstance(neg, Call)
+            scaled_m = _rescale(f, factor, -1.0)
+            new = Builder(f).before(op).call(
+                op.callee.value, neg.args[0], scaled_m, type=op.type, loc=op.loc
+            )
+            op.result.replace_all_uses_with(new)
+            op.erase()
+            neg.erase()
+            break
+
+
+def _is_neg(op: Operation | None, primal: set[Call]) -> bool:
+    return (
+        isinstance(op, Call)
+        and op not in primal
+        and isinstance(op.callee, Constant)
+        and op.callee.value in (operator.neg, np.negative)
+        and len(op.args) == 1
+        and not op.kwargs
+    )
+
+
+def _rescale(f: Function, op: Call, factor: float) -> Value:
+    """``k * w`` becomes ``(factor k) * w``, where it was."""
+    found = _number_times(op)
+    assert found is not None
+    k, w = found
+    callee = t.cast(Constant, op.callee).value
+    new = Builder(f).before(op).call(callee, Constant(factor * k), w, type=op.type, loc=op.loc)
+    op.result.replace_all_uses_with(new)
+    op.erase()
+    return new
 
 
 def _quicker_sums(f: Function) -> None:

@@ -308,6 +308,9 @@ def test_tangents_are_written_out_where_types_are_known() -> None:
     assert head.startswith("def __make(")
     assert set(head[11:-2].split(", ")) == {"add_reduce"}  # (np.sum, as the primal sums)
     assert "** 1" not in source and "where" not in source
+    # numbers multiplied into a tangent one after another are one number: ``dx * (200 * x)``
+    # for ``100 * (.)**2``, ``dx * (-2 * x)`` for ``(-dx) * (2 * x)``
+    assert "200.0 *" in source and "(-2.0) *" in source and "= -_" not in source
     loop = build_frule(scalar_loop, np.ones(3)).run.__gibbous_source__
     assert "cos(_" in loop  # the tangent of np.sin(x[i]), on a float
 
