@@ -313,8 +313,9 @@ class ProgramBuilder:
     """The forward programs of one ``build_frule``, by function, argument types and varied
     arguments."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, reversible: bool = False) -> None:
         self.session = session
+        self.reversible = reversible  # (programs reverse mode differentiates: hvp's)
         self.done: dict[tuple[object, ...], t.Callable[..., t.Any]] = {}
         self.building: set[tuple[object, ...]] = set()
         self.dynamic: DynamicCalls | None = None
@@ -336,7 +337,7 @@ class ProgramBuilder:
             typed = self.typed(fn, types)
             self.session.freeze(fn)  # (the globals the frontend froze into the IR)
             name = callable_name(fn)
-            ir = jvp_transform(typed, varied, self, name)
+            ir = jvp_transform(typed, varied, self, name, reversible=self.reversible)
             made = self.done[key] = compile_function(ir)
         finally:
             self.building.discard(key)

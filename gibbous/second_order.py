@@ -61,7 +61,7 @@ class HessianVectorProduct:
                 f"build_hvp: the first argument must be a float or a float64 array, not "
                 f"{types[0]}"
             )
-        builder = ProgramBuilder(Session(DefaultContext, False, None))
+        builder = ProgramBuilder(Session(DefaultContext, False, None), reversible=True)
         typed = builder.session.primal_ir(f, types)
         builder.session.freeze(f)  # (the globals the frontend froze into the IR)
         varied = (True,) + (False,) * len(args)

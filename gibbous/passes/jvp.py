@@ -130,10 +130,14 @@ def jvp_transform(
     resolver: Resolver,
     fn_name: str,
     tangent_only: bool = False,
+    reversible: bool = False,
 ) -> Function:
     """``f``'s forward program (see the module's doc); with ``tangent_only`` it returns the
-    tangent alone (what a Hessian-vector product differentiates)."""
-    return _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only).run()
+    tangent alone (what a Hessian-vector product differentiates); ``reversible``: a program
+    reverse mode will differentiate (a callee's, in a Hessian-vector product), written with
+    calls that have reverse rules only."""
+    made = _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only)
+    return made.run(reversible or tangent_only)
 
 
 class _Transform:
@@ -180,7 +184,7 @@ class _Transform:
 
     # -- emission ---------------------------------------------------------------------------
 
-    def run(self) -> Function:
+    def run(self, reversible: bool) -> Function:
         order = reverse_postorder(self.f)
         for block in self.f.blocks:
             if block is self.f.entry:
@@ -214,6 +218,8 @@ class _Transform:
             _quicker_sums(self.out)
         primal = {v.op for v in self.primal.values() if isinstance(v, Result) and isinstance(v.op, Call)}
         _fold_scales(self.out, primal | self.plain_values)
+        if not reversible:  # (reverse mode has no rule for ``reuse``)
+            _reuse_temporaries(self.out, primal | self.plain_values)
         return self.out
 
     def p(self, v: Value) -> Value:
@@ -543,6 +549,78 @@ def _fold_scales(f: Function, primal: set[Call]) -> None:
             op.erase()
             neg.erase()
             break
+
+
+#: the arithmetic of arrays whose result is new memory, as the ufunc that can write it into an
+#: operand
+_ARITHMETIC: dict[object, np.ufunc] = {
+    operator.mul: np.multiply, np.multiply: np.multiply,
+    operator.add: np.add, np.add: np.add,
+    operator.sub: np.subtract, np.subtract: np.subtract,
+    operator.truediv: np.divide, np.divide: np.divide,
+    operator.pow: np.power, np.power: np.power,
+}  # fmt: skip
+
+
+def _arithmetic(op: Operation | None) -> np.ufunc | None:
+    if not isinstance(op, Call) or op.kwargs or len(op.args) != 2:
+        return None
+    callee = op.callee
+    if not isinstance(callee, Constant):
+        return None
+    try:
+        return _ARITHMETIC.get(callee.value)
+    except TypeError:  # (unhashable)
+        return None
+
+
+def _reuse_temporaries(f: Function, primal: set[Call]) -> None:
+    """Arithmetic on arrays whose operand is a temporary no one reads afterwards (the result
+    of arithmetic, used by this call alone) writes into it at run time when it fits
+    (``rules.forward_ir.reuse``): a large array allocated fewer per operation, as NumPy's own
+    elision of an expression's temporaries does.  A tangent's ``t * (k * w)``, ``t`` such a
+    temporary, is ``(t * k) * w``: both into ``t``, no ``k * w`` made."""
+    for op in list(f.calls()):
+        if op in primal or _arithmetic(op) is not np.multiply or not _dead_temporary(op.args[0]):
+            continue
+        factor = _tangent_product(op.args[1], primal)
+        scaled = None if factor is None else _number_times(factor)
+        if factor is None or scaled is None:
+            continue
+        at = Builder(f).before(op)
+        into = at.call(operator.mul, op.args[0], Constant(scaled[0]), type=op.type, loc=op.loc)
+        new = at.call(operator.mul, into, scaled[1], type=op.type, name=op.result.name, loc=op.loc)
+        op.result.replace_all_uses_with(new)
+        op.erase()
+        factor.erase()
+    for op in list(f.calls()):
+        ufunc = _arithmetic(op)
+        if ufunc is None or not isinstance(op.type, T.Array):
+            continue
+        a, b = op.args
+        for helper, temp in ((FR.reuse, a), (FR.reuse_right, b)):
+            if not _dead_temporary(temp) or t.cast(Result, temp).op.parent is not op.parent:
+                continue
+            new = Builder(f).before(op).call(
+                helper, ufunc, a, b, type=op.type, name=op.result.name, loc=op.loc
+            )
+            op.result.replace_all_uses_with(new)
+            op.erase()
+            break
+
+
+def _dead_temporary(v: Value) -> bool:
+    """A float64 array made by arithmetic (new memory) and read by one call alone."""
+    if not isinstance(v, Result) or len(v.uses) != 1:
+        return False
+    if not (isinstance(v.type, T.Array) and v.type.dtype == "float64"):
+        return False
+    made = v.op
+    return _arithmetic(made) is not None or (
+        isinstance(made, Call)
+        and isinstance(made.callee, Constant)
+        and made.callee.value in (FR.reuse, FR.reuse_right)
+    )
 
 
 def _is_neg(op: Operation | None, primal: set[Call]) -> bool:

@@ -57,6 +57,8 @@ from gibbous.rules.forward_ir import Tangent as Tangent
 from gibbous.rules.forward_ir import Tangents as Tangents
 from gibbous.rules.forward_ir import Values as Values
 from gibbous.rules.forward_ir import checked as checked
+from gibbous.rules.forward_ir import reuse as reuse
+from gibbous.rules.forward_ir import reuse_right as reuse_right
 from gibbous.rules.forward_ir import elementwise_type as elementwise_type
 from gibbous.rules.forward_ir import fit as fit
 from gibbous.rules.forward_ir import like as like

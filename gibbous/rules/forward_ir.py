@@ -77,6 +77,37 @@ runtime.register_object(like, "forward.like")  # a path for the IR's text
 _CARRIERS = (float, np.floating, np.ndarray, tuple)
 
 
+#: arrays at least this large are worth computing into a dead temporary (``reuse``): below,
+#: the check costs about what the allocation does
+REUSE_SIZE = 4096
+
+
+def reuse(ufunc: np.ufunc, a: t.Any, b: t.Any) -> t.Any:
+    """``ufunc(a, b)``, into ``a`` where ``a`` is a large float64 array no one reads after this
+    call (the transform knows: a temporary with this one use) and the result fits it.  NumPy
+    does the same for the temporaries of one expression; a program's values are named, so it
+    cannot.  The values are the same, bit for bit: the same loop, the output elsewhere."""
+    return ufunc(a, b, out=a) if _fits(a, b) else ufunc(a, b)
+
+
+def reuse_right(ufunc: np.ufunc, a: t.Any, b: t.Any) -> t.Any:
+    """``ufunc(a, b)``, into ``b`` (``reuse`` with the temporary on the right)."""
+    return ufunc(a, b, out=b) if _fits(b, a) else ufunc(a, b)
+
+
+def _fits(temp: t.Any, other: t.Any) -> bool:
+    if type(temp) is not np.ndarray or temp.size < REUSE_SIZE or temp.dtype != np.float64:
+        return False
+    kind = type(other)
+    return kind is float or kind is int or (
+        kind is np.ndarray and other.shape == temp.shape and other.dtype.kind in "fiub"
+    )
+
+
+runtime.register_object(reuse, "forward.reuse")
+runtime.register_object(reuse_right, "forward.reuse_right")
+
+
 def real_type(ty: T.Type) -> bool:
     """Whether values of ``ty`` have real tangents a formula can take (or none at all); for
     ``Any``, the tangent function checks at run time (``checked``)."""
