@@ -210,13 +210,17 @@ def _is_real(y: object) -> bool:
 
 
 def _checked_tangent(i: int | str, a: t.Any, dx: t.Any) -> t.Any:
-    if isinstance(a, tuple):  # (a tuple of the items' tangents, None for an int's)
+    if dx is None or isinstance(dx, NoTangent):  # (no tangent: zeros, of the value's shape)
+        return FR.like(a, None)
+    if isinstance(a, (tuple, list)):  # (the items' tangents: None or 0.0 for an int's)
+        kind = type(a)
         if not isinstance(dx, (tuple, list)) or len(dx) != len(a):
             raise TypeError(
-                f"jvp: the tangent of argument {i} must be a tuple of {len(a)} items, one per "
-                f"item of the argument (None for an item without one); {type(dx).__name__} given"
+                f"jvp: the tangent of argument {i} must be a {kind.__name__} of {len(a)} items, "
+                f"one per item of the argument (None for an item without one); "
+                f"{type(dx).__name__} given"
             )
-        return tuple(
+        return kind(
             _checked_tangent(f"{i}[{k}]", item, d)
             if tangent_carrying(T.typeof(item))
             else None

@@ -25,17 +25,15 @@ from gibbous.api import (
 )
 from gibbous.backends.numpy.codegen import compile_function
 from gibbous.forward import (
-    DynamicCalls,
     ForwardModeError,
     ProgramBuilder,
     build_frule,
     derivable_function,
     jvp,
 )
-from gibbous.ir.core import Constant
 from gibbous.ir import types as T
 from gibbous.passes.jvp import jvp_transform
-from gibbous.passes.jvp_activity import tangent_carrying
+from gibbous.passes.jvp_activity import Default, bind_call, tangent_carrying
 from gibbous.rules.public_names import callable_name, entry_point
 from gibbous.rules.registry import DefaultContext
 from gibbous.session import Session
@@ -61,24 +59,27 @@ class HessianVectorProduct:
                 f"build_hvp: the first argument must be a float or a float64 array, not "
                 f"{types[0]}"
             )
+        binding = bind_call(f, len(types), ())
+        if binding is None:
+            raise ForwardModeError(
+                f"build_hvp({callable_name(f)}, x, ...): pass one positional value per "
+                "parameter (those with defaults may be left out); *args, **kwargs and "
+                "keyword-only parameters are not taken by this version"
+            )
+        # (parameters left to their defaults: constants after the arguments given)
+        self.defaults = tuple(t.cast(Default, d).value for d in binding[len(types) :])
+        args = (*args, *self.defaults)
+        types = (*types, *map(T.typeof, self.defaults))
         builder = ProgramBuilder(Session(DefaultContext, False, None), reversible=True)
-        typed = builder.session.primal_ir(f, types)
+        typed = builder.typed(f, types)
         builder.session.freeze(f)  # (the globals the frontend froze into the IR)
         varied = (True,) + (False,) * len(args)
         directional = jvp_transform(
             typed, varied, builder, callable_name(f), tangent_only=True
         )
-        for op in directional.calls():
-            if isinstance(op.callee, Constant) and isinstance(op.callee.value, DynamicCalls):
-                at = f" at {op.loc.file}:{op.loc.line}" if op.loc is not None else ""
-                raise ForwardModeError(
-                    f"build_hvp: {callable_name(f)} calls a function known only at run time"
-                    f"{at} (read from a closure's cell or an argument); a Hessian-vector "
-                    "product needs every callee known when it is built: call a module-level "
-                    "function there, or pass the function's result instead"
-                )
+        # (a callee known only at run time was refused by the transform: no reverse rule)
         self.f = f
-        self.arg_types = types
+        self.arg_types = types[: len(types) - len(self.defaults)]
         # The globals f's programs froze: the reverse rule of the compiled forward program
         # cannot see them (its code reads none), so this product checks them itself.
         self.frozen = builder.session.frozen
@@ -98,7 +99,7 @@ class HessianVectorProduct:
                 f"hvp: v must have x's shape {np.shape(x)}; it has shape {np.shape(v)}"
             )
         v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.float64)
-        v, *rest = _apart(x, v, *args)
+        v, *rest = _apart(x, v, *args, *self.defaults)
         _, grads = value_and_gradient(self.rule, self.directional, x, *rest, v)
         return grads[1]
 

@@ -137,7 +137,8 @@ def jvp_transform(
     reverse mode will differentiate (a callee's, in a Hessian-vector product), written with
     calls that have reverse rules only."""
     made = _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only)
-    return made.run(reversible or tangent_only)
+    made.reversible = reversible or tangent_only
+    return made.run(made.reversible)
 
 
 class _Transform:
@@ -152,6 +153,7 @@ class _Transform:
         self.f, self.resolver, self.fn_name = f, resolver, fn_name
         self.resolve = resolver.resolve
         self.tangent_only = tangent_only
+        self.reversible = tangent_only  # (a program reverse mode differentiates: hvp's)
         self.varied = self._analyse(varied_args)
         self.primal: dict[Value, Value] = {}
         self.plain_values: set[Call] = set()
@@ -163,7 +165,9 @@ class _Transform:
 
     def _analyse(self, varied_args: tuple[bool, ...]) -> set[Value]:
         for a, v in zip(self.f.args, varied_args):
-            if v and (isinstance(a.type, T.Any) or not tangent_carrying(a.type)):
+            # (``Any``: a callee's argument of a type inference could not tell, whose tangent
+            # functions check at run time what they get)
+            if v and not tangent_carrying(a.type):
                 raise self.refuse(None, f"argument {a.name!r} of type {a.type}")
         found = analyse(self.f, varied_args, self.resolver.writes)
         for op, ty in found.untyped_edges:
@@ -315,6 +319,14 @@ class _Transform:
             dx = [self.tangent[a] if v else None for a, v in zip(given, varied)]
             self.tangent[r] = site.what.fn(b, z, args, dx, kwargs)
         else:
+            if self.reversible:  # (a tangent function: reverse mode cannot look inside)
+                shown = ", ".join(str(a.type) for a in given)
+                raise self.refuse(
+                    op,
+                    f"{name}({shown}) in a Hessian-vector product: its tangent is computed by "
+                    "a function called at run time (operand types the build cannot tell, or a "
+                    "rule not written out), which reverse mode cannot differentiate again",
+                )
             tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(given, varied)]
             self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
         self.settle(b, op)
@@ -364,6 +376,16 @@ class _Transform:
         given = operands(op)
         if r not in self.exposed and (returns_fresh(op) or not any(a in self.exposed for a in given)):
             return
+        if self.reversible:  # (``fresh`` has no reverse rule: what it would find, known here)
+            callee = op.callee.value if isinstance(op.callee, Constant) else None
+            if returns_fresh(op) or callee in _COPIES:  # new memory: so its tangent
+                self.tangent[r] = b.call(np.copy, self.tangent[r], type=r.type)
+                return
+            raise self.refuse(
+                op,
+                f"{callable_name(callee)} in a Hessian-vector product, on an array written into "
+                "later: whether its result is a view is known only at run time",
+            )
         pairs: list[Value] = []
         for a in given:
             if a in self.varied and not isinstance(a.type, (T.Float, T.Const)):
@@ -454,6 +476,15 @@ class _Transform:
         """A callee known only at run time: the resolver's handler finds its forward rule or
         program then, and returns the pair."""
         r = op.result
+        if self.reversible:  # (``DynamicCalls`` has no reverse rule)
+            loc = op.loc
+            at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+            raise ForwardModeError(
+                f"build_hvp: {self.fn_name} calls a function known only at run time{at} (read "
+                "from a closure's cell or an argument); a Hessian-vector product needs every "
+                "callee known when it is built: call a module-level function there, or pass "
+                "the function's result instead"
+            )
         if any(varied[len(op.args) :]):
             raise self.refuse(op, "a keyword argument with a tangent")
         if r not in self.varied and not tangentless(r.type):
@@ -644,6 +675,10 @@ def _rescale(f: Function, op: Call, factor: float) -> Value:
     op.result.replace_all_uses_with(new)
     op.erase()
     return new
+
+
+#: calls that return new memory whatever their operands (their tangents are new too)
+_COPIES = frozenset([np.copy, np.ndarray.copy, np.array])
 
 
 def _quicker_sums(f: Function) -> None:

@@ -54,6 +54,8 @@ def tangent_carrying(ty: T.Type) -> bool:
         return True
     if isinstance(ty, T.Tuple):  # (a tuple of tangents and Nones)
         return any(map(tangent_carrying, ty.items))
+    if isinstance(ty, T.List):  # (a list of them, grown and written as the list is)
+        return tangent_carrying(ty.item)
     if isinstance(ty, T.Object):  # (an iterator over an array or a tuple: one over the tangent)
         return issubclass(ty.cls, abc.Iterator)
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"

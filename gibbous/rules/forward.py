@@ -62,6 +62,7 @@ from gibbous.rules.forward_ir import reuse_right as reuse_right
 from gibbous.rules.forward_ir import elementwise_type as elementwise_type
 from gibbous.rules.forward_ir import fit as fit
 from gibbous.rules.forward_ir import like as like
+from gibbous.rules.forward_ir import item_tangent
 from gibbous.rules.forward_ir import zero as zero
 
 #: ``make(types, kwnames, varied)``: the tangent of a call with operands of these types (the
@@ -266,7 +267,9 @@ def register_linear(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
             n = len(types) - len(kwnames)
-            if n <= operand or n > most or not real_type(types[operand]) or "out" in kwnames:
+            if n <= operand or n > most or "out" in kwnames:
+                return None
+            if not (real_type(types[operand]) or _real_sequence(types[operand])):
                 return None
             if any(v for i, v in enumerate(varied) if i != operand):
                 return None  # (an index or a shape with a tangent: not this rule's)
@@ -305,6 +308,16 @@ def register_linear(
         register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
         if operand == 0:
             FW.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
+
+
+def _real_sequence(ty: T.Type) -> bool:
+    """A list or tuple of real numbers or arrays (``np.array([x, y])``, ``np.stack(xs)``):
+    its tangent is the same sequence of the items' tangents."""
+    if isinstance(ty, T.List):
+        return real_type(ty.item) or _real_sequence(ty.item)
+    if isinstance(ty, T.Tuple):
+        return all(real_type(i) or _real_sequence(i) for i in ty.items)
+    return False
 
 
 def register_bilinear(fns: t.Iterable[object]) -> None:
@@ -508,6 +521,8 @@ register_linear([
 register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
 register_linear([builtins.sum], added={1, "start"})
 register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
+register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
+register_linear([np.vstack, np.hstack, np.column_stack], most=1)
 register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
 
 
@@ -520,7 +535,7 @@ def _structure(ty: T.Type) -> bool:
     the items' tangents, an iterator over the tangent)."""
     if isinstance(ty, T.Object):
         return issubclass(ty.cls, abc.Iterator)
-    return isinstance(ty, (T.Tuple, T.Any))
+    return isinstance(ty, (T.Tuple, T.List, T.Any))
 
 
 def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
@@ -546,30 +561,34 @@ def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
     return make
 
 
-def _tuple_make(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | Emit | None:
-    if kwnames:
-        return None
+def _made_of(maker: t.Callable[..., t.Any]) -> Maker:
+    """``make_tuple(*items)``, ``make_list(*items)``: the same of the items' tangents."""
 
-    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
-        items: list[Value] = []
-        for a, d in zip(args, tangents):
-            if d is not None:
-                items.append(d)
-            elif isinstance(a.type, (T.Float, T.Array, T.Tuple, T.Any)):
-                items.append(zero(b, a))
-            else:
-                items.append(Constant(None))  # (an int, a string: no tangent)
-        return b.call(runtime.make_tuple, *items, type=z.type)
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        if kwnames:
+            return None
 
-    return Emit(emit)
+        def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+            items = [item_tangent(b, a, d) for a, d in zip(args, tangents)]
+            return b.call(maker, *items, type=z.type)
+
+        return Emit(emit)
+
+    return make
+
+
 
 
 register(operator.getitem, _structural_make(operator.getitem, arrays=False))  # (arrays: linear)
-for _fn in (builtins.iter, runtime.next_or_stop, runtime.unpack):
+for _fn in (
+    builtins.iter, builtins.next, builtins.enumerate, builtins.list, builtins.tuple,
+    runtime.next_or_stop, runtime.unpack,
+):  # fmt: skip
     register(_fn, _structural_make(_fn, arrays=True))
-register(runtime.make_tuple, _tuple_make)
+register(runtime.make_tuple, _made_of(runtime.make_tuple))
+register(runtime.make_list, _made_of(runtime.make_list))
 
 
 def _cast_make(

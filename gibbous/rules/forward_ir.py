@@ -60,10 +60,10 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
         return dz
     if kind is float or kind is int or kind is bool:
         return 0.0 if dz is None else float(dz)
-    if kind is tuple:  # (zeros for what may have a tangent, None for the rest: an int)
+    if kind is tuple or kind is list:  # (zeros: 0.0 for an int; None for a string, None)
         if dz is not None:
             return dz
-        return tuple(like(i, None) if isinstance(i, _CARRIERS) else None for i in z)
+        return kind(item_zeros(z))
     if dz is None:  # (a value of a type inference could not tell: none if not a number)
         return z.dtype.type(0) if isinstance(z, np.generic) else None
     if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
@@ -74,7 +74,7 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
 runtime.register_object(like, "forward.like")  # a path for the IR's text
 
 
-_CARRIERS = (float, np.floating, np.ndarray, tuple)
+_CARRIERS = (float, np.floating, np.ndarray, tuple, list)
 
 
 #: arrays at least this large are worth computing into a dead temporary (``reuse``): below,
@@ -264,6 +264,35 @@ def zero(b: Builder, z: Value) -> Value:
     if isinstance(z.type, T.Array):
         return b.call(np.zeros_like, z, type=z.type)
     return b.call(like, z, None, type=z.type)
+
+
+def item_tangent(b: Builder, a: Value, d: Value | None) -> Value:
+    """An item's tangent in a container's: its own, zeros (0.0 for an int), or None (a
+    string, None)."""
+    if d is not None:
+        return d
+    if isinstance(a.type, (T.Float, T.Array, T.Tuple, T.List, T.Any)):
+        return zero(b, a)
+    if isinstance(a.type, (T.Int, T.Bool)) or (
+        isinstance(a.type, T.Const) and isinstance(a.type.value, (int, np.integer))
+    ):
+        return Constant(0.0)
+    return Constant(None)
+
+
+def item_zeros(items: t.Iterable[t.Any]) -> list[t.Any]:
+    """The tangents of items that have none: zeros (0.0 for an int: ``sum`` and ``np.stack``
+    of the tangents must take them), None for what is no number (a string, None)."""
+    return [
+        like(i, None) if isinstance(i, _CARRIERS) else 0.0 if isinstance(i, _INTEGERS) else None
+        for i in items
+    ]
+
+
+_INTEGERS = (int, np.integer)
+
+
+runtime.register_object(item_zeros, "forward.item_zeros")
 
 
 def static_types(types: t.Sequence[T.Type]) -> bool:

@@ -33,7 +33,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules.forward_ir import ForwardModeError
+from gibbous.rules.forward_ir import ForwardModeError, item_tangent, item_zeros
 
 #: ``emit(b, args, kwargs, tangents) -> (z, dz)``: writes the primal call *and* its tangent
 #: (``tangents``: one per operand, positional then keyword, None where it has none); ``dz`` is
@@ -87,6 +87,8 @@ def written_operands(
             elif isinstance(w, str) and w in kwnames:
                 out.add(n + kwnames.index(w))
         return frozenset(out)
+    if n and isinstance(types[0], T.List) and (fn in _LIST_WRITES or fn is operator.setitem):
+        return frozenset({0})  # (the list object: its slots, not its items' memory)
     if "out" in kwnames:
         i = n + kwnames.index("out")
         return frozenset({i}) if _array(types[i]) else frozenset()
@@ -116,6 +118,9 @@ def direct(
         return None
     if user is not None:
         return None if any(varied[n:]) else _user_emit(fn, user[1], n)
+    if n and isinstance(types[0], T.List) and not kwnames:
+        if fn is operator.setitem and n == 3 or fn in _LIST_WRITES:
+            return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
     if fn is operator.setitem and n == 3 and not kwnames and _number(types[2]):
         return _assign(operator.setitem, value=2)
     if fn is np.copyto and n >= 2 and set(kwnames) <= {"casting", "where"} and _number(types[1]):
@@ -219,6 +224,39 @@ def _assign(fn: t.Callable[..., t.Any], value: int) -> WriteEmit:
         tkw = {k: v for k, v in kwargs.items() if k != "casting"}
         b.call(fn, *targs, kwargs=tkw, type=T.NONE)
         return z, None
+
+    return emit
+
+
+#: list methods that write into the list, with the position of the item they put in (None:
+#: ``pop`` takes one out)
+_LIST_WRITES: dict[object, int | None] = {
+    list.append: 1,
+    list.extend: 1,
+    list.insert: 2,
+    list.pop: None,
+}
+
+
+def _list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
+    """``lst.append(x)``, ``lst[i] = x``, ``lst.pop()``...: the same call on the list's
+    tangent, with the item's tangent (zeros where it has none); ``pop`` returns the tangent
+    it took out."""
+
+    def emit(
+        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+    ) -> tuple[Value, Value | None]:
+        dl = d[0]
+        assert dl is not None  # (the transform gives every written list a tangent)
+        targs = [dl, *args[1:]]
+        if item is not None and item < len(args):
+            if fn is list.extend and d[item] is None:  # (items: zeros, or None for an int)
+                targs[item] = b.call(item_zeros, args[item], type=T.List(T.ANY))
+            else:
+                targs[item] = item_tangent(b, args[item], d[item])
+        z = b.call(fn, *args, type=T.ANY)
+        dz = b.call(fn, *targs, type=T.ANY)
+        return z, dz if fn is list.pop else None
 
     return emit
 

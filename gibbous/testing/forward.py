@@ -18,6 +18,7 @@ forward status.
 
 from __future__ import annotations
 
+import copy
 import typing as t
 
 import attrs
@@ -79,11 +80,12 @@ def check_forward(
         registration = None
     if registration is not None and registration.kind == "zero_derivative":
         return ForwardCheck("zero")
-    if any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types):
+    complex_items = any(map(_holds_complex, (*args, *kwargs.values())))
+    if complex_items or any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types):
         return ForwardCheck("reverse-only", "complex operands (forward rules take real ones)")
     # Copies: arguments that share memory (``x`` and ``x.T``) share one cotangent in reverse
     # mode, while the check gives each its own direction.
-    args = tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in args)
+    args = tuple(map(_apart, args))
     written = FW.written_operands(f, types, kwnames)
     if written:
         return _check_write(f, args, kwargs, types, min(written), ctx, np.random.default_rng(rng))
@@ -165,7 +167,8 @@ def _check_write(
     b = Builder(ir)
     values = ir.args
     b.call(f, *values[:n], kwargs=dict(zip(kwnames, values[n:])), type=T.ANY)
-    b.ret(b.call(np.copy, values[written], type=types[written]))
+    copier = list if isinstance(types[written], T.List) else np.copy  # (a list: its items)
+    b.ret(b.call(copier, values[written], type=types[written]))
     g = compile_function(ir)
     varied = tuple(tangent_carrying(ty) and not isinstance(ty, (T.Any, T.Object)) for ty in types)
     if not varied[written]:
@@ -179,15 +182,20 @@ def _check_write(
     operands = (*args, *kwargs.values())
 
     def copies(given: t.Sequence[t.Any] = operands) -> list[t.Any]:
-        # (arrays stay arrays: ``a + h * d`` of a 0-d array is a NumPy scalar, no ``out``)
-        return [np.array(a) if isinstance(o, np.ndarray) else a for a, o in zip(given, operands)]
+        # (arrays stay arrays: ``a + h * d`` of a 0-d array is a NumPy scalar, no ``out``; a
+        # list is written into too: each call gets its own)
+        return [
+            np.array(a) if isinstance(o, np.ndarray) else copy.deepcopy(a) if isinstance(a, list)
+            else a
+            for a, o in zip(given, operands)
+        ]  # fmt: skip
 
     y0 = g(*copies())
     reverse = build_rrule(g, *copies(), ctx=ctx)
 
     def forward(*a: t.Any) -> t.Any:
         n = len(operands)
-        return run(*copies(a[:n]), *[np.array(d) for d in a[n:] if d is not None])
+        return run(*copies(a[:n]), *[copy.deepcopy(d) for d in a[n:] if d is not None])
 
     def pullback(ybar: t.Any) -> t.Any:
         return value_and_pullback(reverse, ybar, g, *copies())[1][1:]
@@ -201,6 +209,8 @@ def _check_write(
     verdict = _verdict(types, y0, worst_fd, worst_t)
     if verdict.status != "checked":
         return verdict
+    if not isinstance(operands[written], np.ndarray):  # (a list: Python objects, no arrays)
+        return attrs.evolve(verdict, allocates=0)
     allocates = _allocates(f, ir, varied, builder, operands)
     if allocates:  # (the primal allocates nothing: its forward rule must not either)
         return ForwardCheck(
@@ -289,8 +299,35 @@ def _measure(
     return worst_fd, worst_t
 
 
+def _holds_complex(a: t.Any) -> bool:
+    """A complex number or array, or a tuple or list holding one."""
+    if isinstance(a, (tuple, list)):
+        return any(map(_holds_complex, a))
+    if isinstance(a, np.ndarray):
+        return bool(a.dtype.kind == "c")
+    return isinstance(a, (complex, np.complexfloating))
+
+
+def _apart(a: t.Any) -> t.Any:
+    """``a`` with every array in it copied (in a tuple or list too: ``(x, x)`` is two)."""
+    if isinstance(a, np.ndarray):
+        return np.array(a)
+    if isinstance(a, (tuple, list)):
+        return _rebuild(a, [_apart(i) for i in a])
+    return a
+
+
+def _rebuild(like: t.Any, items: t.Iterable[t.Any]) -> t.Any:
+    """A tuple or list like ``like`` (a NamedTuple's class too) of ``items``."""
+    if isinstance(like, list):
+        return list(items)
+    if hasattr(like, "_fields"):
+        return type(like)(*items)
+    return tuple(items)
+
+
 def _carries(v: t.Any) -> bool:
-    if isinstance(v, tuple):
+    if isinstance(v, (tuple, list)):
         return any(map(_carries, v))
     if isinstance(v, np.ndarray):
         return bool(v.dtype.kind == "f")
@@ -299,8 +336,15 @@ def _carries(v: t.Any) -> bool:
 
 def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.Any:
     """A random tangent of ``like``'s structure (``none`` for what has none: an int)."""
-    if isinstance(like, tuple):
-        return tuple(_direction(rng, i, none) if _carries(i) else none for i in like)
+    if isinstance(like, (tuple, list)):  # (an int item's tangent is 0.0, its cotangent none)
+        return _rebuild(
+            like,
+            [
+                _direction(rng, i, none) if _carries(i)
+                else 0.0 if none is None and isinstance(i, (int, np.integer)) else none
+                for i in like
+            ],
+        )  # fmt: skip
     if isinstance(like, np.ndarray):
         return rng.standard_normal(like.shape)
     return float(rng.standard_normal())
@@ -309,18 +353,18 @@ def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.A
 def _shift(a: t.Any, s: float, d: t.Any) -> t.Any:
     if d is None:
         return a
-    if isinstance(a, tuple):
-        return tuple(_shift(i, s, di) for i, di in zip(a, d))
+    if isinstance(a, (tuple, list)):
+        return _rebuild(a, [_shift(i, s, di) for i, di in zip(a, d)])
     return a + s * d
 
 
 def _flat(v: t.Any) -> np.ndarray:
-    """The real numbers of a value, tangent or cotangent, in one flat array (None, NoTangent,
-    an int item of a tuple: no numbers)."""
+    """The numbers of a value, tangent or cotangent, in one flat array (an int item's: its
+    difference and its tangent are 0; None, NoTangent, a string: no numbers)."""
     if isinstance(v, (tuple, list)):
         leaves = [_flat(i) for i in v]
         return np.concatenate(leaves) if leaves else np.zeros(0)
-    if isinstance(v, (float, np.number, np.ndarray)) and not isinstance(v, np.bool_):
+    if isinstance(v, (int, float, np.number, np.ndarray)) and not isinstance(v, (bool, np.bool_)):
         return np.asarray(v, dtype=float).ravel()
     return np.zeros(0)
 
@@ -341,8 +385,8 @@ def _inner(a: t.Any, b: t.Any) -> tuple[float, float]:
 
 
 def _same(y: t.Any, y0: t.Any) -> bool:
-    if isinstance(y0, tuple):
-        return isinstance(y, tuple) and len(y) == len(y0) and all(map(_same, y, y0))
+    if isinstance(y0, (tuple, list)):
+        return type(y) is type(y0) and len(y) == len(y0) and all(map(_same, y, y0))
     try:
         return bool(np.array_equal(np.asarray(y), np.asarray(y0), equal_nan=True))
     except (TypeError, ValueError):  # (not numbers)

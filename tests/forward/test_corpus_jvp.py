@@ -70,8 +70,9 @@ def tangents(xs: t.Sequence[object], rng: np.random.Generator) -> list[t.Any]:
     return [v if v is None or norm == 0 else v / norm for v in d]
 
 
-def refusal(e: Exception) -> str | None:
-    """The first line of ``e`` if it is forward mode's refusal, None if it is a crash."""
+def refusal(e: Exception, words: tuple[str, ...] = ("forward mode", "jvp")) -> str | None:
+    """The first line of ``e`` if it is a refusal (a ``ForwardModeError``, or a TypeError of
+    gibbous's starting with ``words``), None if it is a crash."""
     line = (str(e).splitlines() or [""])[0]
     if isinstance(e, ForwardModeError):
         return line
@@ -79,7 +80,7 @@ def refusal(e: Exception) -> str | None:
     if (
         type(e) is TypeError
         and raised_in.startswith(GIBBOUS)
-        and line.startswith(("forward mode", "jvp"))
+        and line.startswith(words)
     ):
         return line
     return None

@@ -167,6 +167,27 @@ def fill_with_tanh(out: np.ndarray, x: np.ndarray) -> None:
     out[:] = np.tanh(x)
 
 
+def writes_into_a_listed_array(x: np.ndarray) -> t.Any:
+    arrays = [np.zeros(x.shape), np.zeros(x.shape)]
+    arrays[0][:] = x  # (the list holds the array; its tangent list, the array's tangent)
+    return arrays[0] * x + arrays[1]
+
+
+def grows_a_list(x: np.ndarray) -> t.Any:
+    ys = [x]
+    y = x
+    for _ in range(3):
+        y = y * 0.5 + np.sin(y)
+        ys.append(y)
+    ys.insert(1, x * x)
+    ys.extend([np.cos(x), 2.0 * x])
+    last = ys.pop()
+    ys[0] = last + ys[0]
+    ts = [0.0, 1.0]
+    ts.append(float(x[0]))  # (a list of floats beside one of arrays)
+    return np.stack(ys).sum(axis=0) * sum(ts) + np.array(ys)[2]
+
+
 def calls_a_writer(x: np.ndarray) -> t.Any:
     out = np.zeros(x.shape)
     fill_with_tanh(out, x)
@@ -203,6 +224,8 @@ CASES = [
     multiplies_into_an_operand,
     calls_a_writer,
     calls_a_recursive_writer,
+    writes_into_a_listed_array,
+    grows_a_list,
 ]
 
 
@@ -244,10 +267,15 @@ def writes_a_global(x: np.ndarray) -> t.Any:
     return BUFFER * x
 
 
-def writes_into_a_listed_array(x: np.ndarray) -> t.Any:
-    arrays = [np.zeros(6), np.zeros(6)]
-    arrays[0][:] = x
-    return arrays[0] * x
+class Box:
+    def __init__(self) -> None:
+        self.a = np.zeros(6)
+
+
+def writes_into_an_objects_array(x: np.ndarray) -> t.Any:
+    box = Box()
+    box.a[:] = x  # (an object's attribute: no tangent memory beside it yet)
+    return box.a * x
 
 
 def make_writer(varied_out: bool) -> t.Callable[[np.ndarray], t.Any]:
@@ -270,7 +298,7 @@ def make_writer(varied_out: bool) -> t.Callable[[np.ndarray], t.Any]:
     ("f", "words"),
     [
         (writes_a_global, "write into an array the function reads from outside"),
-        (writes_into_a_listed_array, "write into an array held in a value of type"),
+        (writes_into_an_objects_array, "setitem, which may write into an operand"),
     ],
 )
 def test_writes_forward_mode_cannot_follow_are_refused(
