@@ -24,6 +24,7 @@ float64 array to a float have inline forms (the ``whole_real_array`` variants,
 
 from __future__ import annotations
 
+import operator
 import typing as t
 
 import numpy as np
@@ -50,7 +51,8 @@ from gibbous.rules.prims.common import (
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Value
+from gibbous.ir.core import Constant, Value
+from gibbous.rules.forward_ir import static_types
 from gibbous.rules import forward, inline
 from gibbous.rules.prims.items import as_array
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
@@ -363,12 +365,14 @@ def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> forward.Tangent | None:
+    ) -> forward.Tangent | forward.Emit | None:
         n = len(types) - len(kwnames)
         if n > 2 or not set(kwnames) <= {"axis", "keepdims"} or any(varied[1:]):
             return None
         if not isinstance(types[0], T.Array):
             return None
+        if static_types(types) and all(isinstance(ty, T.Const) for ty in types[1:]):
+            return forward.Emit(extreme_emit(fn, n))  # (written out: reverse mode reads it)
 
         def tangent(z: t.Any, x: Array, *a: t.Any, **kwargs: t.Any) -> t.Any:
             dx = a[n - 1]
@@ -384,6 +388,30 @@ def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:
         return forward.checked(tangent, types)
 
     return make
+
+
+def extreme_emit(fn: t.Callable[..., t.Any], n: int) -> t.Callable[..., Value]:
+    """``extreme_tangent``'s tangent written out as IR calls, for an axis and keepdims known
+    when the rule is built (so a Hessian-vector product can differentiate it again)."""
+
+    def emit(
+        b: Builder, z: Value, args: list[Value], tangents: list[Value | None], kw: dict[str, Value]
+    ) -> Value:
+        dx = tangents[0]
+        if dx is None:
+            return forward.zero(b, z)
+        x = args[0]
+        axis = args[1] if n == 2 else kw.get("axis", Constant(None))
+        keep = kw.get("keepdims", Constant(False))
+        top = b.call(fn, x, kwargs={"axis": axis, "keepdims": Constant(True)}, type=x.type)
+        ndim = x.type.ndim if isinstance(x.type, T.Array) else None
+        chosen = b.call(operator.eq, x, top, type=T.Array("bool", ndim))
+        count = b.call(np.sum, chosen, kwargs={"axis": axis, "keepdims": keep}, type=T.ANY)
+        picked = b.call(operator.mul, dx, chosen, type=x.type)
+        total = b.call(np.sum, picked, kwargs={"axis": axis, "keepdims": keep}, type=z.type)
+        return b.call(operator.truediv, total, count, type=z.type)
+
+    return emit
 
 
 for _fns, _is_max in (((np.max, np.amax, np.ndarray.max), True),
