@@ -32,6 +32,7 @@ tangent is never the result: what is not understood is refused.
 
 from __future__ import annotations
 
+import builtins
 import operator
 import typing as t
 from types import FunctionType
@@ -376,6 +377,9 @@ class _Transform:
         given = operands(op)
         if r not in self.exposed and (returns_fresh(op) or not any(a in self.exposed for a in given)):
             return
+        callee = op.callee.value if isinstance(op.callee, Constant) else None
+        if callee in _SAME_VIEWS:
+            return  # (the same call on the tangent: a view exactly where the primal's is)
         if self.reversible:  # (``fresh`` has no reverse rule: what it would find, known here)
             callee = op.callee.value if isinstance(op.callee, Constant) else None
             if returns_fresh(op) or callee in _COPIES:  # new memory: so its tangent
@@ -515,6 +519,16 @@ class _GuardingBuilder(Builder):
             self.at_end(normal)
         return made
 
+
+#: calls whose result is a view of their first operand, or new memory, by their operands'
+#: shapes and indices alone, not by the layout: the same call on the tangent (their forward
+#: rules' tangent) is a view of the tangent exactly where the primal is a view
+_SAME_VIEWS = frozenset([
+    operator.getitem, builtins.iter, builtins.next, builtins.enumerate, runtime.next_or_stop,
+    runtime.unpack, np.transpose, np.ndarray.transpose, np.swapaxes, np.ndarray.swapaxes,
+    np.moveaxis, np.expand_dims, np.squeeze, np.ndarray.squeeze, np.broadcast_to,
+    np.atleast_1d, np.atleast_2d, np.flip, np.copy, np.ndarray.copy, np.array,
+])  # fmt: skip
 
 #: calls that return new memory whatever their operands (their tangents are new too)
 _COPIES = frozenset([np.copy, np.ndarray.copy, np.array])

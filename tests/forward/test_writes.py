@@ -480,3 +480,28 @@ def test_writes_allocate_nothing_warm(f: t.Callable[..., t.Any], shapes: list[t.
     used = measure(lambda mark: rule.run(*args, *tangents))
     assert used.allocated == 0, used
     check(f, *[RNG.uniform(0.5, 1.5, s) for s in shapes])
+
+
+def rows_into_a_list(x: np.ndarray) -> t.Any:
+    z = np.zeros(x.shape)
+    try:
+        z[1:] = x[1:] - x[:-1] ** 2
+    except ValueError:
+        pass
+    ys = []
+    for row in z:  # (rows of an array written into: views, their tangents the same views)
+        ys.append(row * row)
+    return np.sum(np.array(ys)) + np.max(x)
+
+
+def test_hvp_through_writes_try_lists_and_max() -> None:
+    x, v = np.linspace(0.1, 0.9, 5), RNG.standard_normal(5)
+    hv = gibbous.hvp(rows_into_a_list, x, v)
+    rule = gibbous.build_rrule(rows_into_a_list, x)
+
+    def grad(p: np.ndarray) -> t.Any:
+        return gibbous.value_and_gradient(rule, rows_into_a_list, p)[1][1]
+
+    h = 1e-5
+    np.testing.assert_allclose(hv, (grad(x + h * v) - grad(x - h * v)) / (2 * h), atol=1e-7)
+    check(rows_into_a_list, x)

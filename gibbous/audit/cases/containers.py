@@ -31,6 +31,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
+from gibbous.rules import forward_ir
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -294,6 +295,8 @@ CASES += [
     case(runtime.next_or_stop, zip((), ())),  # exhausted: STOP
     case(runtime.is_stop, 3),
     case(runtime.is_stop, runtime.STOP),
+    case(forward_ir.like, [1.5, np.ones(2), 3], None),  # (a forward program's zeros)
+    case(forward_ir.item_zeros, (1.5, np.ones(2), 3)),
     case(builtins.next, enumerate(range(2, 9))),  # warm calls take items too
     case(builtins.next, zip(range(8), "abcdefgh"), 1.5),  # the default is not used
     case(builtins.next, zip((), ()), 1.5),  # exhausted: the default, with its gradient

@@ -32,6 +32,7 @@ import weakref
 import attrs
 
 from gibbous.ir import runtime
+from gibbous.rules import forward_ir
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing
 from gibbous.rules.prims.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive, zero_derivative
@@ -296,3 +297,10 @@ def dict_merge_rrule(f: CD, d: CD, other: CD) -> RuleResult:
         return NT, NT, NT
 
     return CoDual(None, NT), pullback
+
+
+# The zeros a forward program makes for a value without a tangent (``like(z, None)``, an
+# item's ``item_zeros``) are constants, whatever ``z``: what a Hessian-vector product, which
+# differentiates a forward program, must know of them.
+zero_derivative(forward_ir.like, ANY, "none")
+zero_derivative(forward_ir.item_zeros, ANY)
