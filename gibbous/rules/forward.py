@@ -611,10 +611,7 @@ register(typing.cast, _cast_make)
 
 #: Python's in-place operators: into an array they write (``gibbous.rules.forward_writes``);
 #: into a float they make a new value.
-IN_PLACE = frozenset(
-    getattr(operator, f"i{n}")
-    for n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
-)
+IN_PLACE = frozenset(FW.IN_PLACE_OF)
 
 
 def not_an_array(x: object, name: str) -> None:

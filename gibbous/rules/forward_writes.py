@@ -33,7 +33,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules.forward_ir import ForwardModeError, item_tangent, item_zeros
+from gibbous.rules.forward_ir import ForwardModeError, item_tangent, item_zeros, real_type
 
 #: ``emit(b, args, kwargs, tangents) -> (z, dz)``: writes the primal call *and* its tangent
 #: (``tangents``: one per operand, positional then keyword, None where it has none); ``dz`` is
@@ -42,24 +42,13 @@ WriteEmit = t.Callable[
     [Builder, list[Value], dict[str, Value], list["Value | None"]], "tuple[Value, Value | None]"
 ]
 
+#: Python's in-place operators and the operators they are without the write
 IN_PLACE_OF = {
-    getattr(operator, f"i{n}"): getattr(operator, n)
-    for n in "add sub mul truediv floordiv mod pow matmul and_ or_ xor lshift rshift".split()
-    if hasattr(operator, f"i{n}")
+    getattr(operator, f"i{n}"): getattr(operator, n if n not in ("and", "or") else f"{n}_")
+    for n in "add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()
 }
-IN_PLACE_OF[operator.iand] = operator.and_
-IN_PLACE_OF[operator.ior] = operator.or_
 
 _LINEAR_IN_PLACE = {operator.iadd, operator.isub}
-
-#: the in-place operators that are a ufunc with ``out`` its first operand
-IN_PLACE_UFUNCS: dict[object, np.ufunc] = {
-    operator.imul: np.multiply,
-    operator.itruediv: np.true_divide,
-    operator.ipow: np.power,
-    operator.imod: np.remainder,
-    operator.ifloordiv: np.floor_divide,
-}
 
 #: user registrations: fn -> (written positions / keyword names, stateful tangent function)
 _USER: dict[object, tuple[tuple[int | str, ...], t.Callable[..., t.Any]]] = {}
@@ -130,15 +119,15 @@ def direct(
     if fn in _LINEAR_IN_PLACE and n == 2 and not kwnames:
         return _linear_in_place(fn)
     if not tangent_only:  # (reverse mode differentiates the plain forms: no state there)
-        ufunc = IN_PLACE_UFUNCS.get(fn) if n == 2 and not kwnames else None
+        ufunc = _in_place_ufunc(fn) if n == 2 and not kwnames else None
         if isinstance(fn, np.ufunc) and fn.nout == 1 and (
             kwnames == ("out",) and n == fn.nin or not kwnames and n == fn.nin + 1
         ):
             ufunc = fn  # (out by keyword or by position)
         target = types[0 if ufunc is not fn else -1]  # (the written array)
         if ufunc is not None and _ufunc_partials(ufunc) and _float_array(target):
-            if all(map(_real, types)):
-                return _ufunc_out(fn, ufunc, in_place=ufunc is not fn)
+            if all(real_type(ty) and not isinstance(ty, T.Any) for ty in types):
+                return _ufunc_out(fn, ufunc, ufunc is not fn, varied[: ufunc.nin])
     added = LINEAR.get(fn)
     if added is not None and "out" in kwnames and "where" not in kwnames:
         given = set(range(n)) | set(kwnames)
@@ -181,17 +170,16 @@ def _number(ty: T.Type) -> bool:
     return isinstance(ty, (T.Float, T.Int, T.Bool, T.Const, T.Array, T.Any))
 
 
-def _real(ty: T.Type) -> bool:
-    """Real float arrays and real numbers (the kernels' buffers take the output's dtype)."""
-    if isinstance(ty, T.Array):
-        return ty.dtype is not None and np.dtype(ty.dtype).kind in "fiub"
-    if isinstance(ty, T.Const):
-        return isinstance(ty.value, (int, float, np.integer, np.floating))
-    return isinstance(ty, (T.Float, T.Int, T.Bool))
-
-
 def _float_array(ty: T.Type) -> bool:
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
+
+
+def _in_place_ufunc(fn: object) -> np.ufunc | None:
+    """The ufunc an in-place operator on an array is (``z *= x``: ``multiply(z, x, out=z)``),
+    as the reverse rules have it."""
+    from gibbous.rules import inplace  # (registers rules: not at this module's import)
+
+    return inplace.IN_PLACE_OPERATORS.get(t.cast(t.Any, fn))
 
 
 def _ufunc_partials(ufunc: np.ufunc) -> t.Any:
@@ -331,11 +319,17 @@ class UfuncOut:
     operands), written with ``out=`` into buffers this call site keeps (one set per thread),
     all before the primal writes (an operand may be ``z``); then ``dz`` is overwritten."""
 
-    __slots__ = ("fn", "partials", "nin", "in_place", "local", "__weakref__")
+    __slots__ = ("fn", "partials", "steps", "nin", "in_place", "local", "__weakref__")
 
-    def __init__(self, fn: t.Callable[..., t.Any], ufunc: np.ufunc, in_place: bool) -> None:
+    def __init__(
+        self, fn: t.Callable[..., t.Any], ufunc: np.ufunc, in_place: bool, varied: tuple[bool, ...]
+    ) -> None:
         self.fn, self.nin, self.in_place = fn, ufunc.nin, in_place
         self.partials = _ufunc_partials(ufunc)
+        # (the operands with a tangent and a partial, known when the rule is built)
+        self.steps = tuple(
+            (i, p) for i, (p, v) in enumerate(zip(self.partials.fns, varied)) if p is not None and v
+        )
         self.local = threading.local()
         runtime.register_object(self, f"ufunc_out_{ufunc.__name__}")
 
@@ -348,28 +342,26 @@ class UfuncOut:
         if state is None or state[0] != (dz.shape, dz.dtype):
             state = self.local.state = self._state(dz)
         _, acc, term, work = state
-        terms = [
-            (p, d) for p, d in zip(self.partials.fns, tangents) if p is not None and d is not None
-        ]
         if self.partials.singular:  # (a kernel may divide by 0 where it then writes 0)
             with np.errstate(all="ignore"):
-                self._terms(terms, ops, acc, term, work)
+                self._terms(tangents, ops, acc, term, work)
         else:
-            self._terms(terms, ops, acc, term, work)
+            self._terms(tangents, ops, acc, term, work)
         z = self.fn(*ops) if self.in_place else self.fn(*ops, out=a[n])
-        if terms:
+        if self.steps:
             np.copyto(dz, acc)
         else:
             dz.fill(0.0)
         return z
 
-    @staticmethod
-    def _terms(terms: list[t.Any], ops: tuple[t.Any, ...], acc: t.Any, term: t.Any, work: t.Any) -> None:
-        for k, (partial, d) in enumerate(terms):
+    def _terms(
+        self, tangents: tuple[t.Any, ...], ops: tuple[t.Any, ...], acc: t.Any, term: t.Any, work: t.Any
+    ) -> None:
+        for k, (i, partial) in enumerate(self.steps):
             if k == 0:
-                partial(d, *ops, acc, work)
+                partial(tangents[i], *ops, acc, work)
             else:
-                partial(d, *ops, term, work)
+                partial(tangents[i], *ops, term, work)
                 np.add(acc, term, out=acc)
 
     def _state(self, like: t.Any) -> tuple[t.Any, ...]:
@@ -386,8 +378,10 @@ class UfuncOut:
         return f"UfuncOut({getattr(self.fn, '__name__', self.fn)})"
 
 
-def _ufunc_out(fn: object, ufunc: np.ufunc, in_place: bool) -> WriteEmit:
-    site = UfuncOut(t.cast(t.Callable[..., t.Any], fn), ufunc, in_place)
+def _ufunc_out(
+    fn: object, ufunc: np.ufunc, in_place: bool, varied: tuple[bool, ...]
+) -> WriteEmit:
+    site = UfuncOut(t.cast(t.Callable[..., t.Any], fn), ufunc, in_place, varied)
 
     def emit(
         b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
