@@ -170,26 +170,54 @@ def jvp(
 
 
 def _apart(rule: ForwardRule, args: tuple[t.Any, ...], given: list[t.Any]) -> list[t.Any]:
-    """The tangents with those of written arguments copied: the program writes into them as
-    the function writes into the arguments, and the caller's tangents stay the caller's.  A
-    written argument sharing memory with another cannot be followed (its tangent would have to
-    share memory with the other's as well): refused."""
+    """The tangents with those of written arguments copied (arrays in a written list or tuple
+    too): the program writes into them as the function writes into the arguments, and the
+    caller's tangents stay the caller's.  A written argument sharing memory with another (an
+    array, or a list, held by both) cannot be followed (its tangent would have to share memory
+    with the other's as well): refused."""
     out, k = [], 0
     for i, v in enumerate(rule.varied):
         if not v:
             continue
         dx = given[k]
         k += 1
-        if i in rule.written and isinstance(args[i], np.ndarray):
+        if i in rule.written:
+            mine = list(_held(args[i]))
             for j, other in enumerate(args):
-                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
+                if j != i and any(_overlap(a, b) for a in mine for b in _held(other)):
                     raise ValueError(
                         f"jvp: {callable_name(rule.fn)} writes into argument {i}, which shares "
                         f"memory with argument {j}; pass a copy of one of them"
                     )
-            dx = np.array(dx, dtype=np.float64)
+            dx = _copied(dx)
         out.append(dx)
     return out
+
+
+def _held(v: t.Any) -> t.Iterator[t.Any]:
+    """``v`` and the arrays and lists it holds (a write may reach each)."""
+    if isinstance(v, (np.ndarray, list)):
+        yield v
+    if isinstance(v, (list, tuple)):
+        for item in v:
+            yield from _held(item)
+
+
+def _overlap(a: t.Any, b: t.Any) -> bool:
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return bool(np.may_share_memory(a, b))
+    return a is b
+
+
+def _copied(d: t.Any) -> t.Any:
+    """A tangent with every array in it (and every list holding one) new."""
+    if isinstance(d, np.ndarray):
+        return np.array(d, dtype=np.float64)
+    if isinstance(d, list):
+        return [_copied(i) for i in d]
+    if isinstance(d, tuple):
+        return tuple(_copied(i) for i in d)
+    return d
 
 
 def _with_defaults(

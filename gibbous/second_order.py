@@ -108,6 +108,23 @@ class HessianVectorProduct:
         return f"<Hessian-vector product of {callable_name(self.f)}({types})>"
 
 
+def _own(values: t.Sequence[t.Any]) -> list[t.Any]:
+    """``values`` with the arrays in them (in lists and tuples too) copied: what a function
+    that writes into its arguments may write."""
+
+    def own(v: t.Any) -> t.Any:
+        if isinstance(v, np.ndarray):
+            return v.copy()
+        if isinstance(v, list):
+            return [own(i) for i in v]
+        if isinstance(v, tuple):
+            items = [own(i) for i in v]
+            return type(v)(*items) if hasattr(v, "_fields") else tuple(items)
+        return v
+
+    return [own(v) for v in values]
+
+
 def _apart(x: t.Any, *others: t.Any) -> list[t.Any]:
     """``others`` with each array that shares memory with ``x`` (or with an earlier one)
     copied.  The products differentiate in ``x`` alone, but reverse mode gives arguments that
@@ -177,8 +194,10 @@ def jacobian(
     """The Jacobian of ``f(x, *args)`` (a float or a real array) in ``x``, of shape
     ``y.shape + x.shape``: by forward mode, one jvp per element of ``x``, where ``x`` has
     no more elements than ``y`` (``jacfwd``); else by reverse mode, one pullback per element
-    of ``y`` (``jacrev``).  ``mode`` ("forward", "reverse") chooses."""
-    y: t.Any = f(x, *args)
+    of ``y`` (``jacrev``).  ``mode`` ("forward", "reverse") chooses.  A function that writes
+    into its arguments is called on copies: every column is taken at ``x``, which stays the
+    caller's."""
+    y: t.Any = f(*_own((x, *args)))
     x_size, y_size = int(np.size(x)), int(np.size(y))
     if mode == "auto":
         mode = "forward" if x_size <= y_size else "reverse"
@@ -199,7 +218,7 @@ def jacobian(
             e = np.zeros(x_size)
             e[i] = 1.0
             d = float(e[0]) if isinstance(x, float) else e.reshape(x_shape)
-            _, dy = jvp(rule, f, (x, *args), (d, *held))
+            _, dy = jvp(rule, f, _own((x, *args)), (d, *held))
             out[:, i] = np.ravel(dy)
     else:
         args = tuple(_apart(x, *args))

@@ -505,3 +505,79 @@ def test_hvp_through_writes_try_lists_and_max() -> None:
     h = 1e-5
     np.testing.assert_allclose(hv, (grad(x + h * v) - grad(x - h * v)) / (2 * h), atol=1e-7)
     check(rows_into_a_list, x)
+
+
+def grows_its_list(ys: list[np.ndarray], x: np.ndarray) -> t.Any:
+    ys.append(np.sin(x) * ys[0])
+    ys[0][:] = x * x  # (an array the caller's list holds, written)
+    return np.sum(np.stack(ys) * x)
+
+
+def test_a_list_argument_written_into() -> None:
+    """The function appends to its list argument and writes into an array in it: the primal
+    list changes as the function makes it, the caller's tangent list and its arrays do not,
+    and the tangent agrees with differences."""
+    y0, x = RNG.standard_normal(4), RNG.standard_normal(4)
+    dy0, dx = RNG.standard_normal(4), RNG.standard_normal(4)
+    rule = build_frule(grows_its_list, [y0.copy()], x)
+    mine, tangent = [y0.copy()], [dy0.copy()]
+    value, d = jvp(rule, grows_its_list, (mine, x), (tangent, dx))
+    expected = [y0.copy()]
+    assert value == grows_its_list(expected, x)
+    assert len(mine) == 2 and all(np.array_equal(a, b) for a, b in zip(mine, expected))
+    assert len(tangent) == 1 and np.array_equal(tangent[0], dy0)
+    h = 1e-6
+    fd = (
+        grows_its_list([y0 + h * dy0], x + h * dx) - grows_its_list([y0 - h * dy0], x - h * dx)
+    ) / (2 * h)
+    np.testing.assert_allclose(d, fd, rtol=1e-6, atol=1e-8)
+    shared = y0.copy()
+    with pytest.raises(ValueError, match="writes into argument 0, which shares memory"):
+        jvp(rule, grows_its_list, ([shared], shared), ([dy0], dx))
+
+
+def scales_its_argument(x: np.ndarray) -> t.Any:
+    x *= 2.0
+    x[0] = x[1] ** 2
+    return np.sum(x**3)
+
+
+def test_hvp_of_a_function_writing_into_its_argument() -> None:
+    """Reverse mode over the forward program restores what it wrote: ``x`` and ``v`` are the
+    caller's afterwards, and ``H v`` agrees with differences of gradients."""
+    x, v = np.array([0.5, 0.7, 0.9]), RNG.standard_normal(3)
+    x0, v0 = x.copy(), v.copy()
+    hv = gibbous.hvp(scales_its_argument, x, v)
+    assert np.array_equal(x, x0) and np.array_equal(v, v0)
+
+    def grad(p: np.ndarray) -> t.Any:
+        rule = gibbous.build_rrule(scales_its_argument, p.copy())
+        return gibbous.value_and_gradient(rule, scales_its_argument, p.copy())[1][1]
+
+    h = 1e-5
+    np.testing.assert_allclose(hv, (grad(x0 + h * v0) - grad(x0 - h * v0)) / (2 * h), rtol=1e-6)
+
+
+def doubles_its_argument(x: np.ndarray) -> t.Any:
+    x *= 2.0
+    return np.sin(x) * x[::-1]
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_jacobian_of_a_function_writing_into_its_argument(mode: str) -> None:
+    """Every column is taken at ``x`` (the function runs on copies), which stays the caller's."""
+    x = np.array([0.5, 0.7, 0.9])
+    x0 = x.copy()
+    jac = gibbous.jacobian(doubles_its_argument, x, mode=mode)
+    assert np.array_equal(x, x0)
+    h = 1e-6
+    fd = np.stack(
+        [
+            (doubles_its_argument(x0 + h * e) - doubles_its_argument(x0 - h * e)) / (2 * h)
+            for e in np.eye(3)
+        ],
+        axis=1,
+    )
+    np.testing.assert_allclose(jac, fd, rtol=1e-6, atol=1e-8)
+    hess = gibbous.hessian(scales_its_argument, x)
+    assert np.array_equal(x, x0) and hess.shape == (3, 3)
