@@ -108,7 +108,8 @@ class Activity:
         return isinstance(v, Constant) and v.value is self.self_value
 
 
-def _writes(op: Call) -> bool:
+def may_write(op: Call) -> bool:
+    """Whether ``op`` may write into an operand: not a pure call, nor one taken to write nothing."""
     callee = op.callee
     if isinstance(callee, Constant) and callee.value in WRITE_NOTHING:
         return False
@@ -186,7 +187,7 @@ def analyse(
         op
         for op in calls
         if op.result in active
-        or (_writes(op) and any(v in active and carries_fdata(v.type) for v in op.operands))
+        or (may_write(op) and any(v in active and carries_fdata(v.type) for v in op.operands))
         or (_into_keeper(op) and any(v in active for v in op.operands[1:]))
     )
     return Activity(frozenset(active), active_calls, self_value)
@@ -202,7 +203,7 @@ def _exposed(
     value they may alias."""
     todo: list[Value] = []
     for op in calls:
-        if (_writes(op) and any(v in active for v in op.operands)) or (
+        if (may_write(op) and any(v in active for v in op.operands)) or (
             op.result in active and carries_fdata(op.result.type) and not returns_fresh(op)
         ):
             todo += op.operands

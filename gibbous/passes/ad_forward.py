@@ -48,7 +48,8 @@ from gibbous.ir.core import (
 from gibbous.ir.exceptions import caught
 from gibbous.ir.printer import Namer
 from gibbous.passes.activity import Activity
-from gibbous.rules import buffers
+from gibbous.passes.ad_defer import deferred_forms
+from gibbous.rules import buffers, outer_sums
 from gibbous.rules.derived import inactive_codual
 from gibbous.rules.inline import WANT, InlineRule
 from gibbous.rules.prims.common import new_fdata
@@ -163,6 +164,10 @@ class Forward:
                     self.primal_only.add(op)
                 else:
                     self.inline[op] = rule
+        self.inline.update(
+            deferred_forms(f, act, self.inline, self.primal_only, _passes_on)
+        )
+        self.sums: dict[Call, Placeholder] = {}  # deferring sites' stacks (ad_defer)
         self.site_saves: dict[Call, list[object]] = {}
         self.fdata_in: dict[tuple[Block | None, Value], Value] = {}  # None: the whole call
         self.fdata_needed = {
@@ -553,6 +558,13 @@ class Forward:
             return self.primal(op.args[save[1]])
         if save[0] == "site":  # its buffers, for the reverse pass's scratch
             return Constant(self.site_buffers(op))
+        if save[0] == "sums":  # its stack of deferred outer products
+            hit = self.sums.get(op)
+            if hit is None:
+                hit = self.sums[op] = self.placeholder(
+                    f"sums_{len(self.sums)}", "buffers", outer_sums.OuterSums
+                )
+            return Constant(hit)
         operand = op.args[save[1]]
         if operand in self.by_value:
             return Constant(WANT)
@@ -649,6 +661,10 @@ def identity_operand(op: Call) -> int | None:
     if index is None or index >= len(op.operands) or op.kwnames:
         return None
     return index
+
+
+def _passes_on(op: Call) -> bool:
+    return identity_operand(op) is not None
 
 
 def _suffix(hint: str | None, suffix: str) -> str | None:

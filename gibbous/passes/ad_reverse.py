@@ -39,7 +39,7 @@ from gibbous.ir.core import (
 from gibbous.passes.activity import carries_rdata
 from gibbous.passes.ad_forward import COTANGENT, Forward, identity_operand
 from gibbous.passes.rewrite import Match, Rewriter, apply_patterns, pattern
-from gibbous.rules import buffers, pool
+from gibbous.rules import buffers, outer_sums, pool
 from gibbous.rules.derived import accum
 from gibbous.rules.inline import InlineRule
 from gibbous.rules.tangent_types import rdata_type
@@ -215,6 +215,8 @@ class Reverse:
         values the edge taken into ``block`` passed, and reverse its predecessor."""
         b.loc = None
         if block is self.f.entry:
+            for sums in self.fwd.sums.values():  # nothing reads those fdata any more
+                b.call(outer_sums.flush, Constant(sums), type=T.NONE)
             keys = [_SELF, *block.args]
             result = [cur[k] if k in self.slots else Constant(NO_TANGENT) for k in keys]
             b.ret(b.call(runtime.make_tuple, *result, type=T.Tuple((T.ANY,) * len(result))))

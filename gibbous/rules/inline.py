@@ -53,7 +53,8 @@ from gibbous.rules.buffers import SiteBuffers, scratch
 from gibbous.rules import render as R
 
 F64 = T.Float("float64")
-# ("primal", i), ("fdata", i), ("result", -1), ("result_fdata", -1) or ("site", -1)
+# ("primal", i), ("fdata", i), ("result", -1), ("result_fdata", -1), ("site", -1) or
+# ("sums", -1)
 Save = tuple[str, int]
 Adjoint = t.Callable[[Builder, t.Sequence[Value], Value], t.Sequence[Value | None]]
 
@@ -78,6 +79,11 @@ class InlineRule:
     #: (``np.sum(x)`` of a whole array is ``np.add.reduce(x, None)`` once NumPy has looked
     #: at its keywords).
     primal: tuple[t.Callable[..., t.Any], tuple[object, ...]] | None = None
+    #: A form that adds operand ``i``'s outer products into its fdata later, in one product
+    #: (``gibbous.rules.outer_sums``), and the operand ``i``: what the AD pass writes instead
+    #: where nothing reads that fdata before the reverse program returns
+    #: (``gibbous.passes.ad_defer``).  Its saves end with ``("sums", -1)``, the site's stack.
+    deferred: tuple[int, InlineRule] | None = None
 
 
 class _Want:

@@ -19,6 +19,7 @@ import numpy as np
 
 from gibbous.rules import pool
 from gibbous.rules.buffers import SiteBuffers
+from gibbous.rules.outer_sums import OuterSums
 from gibbous.rules.derived import _DELEGATES, DerivedRule, LazyDerivedRule
 from gibbous.rules.stateful import StatefulRRule
 
@@ -32,7 +33,7 @@ class Memory:
     rules: int  # rule instances walked (derived rules, stateful call sites)
     pool: int  # recycled fdata, shared by every rule of the process
     buffers: int = 0  # array sites' results and their fdata, one buffer per depth reached
-    scratch: int = 0  # array sites' reverse-pass temporaries
+    scratch: int = 0  # array sites' reverse-pass temporaries, deferred outer products' stacks
 
     @property
     def total(self) -> int:
@@ -76,6 +77,9 @@ def memory(rule: DerivedRule) -> Memory:
             walked.add(id(node))
             sites += held_bytes(node.arrays, seen) + held_bytes(node.fdatas, seen)
             scratch += held_bytes(node.scratch, seen)
+        elif isinstance(node, OuterSums):  # (its target is the caller's, held for a pass)
+            walked.add(id(node))
+            scratch += held_bytes((node.left, node.right, node.product), seen)
     return Memory(states, tape, rules, pool.held(), sites, scratch)
 
 

@@ -69,8 +69,13 @@ def both(f: t.Callable[..., float], args: list[t.Any], ctx: Context) -> tuple[t.
         y1, g1 = gibbous.value_and_gradient(form_rule, f, *args)
         y2, g2 = gibbous.value_and_gradient(called_rule, f, *args)
     assert y1 == y2
+    # A loop's outer products into a parameter's fdata are added as one matrix product at the
+    # end (gibbous.rules.outer_sums): the same sum in another order, equal to rounding.
+    deferred = "outer_sums" in form_rule.program.description.source
     for a, b in zip(g1[1:], g2[1:]):
-        if isinstance(a, np.ndarray):
+        if isinstance(a, np.ndarray) and deferred:
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+        elif isinstance(a, np.ndarray):
             np.testing.assert_array_equal(a, b)  # the same products, the same bits
     return g1, g2
 

@@ -118,9 +118,9 @@ for _ndim, _index in enumerate(_INDICES, 1):
 
 
 def slice_fdata(y: t.Any, x: t.Any, dx: t.Any, idx: t.Any) -> t.Any:
-    """The fdata of ``y = x[idx]`` for a slice: the same view of x's fdata (gradients written
-    into y's fdata land in x's), or new zeros where there is nothing to share (an inactive x,
-    an empty slice), as ``getitem_rrule`` gives them."""
+    """The fdata of ``y = x[idx]`` for a slice or a row: the same view of x's fdata (gradients
+    written into y's fdata land in x's), or new zeros where there is nothing to share (an
+    inactive x, an empty slice), as ``getitem_rrule`` gives them."""
     if type(dx) is not np.ndarray:
         return new_fdata(y)
     # A slice of an array is a view of it (empty or not: no bounds check needed); a view of
@@ -140,6 +140,10 @@ primitive(
     operator.getitem, T.Array("float64", None), T.Object(slice), variant="real_array_slice",
     inline=_SLICE_FORM,
 )(getitem_rrule)  # fmt: skip
+# ``x[i]`` of a float64 matrix: a row, a view as a slice is (an RNN's ``X[t]``).
+primitive(
+    operator.getitem, T.Array("float64", 2), T.INT, variant="real_matrix_row", inline=_SLICE_FORM
+)(getitem_rrule)
 runtime.register_object(slice_fdata, "slice_fdata")
 
 

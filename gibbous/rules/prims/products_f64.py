@@ -15,13 +15,15 @@ import functools
 import operator
 import typing as t
 
+import attrs
 import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.rules import pool
+from gibbous.rules import outer_sums, pool
 from gibbous.rules.buffers import SiteBuffers, scratch
-from gibbous.rules.inline import WANT, InlineRule, called_form
+from gibbous.rules.inline import WANT, InlineRule, Save, called_form
+from gibbous.rules.outer_sums import OuterSums
 from gibbous.rules.prims.common import CD, NT, Array, Scratch, new_fdata
 from gibbous.rules.prims.products import _NOTHING_3, StatefulResult, _keep
 from gibbous.rules.registry import stateful_primitive
@@ -179,19 +181,48 @@ def vecmat_f64_adjoint(
     return rv, ra
 
 
+def matvec_f64_deferred(
+    a: Array, da: t.Any, v: Array, dv: t.Any, g: Array, site: SiteBuffers, sums: OuterSums
+) -> tuple[t.Any, ...]:
+    """``matvec_f64_adjoint`` with the outer product ``g vᵀ`` into A's fdata deferred to the
+    end of the reverse pass (``gibbous.rules.outer_sums``)."""
+    if type(da) is np.ndarray:
+        outer_sums.add(sums, da, g, v)
+        da = NT
+    return matvec_f64_adjoint(a, da, v, dv, g, site)
+
+
+def vecmat_f64_deferred(
+    v: Array, dv: t.Any, a: Array, da: t.Any, g: Array, site: SiteBuffers, sums: OuterSums
+) -> tuple[t.Any, ...]:
+    """``vecmat_f64_adjoint`` with the outer product ``v gᵀ`` into A's fdata deferred."""
+    if type(da) is np.ndarray:
+        outer_sums.add(sums, da, v, g)
+        da = NT
+    return vecmat_f64_adjoint(v, dv, a, da, g, site)
+
+
 def _out(site: SiteBuffers | None, k: int, shape: tuple[int, ...]) -> Array | None:
     """Where a product goes: the site's scratch ``k``, or new memory (None) without a site."""
     return None if site is None else scratch(site, k, shape)
 
 
-def _product_form(name: str, adjoint: t.Callable[..., tuple[t.Any, ...]]) -> InlineRule:
+def _product_form(
+    name: str, adjoint: t.Callable[..., tuple[t.Any, ...]], saves: tuple[Save, ...] = _PRODUCT_SAVES
+) -> InlineRule:
     runtime.register_object(adjoint, adjoint.__name__)  # a path for the IR's text
-    return called_form(name, adjoint, _PRODUCT_SAVES, (False, False), values=True)
+    return called_form(name, adjoint, saves, (False, False), values=True)
+
+
+def _deferring(form: InlineRule, matrix: int, adjoint: t.Callable[..., t.Any]) -> InlineRule:
+    """``form``, able to defer its matrix operand's outer products (``InlineRule.deferred``)."""
+    later = _product_form(form.name, adjoint, (*_PRODUCT_SAVES, ("sums", -1)))
+    return attrs.evolve(form, deferred=(matrix, later))
 
 
 MATMUL_F64_FORM = _product_form("matmul", matmul_f64_adjoint)
-MATVEC_F64_FORM = _product_form("matvec", matvec_f64_adjoint)
-VECMAT_F64_FORM = _product_form("vecmat", vecmat_f64_adjoint)
+MATVEC_F64_FORM = _deferring(_product_form("matvec", matvec_f64_adjoint), 0, matvec_f64_deferred)
+VECMAT_F64_FORM = _deferring(_product_form("vecmat", vecmat_f64_adjoint), 1, vecmat_f64_deferred)
 
 _MATRIX, _VECTOR = T.Array("float64", 2), T.Array("float64", 1)
 # ``np.dot`` of a matrix and a matrix or vector, either way round, is ``matmul`` (its other
