@@ -219,7 +219,7 @@ class _Transform:
                     b.pending = (self.blocks[term.handler], handler, term.loc)
                 self.emit(b, op)
                 assert b.pending is None, "the guarded call made no call"
-        if not self.tangent_only:  # (reverse mode has no rule for the quicker call)
+        if not reversible:  # (reverse mode has no rule for the quicker call)
             quicker_sums(self.out)
         primal = {v.op for v in self.primal.values() if isinstance(v, Result) and isinstance(v.op, Call)}
         fold_scales(self.out, primal | self.plain_values)

@@ -36,7 +36,16 @@ def scalar_math(x: float, y: float) -> float:
     return math.sin(x) * y**2 + math.exp(x * y) / (1 + x * x)
 
 
+def sines(w: np.ndarray) -> float:
+    return float(np.sum(np.sin(w)))
+
+
+def calls_a_summing_function(w: np.ndarray) -> float:
+    return sines(w) * sines(2 * w)  # the callee's forward program sums as reverse mode can read
+
+
 CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
+    (calls_a_summing_function, (RNG.standard_normal((2, 3)),)),
     (rosenbrock, (RNG.standard_normal(10),)),
     (scalar_loop, (RNG.standard_normal(8),)),
     (with_floor, (RNG.standard_normal(7) * 3,)),
