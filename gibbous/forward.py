@@ -35,6 +35,7 @@ from gibbous.passes.jvp_activity import (
 )
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
+from gibbous.rules.forward_cells import ClosureTangent
 from gibbous.rules.public_names import (
     callable_name,
     entry_point,
@@ -356,9 +357,15 @@ class ProgramBuilder:
         self.written: dict[tuple[object, ...], frozenset[int] | None] = {}
 
     def program(
-        self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
+        self,
+        fn: pytypes.FunctionType,
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+        closure: bool = False,
     ) -> t.Callable[..., t.Any]:
-        key = (fn, types, varied)
+        """``fn``'s forward program; with ``closure``, one that takes the boxes of ``fn``'s
+        cells first (``gibbous.rules.forward_cells``)."""
+        key = (fn, types, varied, closure)
         hit = self.done.get(key)
         if hit is not None:
             return hit
@@ -369,7 +376,10 @@ class ProgramBuilder:
             typed = self.typed(fn, types)
             self.session.freeze(fn)  # (the globals the frontend froze into the IR)
             name = callable_name(fn)
-            ir = jvp_transform(typed, varied, self, name, reversible=self.reversible)
+            ir = jvp_transform(
+                typed, varied, self, name, reversible=self.reversible,
+                closure_of=fn if closure else None,
+            )  # fmt: skip
             made = self.done[key] = compile_function(ir)
         finally:
             self.building.discard(key)
@@ -522,18 +532,27 @@ class DynamicCalls:
         self.known: dict[tuple[object, ...], tuple[object, t.Callable[..., t.Any]]] = {}
 
     def __call__(self, callee: t.Any, *rest: t.Any, **kwargs: t.Any) -> tuple[t.Any, t.Any]:
+        return self.with_tangent(callee, None, *rest, **kwargs)
+
+    def with_tangent(
+        self, callee: t.Any, dcallee: t.Any, *rest: t.Any, **kwargs: t.Any
+    ) -> tuple[t.Any, t.Any]:
+        """The call, ``dcallee`` the callee's tangent: a closure made in the differentiated
+        code has its cells' boxes (``ClosureTangent``), which its program takes first."""
         n = len(rest) // 2
         args, tangents = rest[:n], rest[n:]
         varied = tuple(d is not None for d in tangents) + (False,) * len(kwargs)
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
-        key = (id(callee), types, varied, tuple(kwargs))
+        boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
+        key = (id(callee), types, varied, tuple(kwargs), boxes is not None)
         hit = self.known.get(key)
         if hit is None or hit[0] is not callee:
-            found = self._find(callee, args, kwargs, types, varied)
+            found = self._find(callee, args, kwargs, types, varied, boxes is not None)
             if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
                 del self.known[next(iter(self.known))]
             hit = self.known[key] = (callee, found)
-        y, dy = hit[1](*args, *kwargs.values(), *(d for d in tangents if d is not None))
+        given = (*args, *kwargs.values(), *(d for d in tangents if d is not None))
+        y, dy = hit[1](*given) if boxes is None else hit[1](boxes, *given)
         return y, FR.like(y, None) if dy is None else dy
 
     def _find(
@@ -543,8 +562,10 @@ class DynamicCalls:
         kwargs: dict[str, t.Any],
         types: tuple[T.Type, ...],
         varied: tuple[bool, ...],
+        closure: bool = False,
     ) -> t.Callable[..., t.Any]:
-        """``run(*args, *kwarg_values, *tangents) -> (y, dy or None)`` for this callee."""
+        """``run(*args, *kwarg_values, *tangents) -> (y, dy or None)`` for this callee (with
+        ``closure``, ``run(boxes, ...)``: a Python function made over cells with boxes)."""
         name = entry_point_name(fn)
         if name is not None:
             raise ForwardModeError(f"forward mode: a call of {name}: {higher_order_hint()}")
@@ -562,8 +583,15 @@ class DynamicCalls:
             return primitive_program(fn, types, kwnames, varied, made, result_type)
         if made is not None:
             return primitive_run(fn, made, types, kwnames, varied)
+        if closure and not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
+            raise ForwardModeError(f"forward mode: {callable_name(fn)} with a closure tangent")
+        if closure and kwnames:
+            raise ForwardModeError(
+                f"forward mode: {callable_name(fn)}, a closure, called with keyword arguments: "
+                "pass them by position"
+            )
         if isinstance(fn, pytypes.FunctionType) and derivable_function(fn) and not kwnames:
-            made = self.builder.program(fn, types, varied)
+            made = self.builder.program(fn, types, varied, closure)
             written = self.builder.written_args(fn, types, varied)
             if written:
                 raise ForwardModeError(

@@ -74,6 +74,7 @@ from gibbous.passes.jvp_activity import (
 )
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
+from gibbous.rules.forward_cells import closure_box
 from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
 from gibbous.rules.public_names import callable_name
 
@@ -132,12 +133,14 @@ def jvp_transform(
     fn_name: str,
     tangent_only: bool = False,
     reversible: bool = False,
+    closure_of: FunctionType | None = None,
 ) -> Function:
     """``f``'s forward program (see the module's doc); with ``tangent_only`` it returns the
     tangent alone (what a Hessian-vector product differentiates); ``reversible``: a program
     reverse mode will differentiate (a callee's, in a Hessian-vector product), written with
-    calls that have reverse rules only."""
-    made = _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only)
+    calls that have reverse rules only; ``closure_of``: ``f`` is this function's IR, made over
+    cells with boxes, which the program takes first (``gibbous.rules.forward_cells``)."""
+    made = _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only, closure_of)
     made.reversible = reversible or tangent_only
     return made.run(made.reversible)
 
@@ -150,11 +153,17 @@ class _Transform:
         resolver: Resolver,
         fn_name: str,
         tangent_only: bool,
+        closure_of: FunctionType | None = None,
     ) -> None:
         self.f, self.resolver, self.fn_name = f, resolver, fn_name
         self.resolve = resolver.resolve
         self.tangent_only = tangent_only
         self.reversible = tangent_only  # (a program reverse mode differentiates: hvp's)
+        self.closure_of = closure_of
+        # ``closure_cell(fn, i)`` of the function itself: its cells, boxes passed in
+        self.own_cells = [
+            op.result for op in f.calls() if closure_of is not None and _own_cell(op, closure_of)
+        ]
         self.varied = self._analyse(varied_args)
         self.primal: dict[Value, Value] = {}
         self.plain_values: set[Call] = set()
@@ -162,6 +171,8 @@ class _Transform:
         self.blocks: dict[Block, Block] = {}
         args = [(a.name, a.type) for a in f.args]
         args += [(f"d{a.name or i}", a.type) for i, a in enumerate(f.args) if a in self.varied]
+        if closure_of is not None:
+            args.insert(0, ("dclosure", T.ANY))
         self.out = Function(f"{f.name}_jvp", args, loc=f.loc)
 
     def _analyse(self, varied_args: tuple[bool, ...]) -> set[Value]:
@@ -170,7 +181,7 @@ class _Transform:
             # functions check at run time what they get)
             if v and not tangent_carrying(a.type):
                 raise self.refuse(None, f"argument {a.name!r} of type {a.type}")
-        found = analyse(self.f, varied_args, self.resolver.writes)
+        found = analyse(self.f, varied_args, self.resolver.writes, self.own_cells)
         for op, ty in found.untyped_edges:
             raise self.refuse(op, f"a value of type {ty}")
         for what, op in found.unreachable:
@@ -195,6 +206,8 @@ class _Transform:
             if block is self.f.entry:
                 new = self.out.entry
                 params = [a for a in new.args]
+                if self.closure_of is not None:
+                    self.dclosure, params = params[0], params[1:]
                 n = len(block.args)
                 for old, p in zip(block.args, params[:n]):
                     self.primal[old] = p
@@ -281,8 +294,12 @@ class _Transform:
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
         given = operands(op)
         varied = tuple(a in self.varied for a in given)
-        if op.callee in self.varied:
-            raise self.refuse(op, "a call of a value with a tangent")
+        if op.callee in self.varied:  # (a closure made here: its cells' boxes go along)
+            self.dynamic(b, op, callee, args, varied)
+            return
+        if _is_closure_cell(op):
+            self.closure_cell(b, op, args)
+            return
         pure = is_pure_call(op) or _writes_nothing(op)
         if not any(varied) or pure and tangentless(r.type):
             # No tangent in, or none out (``x > 0``, ``int(x)``): the primal's call.
@@ -298,7 +315,7 @@ class _Transform:
         if isinstance(fn, FunctionType) and self.resolver.derives(fn, types, tuple(op.kwargs)):
             self.derived_call(b, op, fn, varied)
             return
-        if not isinstance(fn, FunctionType) and self.resolver.writes(op, varied):
+        if self.resolver.writes(op, varied):  # (a primitive's, or a registered function's)
             self.write(b, op, fn, args, kwargs, varied)
             return
         if not pure and tangentless(r.type) and not isinstance(fn, FunctionType):
@@ -474,11 +491,30 @@ class _Transform:
         b.call(np.copyto, dtarget, dt, type=T.NONE)
         return z, dtarget
 
+    def closure_cell(self, b: Builder, op: Call, args: list[Value]) -> None:
+        """``closure_cell(fn, i)``: of the function itself, with boxes passed in, box ``i``
+        (``closure_box`` where a write reaches it: a cell made outside has none); of a function
+        made outside the differentiated code, a constant, which no write may reach."""
+        r = op.result
+        self.primal[r] = b.call(self.p(op.callee), *args, type=r.type, name=r.name)
+        if r in self.own_cells:
+            get = closure_box if r in self.exposed else operator.getitem
+            self.tangent[r] = b.call(get, self.dclosure, args[1], type=T.ANY)
+            return
+        if r in self.exposed:
+            raise self.refuse(
+                op,
+                "a write into a variable of an enclosing function (nonlocal) of a function made "
+                "outside the differentiated code",
+            )
+        self.varied.discard(r)
+
     def dynamic(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
     ) -> None:
         """A callee known only at run time: the resolver's handler finds its forward rule or
-        program then, and returns the pair."""
+        program then, and returns the pair.  A callee with a tangent (a closure made in the
+        differentiated code) passes its cells' boxes along."""
         r = op.result
         if self.reversible:  # (``DynamicCalls`` has no reverse rule)
             loc = op.loc
@@ -496,7 +532,14 @@ class _Transform:
         site = self.resolve(op, varied)
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(op.args, varied)]
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
-        made = b.call(site.what, callee, *args, *tangents, kwargs=kwargs, type=T.ANY)
+        if op.callee in self.varied:
+            dcallee = self.tangent[op.callee]
+            made = b.call(
+                site.what.with_tangent,  # type: ignore[attr-defined]
+                callee, dcallee, *args, *tangents, kwargs=kwargs, type=T.ANY,
+            )  # fmt: skip
+        else:
+            made = b.call(site.what, callee, *args, *tangents, kwargs=kwargs, type=T.ANY)
         self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
         if r in self.varied:
             self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
@@ -532,6 +575,16 @@ _SAME_VIEWS = frozenset([
 
 #: calls that return new memory whatever their operands (their tangents are new too)
 _COPIES = frozenset([np.copy, np.ndarray.copy, np.array])
+
+
+def _is_closure_cell(op: Call) -> bool:
+    callee = op.callee
+    return isinstance(callee, Constant) and callee.value is runtime.closure_cell
+
+
+def _own_cell(op: Call, fn: FunctionType) -> bool:
+    """``closure_cell(fn, i)``: a cell of ``fn`` itself."""
+    return _is_closure_cell(op) and isinstance(op.args[0], Constant) and op.args[0].value is fn
 
 
 def pair(b: Builder, y: Value, dy: Value) -> Value:

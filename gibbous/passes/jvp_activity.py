@@ -24,6 +24,7 @@ from collections import abc
 import attrs
 import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import (
     BlockArgument,
@@ -92,7 +93,11 @@ class Varied:
         return frozenset(i for i, a in enumerate(f.args) if a in self.exposed)
 
 
-def analyse(f: Function, varied_args: t.Sequence[bool], writes: Writes) -> Varied:
+def analyse(
+    f: Function, varied_args: t.Sequence[bool], writes: Writes, seeds: t.Iterable[Value] = ()
+) -> Varied:
+    """What is varied and exposed in ``f``; ``seeds``: values varied whatever their operands
+    (the cells of a closure whose boxes its caller passed)."""
     incoming: dict[BlockArgument, list[Value]] = {}
     for block in f.blocks:
         term = block.terminator
@@ -112,7 +117,7 @@ def analyse(f: Function, varied_args: t.Sequence[bool], writes: Writes) -> Varie
             return op.operands if out is None else (out,)
         return ()
 
-    varied: set[Value] = {a for a, on in zip(f.args, varied_args) if on}
+    varied: set[Value] = {a for a, on in zip(f.args, varied_args) if on} | set(seeds)
     exposed: set[Value] = set()
     untyped: list[tuple[Operation, T.Type]] = []
 
@@ -136,8 +141,11 @@ def analyse(f: Function, varied_args: t.Sequence[bool], writes: Writes) -> Varie
         for block in f.blocks:
             for op in block.ops:
                 if isinstance(op, Call):
+                    closure = _closure(op)
+                    if closure is not None:  # (a later call of it may write its cells)
+                        changed |= expose(closure, op)
                     flags = tuple(v in varied for v in operands(op))
-                    if not any(flags):
+                    if not any(flags) and op.callee not in varied:
                         continue
                     if op.result not in varied and tangent_carrying(op.type):
                         varied.add(op.result)
@@ -177,6 +185,17 @@ def analyse(f: Function, varied_args: t.Sequence[bool], writes: Writes) -> Varie
     return Varied(frozenset(varied), frozenset(exposed), tuple(unreachable), tuple(untyped))
 
 
+def _closure(op: Call) -> Value | None:
+    """The tuple of cells ``make_function`` makes a nested function over, if any: every cell
+    in it gets a box from where it is made (``gibbous.rules.forward_cells``)."""
+    callee = op.callee
+    if not (isinstance(callee, Constant) and callee.value is runtime.make_function):
+        return None
+    if len(op.args) < 5 or isinstance(op.args[4], Constant):
+        return None
+    return op.args[4]
+
+
 def _memory(v: Value) -> bool:
     """Whether ``v`` may be (or hold) memory a write reaches: not a number, string, None."""
     ty = v.type
@@ -188,7 +207,7 @@ def _memory(v: Value) -> bool:
 
 def _code(value: object) -> bool:
     """Constants a call's operands hold that are no memory a write reaches: the callee."""
-    return callable(value) or isinstance(value, (types.ModuleType, type))
+    return callable(value) or isinstance(value, (types.ModuleType, type, types.CodeType))
 
 
 @attrs.frozen

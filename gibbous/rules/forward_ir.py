@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import operator
+import types
 import typing as t
 
 import attrs
@@ -64,6 +65,8 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
         if dz is not None:
             return dz
         return kind(item_zeros(z))
+    if kind is types.CellType:  # (a closure's cell: a box of its own, written as it is)
+        return TangentCell() if dz is None else dz
     if dz is None:  # (a value of a type inference could not tell: none if not a number)
         return z.dtype.type(0) if isinstance(z, np.generic) else None
     if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
@@ -74,7 +77,22 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
 runtime.register_object(like, "forward.like")  # a path for the IR's text
 
 
-_CARRIERS = (float, np.floating, np.ndarray, tuple, list)
+_CARRIERS = (float, np.floating, np.ndarray, tuple, list, types.CellType)
+
+
+class TangentCell:
+    """The tangent of a closure's cell: the tangent of what the cell holds (None: zero, or
+    none for what is no number).  Every function made over the cell and the function that
+    made it hold this one box, so a write through either (``nonlocal``) is seen by all, as
+    the cell's own contents are (``gibbous.rules.forward_cells``)."""
+
+    __slots__ = ("contents",)
+
+    def __init__(self, contents: t.Any = None) -> None:
+        self.contents = contents
+
+    def __repr__(self) -> str:
+        return f"TangentCell({self.contents!r})"
 
 
 #: arrays at least this large are worth computing into a dead temporary (``reuse``): below,

@@ -78,6 +78,8 @@ def written_operands(
         return frozenset(out)
     if n and isinstance(types[0], T.List) and (fn in _LIST_WRITES or fn is operator.setitem):
         return frozenset({0})  # (the list object: its slots, not its items' memory)
+    if fn is runtime.cell_set:
+        return frozenset({0})  # (the cell: its contents)
     if "out" in kwnames:
         i = n + kwnames.index("out")
         return frozenset({i}) if _array(types[i]) else frozenset()
@@ -110,6 +112,8 @@ def direct(
     if n and isinstance(types[0], T.List) and not kwnames:
         if fn is operator.setitem and n == 3 or fn in _LIST_WRITES:
             return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
+    if fn is runtime.cell_set and n == 2 and not kwnames:
+        return _cell_set
     if fn is operator.setitem and n == 3 and not kwnames and _number(types[2]):
         return _assign(operator.setitem, value=2)
     if fn is np.copyto and n >= 2 and set(kwnames) <= {"casting", "where"} and _number(types[1]):
@@ -247,6 +251,19 @@ def _list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
         return z, dz if fn is list.pop else None
 
     return emit
+
+
+def _cell_set(
+    b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+) -> tuple[Value, Value | None]:
+    """``cell.cell_contents = v`` (a local a nested function captured, assigned): the cell's
+    box (``TangentCell``) takes v's tangent, so every function holding the box sees it."""
+    dcell = d[0]
+    assert dcell is not None  # (the transform gives every written cell a box)
+    z = b.call(runtime.cell_set, *args, type=T.NONE)
+    dv = Constant(None) if d[1] is None else d[1]
+    b.call(setattr, dcell, "contents", dv, type=T.NONE)
+    return z, None
 
 
 def _linear_in_place(fn: object) -> WriteEmit:

@@ -1,0 +1,109 @@
+"""Forward rules of closures: cells, the functions made over them, and reading them.
+
+A local that a nested function captures lives in a cell (``make_cell``); the nested function
+is made with a tuple of cells (``make_function(..., closure)``) and reads them through
+``closure_cell(fn, i)`` and ``cell_get``; ``nonlocal`` assigns through ``cell_set``.  Forward
+mode gives a cell a box, ``TangentCell``, holding the tangent of what the cell holds, and a
+function made over cells the tuple of their boxes, ``ClosureTangent``:
+
+* ``make_cell(v)``: a new box holding v's tangent;
+* ``cell_get(cell)``: the box's contents (zeros where it holds none);
+* ``cell_set(cell, v)``: the box takes v's tangent (a write: ``forward_writes``);
+* ``make_function(..., closure)``: the boxes of its cells (every cell a function is made over
+  has a box from where it is made: ``gibbous.passes.jvp_activity``), so a call of the function
+  (``DynamicCalls`` in ``gibbous.forward``) runs its forward program with them, where
+  ``closure_cell(fn, i)`` is box ``i``.
+
+The boxes are shared exactly as the cells are: the function that made a cell and every function
+made over it hold the same box, so a ``nonlocal`` write in one is read in the others.  Default
+values with tangents (``def g(a, b=x)``) are refused: a call would have to take the default's
+tangent too.
+"""
+
+from __future__ import annotations
+
+import typing as t
+
+from gibbous.ir import runtime
+from gibbous.ir import types as T
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import ForwardModeError, TangentCell, like
+
+
+class ClosureTangent:
+    """The tangent of a function made over cells: their boxes, in ``co_freevars`` order."""
+
+    __slots__ = ("cells",)
+
+    def __init__(self, cells: tuple[TangentCell | None, ...]) -> None:
+        self.cells = cells
+
+    def __repr__(self) -> str:
+        return f"ClosureTangent({self.cells!r})"
+
+
+def _make_cell(z: t.Any, *a: t.Any) -> TangentCell:
+    """``make_cell()`` or ``make_cell(v)``: a box with v's tangent."""
+    return TangentCell(a[1] if len(a) == 2 else None)
+
+
+def _cell_get(z: t.Any, *a: t.Any) -> t.Any:
+    """``cell_get(cell, name[, free])``: what the cell's box holds, shaped as the value."""
+    box = a[len(a) // 2]
+    return like(z, box.contents if type(box) is TangentCell else None)
+
+
+def _make_function(z: t.Any, *a: t.Any, **annotations: t.Any) -> ClosureTangent | None:
+    """``make_function(code, owner[, defaults, kwdefaults, closure], annotations=...)``: the
+    closure's boxes; a default value with a tangent is refused."""
+    n = (len(a) - len(annotations)) // 2  # (a: the positional values, then every tangent)
+    values, tangents = a[:n], a[n:]
+    for k in (2, 3):  # (defaults, kwdefaults)
+        if k < n and _carries(tangents[k]):
+            raise ForwardModeError(
+                f"forward mode: {getattr(z, '__qualname__', z)} has a default value with a "
+                "tangent (def g(a, b=x) with x depending on a float): a call using the "
+                "default would lose its tangent; pass the value as an argument instead"
+            )
+    if n < 5 or values[4] is None:
+        return None
+    dcells = tangents[4]
+    if dcells is None:  # (cells made outside the differentiated code: constants)
+        return None
+    return ClosureTangent(tuple(c if type(c) is TangentCell else None for c in dcells))
+
+
+def _carries(d: t.Any) -> bool:
+    if isinstance(d, (tuple, list)):
+        return any(map(_carries, d))
+    if isinstance(d, dict):
+        return any(map(_carries, d.values()))
+    return d is not None and not (type(d) is float and d == 0.0)
+
+
+def _maker(tangent: t.Callable[..., t.Any], keywords: frozenset[str] = frozenset()) -> FR.Maker:
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> FR.Tangent | None:
+        return tangent if set(kwnames) <= keywords else None
+
+    return make
+
+
+def closure_box(cells: tuple[TangentCell | None, ...], i: int) -> TangentCell:
+    """Box ``i`` of a closure's tangent, in the forward program of the function made over it
+    (``closure_cell(fn, i)``); a cell made outside the differentiated code has none."""
+    box = cells[i]
+    if box is None:
+        raise ForwardModeError(
+            f"forward mode: cell {i} of a closure was made outside the differentiated code "
+            "and is written with a tangent: make the closure inside the function differentiated"
+        )
+    return box
+
+
+FR.register(runtime.make_cell, _maker(_make_cell))
+FR.register(runtime.cell_get, _maker(_cell_get))
+FR.register(runtime.make_function, _maker(_make_function, frozenset({"annotations"})))
+for _helper in (_make_cell, _cell_get, _make_function, closure_box):
+    runtime.register_object(_helper, f"forward_cells.{_helper.__name__.lstrip('_')}")

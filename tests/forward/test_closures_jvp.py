@@ -1,0 +1,158 @@
+"""Forward mode through closures (``gibbous.rules.forward_cells``): captured values, ``nonlocal``
+writes, closures made by one function and called by another, closures of closures; against
+central finite differences.  What it cannot follow is refused by name."""
+
+from __future__ import annotations
+
+import typing as t
+
+import numpy as np
+import pytest
+
+from gibbous.forward import ForwardModeError, build_frule, jvp
+
+RNG = np.random.default_rng(41)
+
+
+def central(f: t.Callable[..., t.Any], args: tuple[t.Any, ...], d: tuple[t.Any, ...]) -> t.Any:
+    h = 1e-6
+
+    def at(s: float) -> t.Any:
+        return f(*(a if v is None else a + s * v for a, v in zip(args, d)))
+
+    return (np.asarray(at(h)) - np.asarray(at(-h))) / (2 * h)
+
+
+def check(f: t.Callable[..., t.Any], *args: t.Any) -> None:
+    d = tuple(
+        float(RNG.standard_normal()) if isinstance(a, float)
+        else RNG.standard_normal(a.shape) if isinstance(a, np.ndarray) else None
+        for a in args
+    )  # fmt: skip
+    rule = build_frule(f, *args)
+    for _ in range(2):  # a warm rule, and boxes made anew per call
+        y, dy = jvp(rule, f, args, d)
+        np.testing.assert_allclose(y, f(*args), rtol=1e-13)
+        np.testing.assert_allclose(dy, central(f, args, d), rtol=1e-6, atol=1e-8)
+
+
+def captured(x: float) -> float:
+    def inner(y: float) -> float:
+        return x * y
+
+    return inner(2.0) + inner(x)
+
+
+def rebound(x: float) -> float:
+    def get() -> float:
+        return x
+
+    x = x * 10  # the cell written by the function that made it
+    return get()
+
+
+def accumulates(x: float) -> float:
+    total = 0.0
+
+    def add(v: float) -> None:
+        nonlocal total  # written by the closure, read by its maker
+        total = total + v * x
+
+    add(1.0)
+    add(x)
+    return total
+
+
+def make_step(lr: float) -> t.Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    def step(w: np.ndarray, g: np.ndarray) -> np.ndarray:
+        return w - lr * g
+
+    return step
+
+
+def train(lr: float, w: np.ndarray) -> float:
+    step = make_step(lr)  # a closure made by a callee, called here
+    for _ in range(3):
+        w = step(w, np.sin(w))
+    return float(np.sum(w))
+
+
+def make_momentum(lr: float, beta: float = 0.9) -> t.Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    velocity = None
+
+    def step(w: np.ndarray, g: np.ndarray) -> np.ndarray:
+        nonlocal velocity
+        velocity = g if velocity is None else beta * velocity + g
+        return w - lr * velocity
+
+    return step
+
+
+def momentum(lr: float, w: np.ndarray) -> float:
+    step = make_momentum(lr)
+    for _ in range(4):
+        w = step(w, np.cos(w))
+    return float(np.sum(w**2))
+
+
+def nested(x: float, a: np.ndarray) -> float:
+    def outer(s: float) -> t.Callable[[], float]:
+        def inner() -> float:
+            return float(np.sum(a * s * x))  # a cell of outer's and two of nested's
+
+        return inner
+
+    return outer(x)() + outer(2.0)()
+
+
+@pytest.mark.parametrize(
+    ("f", "args"),
+    [
+        (captured, (1.5,)),
+        (rebound, (0.7,)),
+        (accumulates, (1.3,)),
+        (train, (0.1, RNG.standard_normal(4))),
+        (momentum, (0.05, RNG.standard_normal(3))),
+        (nested, (0.4, RNG.standard_normal(3))),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_closures(f: t.Callable[..., t.Any], args: tuple[t.Any, ...]) -> None:
+    check(f, *args)
+
+
+def default_with_tangent(x: float) -> float:
+    def g(a: float, b: float = x) -> float:
+        return a * b
+
+    return g(2.0)
+
+
+def test_a_default_value_with_a_tangent_is_refused() -> None:
+    rule = build_frule(default_with_tangent, 1.0)
+    with pytest.raises(ForwardModeError, match="default value with a tangent"):
+        jvp(rule, default_with_tangent, (1.0,), (1.0,))
+
+
+def made_outside() -> t.Callable[[float], float]:
+    total = 0.0
+
+    def add(v: float) -> float:
+        nonlocal total
+        total = total + v
+        return total
+
+    return add
+
+
+ADD = made_outside()  # a closure made outside the differentiated code
+
+
+def writes_a_cell_made_outside(x: float) -> float:
+    return ADD(x * 2.0)
+
+
+def test_a_write_into_a_cell_made_outside_is_refused() -> None:
+    with pytest.raises(ForwardModeError, match="nonlocal"):
+        rule = build_frule(writes_a_cell_made_outside, 1.0)
+        jvp(rule, writes_a_cell_made_outside, (1.0,), (1.0,))
