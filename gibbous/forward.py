@@ -20,6 +20,7 @@ import numpy as np
 
 from gibbous.api import StaleRuleError, rebound_global
 from gibbous.backends.numpy.codegen import compile_function
+from gibbous.ir import names
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location
@@ -417,7 +418,7 @@ class ProgramBuilder:
         if not isinstance(op.callee, Constant):
             if self.dynamic is None:
                 self.dynamic = DynamicCalls(self)
-            return Site("dynamic", self.dynamic)
+            return Site("dynamic", names.printable(self.dynamic, "forward.dynamic_calls"))
         types = tuple(v.type for v in operands(op))
         return self.primitive_site(op.callee.value, types, tuple(op.kwargs), varied, op.loc)
 
@@ -441,7 +442,8 @@ class ProgramBuilder:
             return Site("zero")
         tangent = self.primitive(fn, types, kwnames, varied, loc)
         if tangent is not None:
-            return Site("tangent", tangent)
+            shown = f"forward.tangent<{callable_name(fn)}>"  # (for the IR's text)
+            return Site("tangent", names.printable(tangent, shown))
         if registration is None and self.derives(fn, types, kwnames):
             if kwnames:
                 raise _missing(fn, types, kwnames, loc, "keyword arguments of a Python function")

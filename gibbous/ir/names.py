@@ -13,6 +13,7 @@ import importlib
 import sys
 import types
 import typing as t
+import weakref
 
 # Searched first, in this order, so that objects print by the name people write:
 # ``operator.mul`` rather than ``_operator.mul``, ``numpy.sum`` rather than a private module.
@@ -103,12 +104,42 @@ def add_path_provider(provider: t.Callable[[object], str | None]) -> None:
         _PATH_PROVIDERS.append(provider)
 
 
+# Objects a transform puts into the IR that have no import path (a rule's placeholders, a
+# forward rule's tangent function) print under a name given here.  The text does not parse
+# back: it is for reading.  Held weakly: a rule built and dropped takes them with it.
+_PRINTED: dict[int, tuple[weakref.ref[object], str]] = {}
+_O = t.TypeVar("_O")
+
+
+def _printed_path(obj: object) -> str | None:
+    hit = _PRINTED.get(id(obj))
+    return hit[1] if hit is not None and hit[0]() is obj else None
+
+
+def printable(obj: _O, path: str) -> _O:
+    """``obj``, which the IR's text now names ``path`` while it lives (for reading only)."""
+    key = id(obj)
+
+    def forget(ref: weakref.ref[object]) -> None:
+        if _PRINTED.get(key, (None,))[0] is ref:  # not a later object with the same id
+            del _PRINTED[key]
+
+    try:
+        _PRINTED[key] = (weakref.ref(obj, forget), path)
+    except TypeError:  # (no weak reference to it: it stays unprintable)
+        pass
+    return obj
+
+
 def import_path(obj: object) -> str | None:
     """A dotted path that ``resolve`` maps back to ``obj``, or ``None`` if there is none."""
     for provider in _PATH_PROVIDERS:
         path = provider(obj)
         if path is not None:
             return path
+    path = _printed_path(obj)
+    if path is not None:
+        return path
     hit = _preferred_names().get(id(obj))
     if hit is not None and hit[1] is obj:
         return hit[0]

@@ -21,7 +21,6 @@ import functools
 import operator
 import re
 import typing as t
-import weakref
 
 import numpy as np
 
@@ -82,31 +81,11 @@ class Placeholder:
 
 
 # Placeholders and the CoDuals of constants have no import path; they print under this prefix
-# (the text does not parse back: these functions are for reading, not for the parser).  Held
-# weakly: a rule built and dropped must take its placeholders with it (with their makers, the
-# session, every program it built).
-_PRINTED: dict[int, tuple[weakref.ref[object], str]] = {}
-
-
-def _printed_path(obj: object) -> str | None:
-    if obj is NO_TANGENT:
-        return "gibbous.rules.tangents.NO_TANGENT"  # resolves back
-    hit = _PRINTED.get(id(obj))
-    return hit[1] if hit is not None and hit[0]() is obj else None
-
-
-names.add_path_provider(_printed_path)
-
-
-def _printable(obj: object, path: str) -> object:
-    key = id(obj)
-
-    def forget(ref: weakref.ref[object]) -> None:
-        if _PRINTED.get(key, (None,))[0] is ref:  # not a later object with the same id
-            del _PRINTED[key]
-
-    _PRINTED[key] = (weakref.ref(obj, forget), path)
-    return obj
+# (``names.printable``: held weakly, for reading, not for the parser).
+names.add_path_provider(
+    lambda obj: "gibbous.rules.tangents.NO_TANGENT" if obj is NO_TANGENT else None  # resolves
+)
+_printable = names.printable
 
 
 #: Where an inline site saved its result's fdata, when its cotangent is a value instead.
@@ -211,7 +190,7 @@ class Forward:
     def placeholder(self, name: str, kind: str, what: object) -> Placeholder:
         p = Placeholder(name, kind, what)
         self.placeholders.append(p)
-        return t.cast(Placeholder, _printable(p, f"ad.{name}"))
+        return _printable(p, f"ad.{name}")
 
     def _needs(self) -> tuple[set[Value], set[Value]]:
         """Which values some use needs as a CoDual, and which as a primal."""

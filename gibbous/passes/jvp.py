@@ -40,7 +40,7 @@ from types import FunctionType
 import attrs
 import numpy as np
 
-from gibbous.ir import runtime
+from gibbous.ir import names, runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.cfg import reverse_postorder
@@ -534,10 +534,9 @@ class _Transform:
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
         if op.callee in self.varied:
             dcallee = self.tangent[op.callee]
-            made = b.call(
-                site.what.with_tangent,  # type: ignore[attr-defined]
-                callee, dcallee, *args, *tangents, kwargs=kwargs, type=T.ANY,
-            )  # fmt: skip
+            with_tangent = site.what.with_tangent  # type: ignore[attr-defined]
+            names.printable(with_tangent, "forward.dynamic_calls.with_tangent")
+            made = b.call(with_tangent, callee, dcallee, *args, *tangents, kwargs=kwargs, type=T.ANY)
         else:
             made = b.call(site.what, callee, *args, *tangents, kwargs=kwargs, type=T.ANY)
         self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)

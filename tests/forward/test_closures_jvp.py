@@ -156,3 +156,13 @@ def test_a_write_into_a_cell_made_outside_is_refused() -> None:
     with pytest.raises(ForwardModeError, match="nonlocal"):
         rule = build_frule(writes_a_cell_made_outside, 1.0)
         jvp(rule, writes_a_cell_made_outside, (1.0,), (1.0,))
+
+
+def test_the_forward_program_prints() -> None:
+    """Tangent functions and the run-time callee's handler have no import path: the IR's
+    text names them for reading (``python -m gibbous ir --stage jvp``)."""
+    from gibbous.inspect.stages import code_ir
+
+    text = str(code_ir(captured, 1.5, stage="jvp"))
+    assert "forward.dynamic_calls.with_tangent(%inner" in text
+    assert "forward_cells_make_cell(%x_cell, %x, %dx)" in text
