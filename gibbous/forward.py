@@ -37,6 +37,7 @@ from gibbous.passes.jvp_activity import (
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_cells import ClosureTangent
+from gibbous.rules.forward_ir import ObjectTangent, user_class
 from gibbous.rules.public_names import (
     callable_name,
     entry_point,
@@ -250,11 +251,20 @@ def _checked_tangent(i: int | str, a: t.Any, dx: t.Any) -> t.Any:
                 f"one per item of the argument (None for an item without one); "
                 f"{type(dx).__name__} given"
             )
-        return kind(
-            _checked_tangent(f"{i}[{k}]", item, d)
-            if tangent_carrying(T.typeof(item))
-            else None
+        items = [
+            _checked_tangent(f"{i}[{k}]", item, d) if tangent_carrying(T.typeof(item)) else None
             for k, (item, d) in enumerate(zip(a, dx))
+        ]
+        build: t.Any = kind
+        return build(*items) if hasattr(kind, "_fields") else build(items)  # (a NamedTuple's)
+    if user_class(type(a)):  # (its attributes' tangents, by name)
+        if isinstance(dx, ObjectTangent):
+            return dx
+        if isinstance(dx, dict) and all(isinstance(k, str) for k in dx):
+            return ObjectTangent(dict(dx))
+        raise TypeError(
+            f"jvp: the tangent of argument {i} ({type(a).__name__}) must be a dict of its "
+            f"attributes' tangents by name (or None); {type(dx).__name__} given"
         )
     if isinstance(a, np.ndarray):
         if not isinstance(dx, np.ndarray) or dx.shape != a.shape or dx.dtype.kind not in "biuf":
@@ -500,6 +510,38 @@ class ProgramBuilder:
         """The forward program of a Python function, for all its parameters' types."""
         return Site("derived", self.program(fn, types, varied))
 
+    def construct(
+        self, cls: type, types: tuple[T.Type, ...], varied: tuple[bool, ...], loc: object
+    ) -> Construct:
+        """``cls(*args)`` of a Python class: ``object.__new__``, then ``__init__``'s forward
+        program on the object and its tangent."""
+        name = callable_name(cls)
+        at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+        if getattr(cls, "__new__") is not object.__new__:
+            raise ForwardModeError(f"forward mode: {name}{at} has a __new__ of its own")
+        init = getattr(cls, "__init__")
+        if init is object.__init__:
+            if types:
+                raise ForwardModeError(f"forward mode: {name}{at} takes no arguments")
+            return Construct(cls, None)
+        if not (isinstance(init, pytypes.FunctionType) and derivable_function(init)):
+            raise ForwardModeError(f"forward mode: {name}{at}: its __init__ is not Python code")
+        binding = bind_call(init, 1 + len(types), ())
+        if binding is None:
+            raise ForwardModeError(
+                f"forward mode: {name}(...){at}: an __init__ with *args, **kwargs or "
+                "keyword-only parameters"
+            )
+        full_types, full_varied = bound(binding, (T.Object(cls), *types), (True, *varied))
+        if self.written_args(init, full_types, full_varied) - {0}:
+            raise ForwardModeError(
+                f"forward mode: {name}.__init__{at} writes into an argument other than the object"
+            )
+        program = self.program(init, full_types, full_varied)
+        defaults = tuple(w.value for w in binding[1 + len(types) :] if isinstance(w, Default))
+        made = Construct(cls, program, len(types), defaults)
+        return names.printable(made, f"forward.construct<{name}>")
+
     def written_args(
         self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
     ) -> frozenset[int]:
@@ -518,6 +560,32 @@ class ProgramBuilder:
             self.written.pop(key, None)
         self.written[key] = found
         return found
+
+
+class Construct:
+    """``cls(*args)`` in a forward program: ``run(*args, *tangents) -> (obj, dobj)``, the
+    object made as Python makes it and its tangent (``ObjectTangent``) filled by ``__init__``'s
+    forward program (``init``: the object, the ``n`` arguments, the defaults, then the
+    tangents of the object and of the varied arguments)."""
+
+    __slots__ = ("cls", "init", "n", "defaults", "__weakref__")
+
+    def __init__(
+        self,
+        cls: type,
+        init: t.Callable[..., t.Any] | None,
+        n: int = 0,
+        defaults: tuple[object, ...] = (),
+    ) -> None:
+        self.cls, self.init, self.n, self.defaults = cls, init, n, defaults
+
+    def __call__(self, *a: t.Any) -> tuple[t.Any, ObjectTangent]:
+        obj: t.Any = object.__new__(self.cls)
+        dobj = ObjectTangent()
+        if self.init is not None:
+            n = self.n
+            self.init(obj, *a[:n], *self.defaults, dobj, *a[n:])
+        return obj, dobj
 
 
 _KNOWN = 256  # callees a ``DynamicCalls`` keeps, the oldest dropped first
@@ -543,6 +611,18 @@ class DynamicCalls:
         code has its cells' boxes (``ClosureTangent``), which its program takes first."""
         n = len(rest) // 2
         args, tangents = rest[:n], rest[n:]
+        if type(callee) is pytypes.MethodType and user_class(type(callee.__self__)):
+            # ``obj.method(...)``: the function, with the object (and its tangent) first
+            d = dcallee if type(dcallee) is ObjectTangent else None
+            fn, obj = callee.__func__, callee.__self__
+            return self.with_tangent(fn, None, obj, *args, d, *tangents, **kwargs)
+        if type(dcallee) is ObjectTangent:
+            # ``obj(...)``: its class's ``__call__``, with the object and its tangent first
+            if type(callee) is pytypes.MethodType:
+                fn, obj = callee.__func__, t.cast(t.Any, callee.__self__)
+            else:
+                fn, obj = type(callee).__call__, callee
+            return self.with_tangent(fn, None, obj, *args, dcallee, *tangents, **kwargs)
         varied = tuple(d is not None for d in tangents) + (False,) * len(kwargs)
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
         boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
@@ -595,6 +675,11 @@ class DynamicCalls:
         if isinstance(fn, pytypes.FunctionType) and derivable_function(fn) and not kwnames:
             made = self.builder.program(fn, types, varied, closure)
             written = self.builder.written_args(fn, types, varied)
+            # (an object with a tangent: its attributes' tangents are the caller's too)
+            written = frozenset(
+                i for i in written
+                if not (varied[i] and _user_object(types[i]))
+            )
             if written:
                 raise ForwardModeError(
                     f"forward mode: {callable_name(fn)}, called through a value computed at run "
@@ -610,6 +695,10 @@ class DynamicCalls:
 
 
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
+
+
+def _user_object(ty: T.Type) -> bool:
+    return isinstance(ty, T.Object) and user_class(ty.cls)
 
 
 def _no_memory(ty: T.Type) -> bool:

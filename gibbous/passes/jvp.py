@@ -76,6 +76,7 @@ from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_cells import closure_box
 from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
+from gibbous.rules.forward_ir import item_tangent, user_class
 from gibbous.rules.public_names import callable_name
 
 
@@ -119,6 +120,11 @@ class Resolver(t.Protocol):
         self, fn: FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
     ) -> Site:
         """The forward program of ``fn`` for its parameters' types (all of them bound)."""
+
+    def construct(
+        self, cls: type, types: tuple[T.Type, ...], varied: tuple[bool, ...], loc: object
+    ) -> t.Callable[..., t.Any]:
+        """``run(*args, *tangents of the varied ones) -> (obj, dobj)`` for ``cls(*args)``."""
 
 
 def where(op: Operation | None, fn_name: str) -> str:
@@ -312,6 +318,16 @@ class _Transform:
         name = callable_name(op.callee.value)
         fn = op.callee.value
         types = tuple(v.type for v in given)
+        if isinstance(fn, type) and user_class(fn):
+            self.construct(b, op, fn, varied)
+            return
+        if _namedtuple(fn) and not op.kwargs and len(op.args) == len(getattr(fn, "_fields")):
+            # (its tangent: the NamedTuple of its items' tangents)
+            z = self.primal[r] = b.call(callee, *args, type=r.type, name=r.name)
+            d = [item_tangent(b, a, self.tangent.get(x)) for a, x in zip(args, op.args)]
+            self.tangent[r] = b.call(callee, *d, type=T.ANY)
+            del z
+            return
         if isinstance(fn, FunctionType) and self.resolver.derives(fn, types, tuple(op.kwargs)):
             self.derived_call(b, op, fn, varied)
             return
@@ -491,6 +507,20 @@ class _Transform:
         b.call(np.copyto, dtarget, dt, type=T.NONE)
         return z, dtarget
 
+    def construct(self, b: Builder, op: Call, cls: type, varied: tuple[bool, ...]) -> None:
+        """``cls(*args)`` of a Python class: the object and its tangent, ``__init__``'s forward
+        program run on both (``gibbous.forward.Construct``)."""
+        r = op.result
+        if op.kwargs:
+            raise self.refuse(op, f"{callable_name(cls)}(...) with keyword arguments")
+        if self.reversible:  # (``Construct`` has no reverse rule)
+            raise self.refuse(op, f"{callable_name(cls)}(...) in a Hessian-vector product")
+        site = self.resolver.construct(cls, tuple(a.type for a in op.args), varied, op.loc)
+        tangents = [self.tangent[a] for a, v in zip(op.args, varied) if v]
+        made = b.call(site, *(self.p(a) for a in op.args), *tangents, type=T.ANY)
+        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
+        self.tangent[r] = b.call(operator.getitem, made, 1, type=T.ANY)
+
     def closure_cell(self, b: Builder, op: Call, args: list[Value]) -> None:
         """``closure_cell(fn, i)``: of the function itself, with boxes passed in, box ``i``
         (``closure_box`` where a write reaches it: a cell made outside has none); of a function
@@ -574,6 +604,10 @@ _SAME_VIEWS = frozenset([
 
 #: calls that return new memory whatever their operands (their tangents are new too)
 _COPIES = frozenset([np.copy, np.ndarray.copy, np.array])
+
+
+def _namedtuple(fn: object) -> t.TypeGuard[type[tuple[t.Any, ...]]]:
+    return isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields")
 
 
 def _is_closure_cell(op: Call) -> bool:

@@ -40,6 +40,7 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.ir.purity import returns_fresh
+from gibbous.rules.forward_ir import user_class
 from gibbous.rules.forward_writes import IN_PLACE_OF
 
 #: ``writes(call, varied)``: the indices, among the call's ``(*args, *kwarg values)``, of the
@@ -57,8 +58,9 @@ def tangent_carrying(ty: T.Type) -> bool:
         return any(map(tangent_carrying, ty.items))
     if isinstance(ty, T.List):  # (a list of them, grown and written as the list is)
         return tangent_carrying(ty.item)
-    if isinstance(ty, T.Object):  # (an iterator over an array or a tuple: one over the tangent)
-        return issubclass(ty.cls, abc.Iterator)
+    if isinstance(ty, T.Object):  # (an iterator over an array or a tuple: one over the tangent;
+        # an instance of a Python class: its attributes' tangents)
+        return issubclass(ty.cls, abc.Iterator) or user_class(ty.cls)
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
 
 
@@ -144,6 +146,9 @@ def analyse(
                     closure = _closure(op)
                     if closure is not None:  # (a later call of it may write its cells)
                         changed |= expose(closure, op)
+                    this = _method_self(op)
+                    if this is not None:  # (a method may write its object)
+                        changed |= expose(this, op)
                     flags = tuple(v in varied for v in operands(op))
                     if not any(flags) and op.callee not in varied:
                         continue
@@ -194,6 +199,18 @@ def _closure(op: Call) -> Value | None:
     if len(op.args) < 5 or isinstance(op.args[4], Constant):
         return None
     return op.args[4]
+
+
+def _method_self(op: Call) -> Value | None:
+    """The object a call of one of its methods (``obj.m(...)``) or of itself (``obj(...)``)
+    may write into: an instance of a Python class (``gibbous.rules.forward_objects``)."""
+    callee = op.callee
+    if isinstance(callee, Result) and isinstance(callee.op, Call):
+        getter = callee.op
+        if isinstance(getter.callee, Constant) and getter.callee.value is getattr and getter.args:
+            callee = getter.args[0]
+    ty = callee.type
+    return callee if isinstance(ty, T.Object) and user_class(ty.cls) else None
 
 
 def _memory(v: Value) -> bool:

@@ -26,6 +26,7 @@ from gibbous.ir.core import Constant, Value
 from gibbous.ir.exceptions import GibbousError
 from gibbous.rules import render as R
 from gibbous.rules.formulas import Expr
+from gibbous.rules.tangent_classes import NEVER_DIFFERENTIABLE, has_fields, is_frozen
 
 Tangent = t.Callable[..., t.Any]
 Values = t.Sequence[Value]
@@ -68,7 +69,9 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
     if kind is types.CellType:  # (a closure's cell: a box of its own, written as it is)
         return TangentCell() if dz is None else dz
     if dz is None:  # (a value of a type inference could not tell: none if not a number)
-        return z.dtype.type(0) if isinstance(z, np.generic) else None
+        if isinstance(z, np.generic):
+            return z.dtype.type(0)
+        return ObjectTangent() if user_class(type(z)) else None
     if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
         return np.float64(dz) if z.dtype.kind != "f" else z.dtype.type(dz)
     return dz
@@ -78,6 +81,35 @@ runtime.register_object(like, "forward.like")  # a path for the IR's text
 
 
 _CARRIERS = (float, np.floating, np.ndarray, tuple, list, types.CellType)
+
+
+class ObjectTangent:
+    """The tangent of an instance of a Python class: its attributes' tangents, by name (an
+    attribute without one: zero, or none for what is no number)."""
+
+    __slots__ = ("fields",)
+
+    def __init__(self, fields: dict[str, t.Any] | None = None) -> None:
+        self.fields = {} if fields is None else fields
+
+    def __repr__(self) -> str:
+        return f"ObjectTangent({self.fields!r})"
+
+
+def user_class(cls: type) -> bool:
+    """Whether instances of ``cls`` get an ``ObjectTangent``: a class written in Python whose
+    instances hold attributes that can be re-bound (``gibbous.rules.forward_objects``)."""
+    return (
+        isinstance(cls, type)
+        and cls.__module__ not in ("builtins", "numpy")
+        and not issubclass(cls, NEVER_DIFFERENTIABLE)
+        and not issubclass(cls, _NOT_OBJECTS)
+        and has_fields(cls)
+        and not is_frozen(cls)
+    )
+
+
+_NOT_OBJECTS = (tuple, list, dict, np.ndarray, np.generic, types.FunctionType, types.CellType)
 
 
 class TangentCell:

@@ -33,7 +33,14 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules.forward_ir import ForwardModeError, item_tangent, item_zeros, real_type
+from gibbous.rules.forward_ir import (
+    ForwardModeError,
+    ObjectTangent,
+    item_tangent,
+    item_zeros,
+    real_type,
+    user_class,
+)
 
 #: ``emit(b, args, kwargs, tangents) -> (z, dz)``: writes the primal call *and* its tangent
 #: (``tangents``: one per operand, positional then keyword, None where it has none); ``dz`` is
@@ -80,6 +87,10 @@ def written_operands(
         return frozenset({0})  # (the list object: its slots, not its items' memory)
     if fn is runtime.cell_set:
         return frozenset({0})  # (the cell: its contents)
+    if fn is setattr and n == 3 and isinstance(types[0], T.Object) and user_class(types[0].cls):
+        return frozenset({0})  # (the object: its attribute)
+    if fn is operator.setitem and n == 3 and isinstance(types[0], T.Any):
+        return frozenset({0})  # (an array whose type inference could not tell: checked)
     if "out" in kwnames:
         i = n + kwnames.index("out")
         return frozenset({i}) if _array(types[i]) else frozenset()
@@ -114,6 +125,10 @@ def direct(
             return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
     if fn is runtime.cell_set and n == 2 and not kwnames:
         return _cell_set
+    if fn is setattr and n == 3 and not kwnames:
+        return _setattr
+    if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Any):
+        return _assign(setitem_checked, value=2) if _number(types[2]) else None
     if fn is operator.setitem and n == 3 and not kwnames and _number(types[2]):
         return _assign(operator.setitem, value=2)
     if fn is np.copyto and n >= 2 and set(kwnames) <= {"casting", "where"} and _number(types[1]):
@@ -264,6 +279,44 @@ def _cell_set(
     dv = Constant(None) if d[1] is None else d[1]
     b.call(setattr, dcell, "contents", dv, type=T.NONE)
     return z, None
+
+
+def _setattr(
+    b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+) -> tuple[Value, Value | None]:
+    """``obj.name = v``: the object's tangent (``ObjectTangent``) takes v's."""
+    assert d[0] is not None  # (the transform gives every written object a tangent)
+    z = b.call(setattr, *args, type=T.NONE)
+    dv = Constant(None) if d[2] is None else d[2]
+    b.call(set_field, d[0], args[1], dv, type=T.NONE)
+    return z, None
+
+
+def set_field(dobj: t.Any, name: str, dv: t.Any) -> None:
+    """``obj.name = v``: the object's tangent takes v's (None: zero)."""
+    if type(dobj) is ObjectTangent:
+        if dv is None:
+            dobj.fields.pop(name, None)
+        else:
+            dobj.fields[name] = dv
+
+
+runtime.register_object(set_field, "forward_writes.set_field")
+
+
+def setitem_checked(z: t.Any, index: t.Any, x: t.Any) -> None:
+    """``z[index] = x`` into a value whose type inference could not tell (an attribute): an
+    array (and its tangent, an array too), checked here; anything else is refused."""
+    if not isinstance(z, np.ndarray):
+        raise ForwardModeError(
+            f"forward mode: z[i] = x into a {type(z).__name__} whose type the build could not "
+            "tell (an attribute, an item of a container): this version follows such writes "
+            "into arrays only"
+        )
+    z[index] = x
+
+
+runtime.register_object(setitem_checked, "forward_writes.setitem_checked")
 
 
 def _linear_in_place(fn: object) -> WriteEmit:
