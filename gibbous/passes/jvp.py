@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types
 import typing as t
 from types import FunctionType
 
@@ -305,6 +306,10 @@ class _Transform:
             return
         if _is_closure_cell(op):
             self.closure_cell(b, op, args)
+            return
+        if _builtin_method(op):  # (``xs.append`` read before a guarded call: no tangent)
+            self.primal[r] = b.call(callee, *args, type=r.type, name=r.name)
+            self.varied.discard(r)
             return
         pure = is_pure_call(op) or _writes_nothing(op)
         if not any(varied) or pure and tangentless(r.type):
@@ -608,6 +613,20 @@ _COPIES = frozenset([np.copy, np.ndarray.copy, np.array])
 
 def _namedtuple(fn: object) -> t.TypeGuard[type[tuple[t.Any, ...]]]:
     return isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields")
+
+
+def _builtin_method(op: Call) -> bool:
+    """``getattr(x, "name")`` of a method of a builtin container (``xs.append``): the frontend
+    calls the method itself (``list.append(xs, ...)``); the read stays where it may raise."""
+    callee = op.callee
+    if not (isinstance(callee, Constant) and callee.value is getattr and len(op.args) == 2):
+        return False
+    cls, name = T.python_class(op.args[0].type), op.args[1]
+    return (
+        cls in (list, dict, tuple, set)
+        and isinstance(name, Constant)
+        and isinstance(getattr(cls, str(name.value), None), types.MethodDescriptorType)
+    )
 
 
 def _is_closure_cell(op: Call) -> bool:

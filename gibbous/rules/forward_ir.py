@@ -324,9 +324,9 @@ def item_tangent(b: Builder, a: Value, d: Value | None) -> Value:
     if isinstance(a.type, (T.Float, T.Array, T.Tuple, T.List, T.Any)):
         return zero(b, a)
     if isinstance(a.type, (T.Int, T.Bool)) or (
-        isinstance(a.type, T.Const) and isinstance(a.type.value, (int, np.integer))
+        isinstance(a.type, T.Const) and isinstance(a.type.value, (int, float, np.number))
     ):
-        return Constant(0.0)
+        return Constant(0.0)  # (a constant float's tangent too: ``xs.append(1.0)``)
     return Constant(None)
 
 
