@@ -717,7 +717,8 @@ def _missing(
     at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
     return ForwardModeError(
         f"forward mode: {callable_name(fn)}({', '.join(shown)}){at}: {why}.  This version of "
-        "build_frule has forward rules for NumPy's and Python's elementwise functions, sums, "
-        "means, products (matmul, dot, outer), indexing and reshaping; use build_rrule and "
-        "value_and_pullback for the rest"
+        "build_frule has forward rules for NumPy's and Python's elementwise functions, "
+        "reductions and statistics, products, linear algebra, indexing, reshaping and joining "
+        "(docs/rules.md lists the rest as reverse-only, with why); use build_rrule and "
+        "value_and_pullback for those"
     )

@@ -141,11 +141,13 @@ def render(report: AuditReport) -> str:
             why = r.forward.split(": ", 1)[1]
             reasons[why] = reasons.get(why, 0) + 1
     zero = sum(1 for r in report.registrations if r.forward == "zero derivative")
+    structural = sum(1 for r in report.registrations if r.forward.startswith("structural"))
     lines += [
         "",
         f"**Forward mode**: {n['forward checked']} registrations have a forward rule checked "
         f"against finite differences and, against the reverse rule, by the transpose identity; "
-        f"{zero} have no derivative; {n['reverse-only']} are reverse-only"
+        f"{zero} have no derivative; {structural} make cells or functions, whose forward rules "
+        f"are checked through programs; {n['reverse-only']} are reverse-only"
         + "".join(f"; {why}: {count}" for why, count in sorted(reasons.items()))
         + ".",
     ]

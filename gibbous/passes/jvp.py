@@ -200,9 +200,9 @@ class _Transform:
         return ForwardModeError(
             f"forward mode cannot differentiate {what} ({where(op, self.fn_name)}, in "
             f"{self.fn_name}): this version of build_frule takes floats and float64 arrays "
-            "through NumPy's elementwise functions, reductions, products, indexing and "
-            "reshaping, and calls of Python functions made of those; use build_rrule and "
-            "value_and_pullback for the rest"
+            "through NumPy's functions, Python functions, closures and objects made of those, "
+            "lists, tuples and writes into arrays; use build_rrule and value_and_pullback for "
+            "the rest"
         )
 
     # -- emission ---------------------------------------------------------------------------

@@ -63,6 +63,7 @@ from gibbous.rules.forward_ir import elementwise_type as elementwise_type
 from gibbous.rules.forward_ir import fit as fit
 from gibbous.rules.forward_ir import like as like
 from gibbous.rules.forward_ir import item_tangent
+from gibbous.rules.forward_ir import scratch
 from gibbous.rules.forward_ir import zero as zero
 
 #: ``make(types, kwnames, varied)``: the tangent of a call with operands of these types (the
@@ -234,13 +235,7 @@ def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
 
 def _probe(emit: Emit, types: tuple[T.Type, ...], varied: tuple[bool, ...]) -> None:
     """Write ``emit`` into a scratch function: raises ``Inexpressible`` if it cannot be."""
-    f = Function("probe", [(None, ty) for ty in (*types, *types)])
-    args = [
-        Constant(ty.value) if isinstance(ty, T.Const) else a
-        for a, ty in zip(f.args[: len(types)], types)
-    ]
-    tangents = [a if v else None for a, v in zip(f.args[len(types) :], varied)]
-    b = Builder(f)
+    b, args, tangents = scratch(types, varied)
     z = b.call(np.add, *args, type=elementwise_type(types))  # (a stand-in for the result)
     emit.fn(b, z, args, tangents, {})
 
@@ -318,6 +313,62 @@ def _real_sequence(ty: T.Type) -> bool:
     if isinstance(ty, T.Tuple):
         return all(real_type(i) or _real_sequence(i) for i in ty.items)
     return False
+
+
+def real_operand(ty: T.Type) -> bool:
+    """A real number or array, or a list or tuple of them: what NumPy makes a real array of
+    (``np.var([a, b])``)."""
+    return real_type(ty) or _real_sequence(ty)
+
+
+def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: int) -> None:
+    """``fn`` is linear in its operands ``linear`` together, and constant in the others (an
+    index, an axis): ``np.append(a, v)`` joins ``a`` and ``v``, so its tangent is
+    ``np.append(da, dv)``, zeros in place of a tangent that is missing.  At most ``most``
+    positional operands, none of ``linear`` by keyword."""
+
+    def make_for(fn: t.Callable[..., t.Any]) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            n = len(types) - len(kwnames)
+            if n <= max(linear) or n > most or "out" in kwnames:
+                return None
+            if not all(real_operand(types[i]) for i in linear):
+                return None
+            if any(v for i, v in enumerate(varied) if i not in linear):
+                return None
+
+            if static_types(types):
+
+                def emit(
+                    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+                ) -> Value:
+                    if all(tangents[i] is None for i in linear):
+                        return zero(b, z)
+                    moved = [
+                        item_tangent(b, a, tangents[i]) if i in linear else a
+                        for i, a in enumerate(args)
+                    ]
+                    return b.call(fn, *moved, kwargs=kwargs, type=z.type)
+
+                return Emit(emit)
+
+            def joined(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                if all(a[n + i] is None for i in linear):
+                    return like(z, None)
+                moved = [
+                    (like(v, None) if a[n + i] is None else a[n + i]) if i in linear else v
+                    for i, v in enumerate(a[:n])
+                ]
+                return like(z, fn(*moved, **kwargs))
+
+            return checked(joined, types[:n])
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
 
 
 def register_bilinear(fns: t.Iterable[object]) -> None:
@@ -516,14 +567,17 @@ register_linear([
     np.asarray, np.array,
     np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
     np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
-    np.float64, math.fsum, np.diag, np.ndarray.item,
+    np.float64, math.fsum, np.diag, np.ndarray.item, np.asanyarray, np.ascontiguousarray,
 ])  # fmt: skip
+register_linear([np.rollaxis, np.delete], most=3)  # (a, axis, start); (arr, obj, axis)
 register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
 register_linear([builtins.sum], added={1, "start"})
 register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
 register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
-register_linear([np.vstack, np.hstack, np.column_stack], most=1)
+register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
 register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
+register_linear_in([np.append], (0, 1), most=3)  # (arr, values, axis)
+register_linear_in([np.insert], (0, 2), most=4)  # (arr, obj, values, axis)
 
 
 # --------------------------------------------------------------------------------------------

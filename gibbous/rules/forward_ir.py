@@ -6,7 +6,9 @@ builder as plain calls, which the backend compiles as it compiles the primal's c
 reverse mode can differentiate again.  Here: ``Emit``; ``like``, which shapes a tangent as its
 result; ``checked``, the run-time test of operands whose type was ``Any``; and ``Writer``,
 which writes a formula of ``gibbous.rules.formulas`` with the builder, folding what constants
-decide (``fit`` and ``zero`` shape what it writes).
+decide (``fit`` and ``zero`` shape what it writes); and how a maker finds a call's parameters
+among its operands (``operand_positions``) and a tangent function its operands' tangents
+(``split_tangents``), keyword operands included.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy as np
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Constant, Value
+from gibbous.ir.core import Constant, Function, Value
 from gibbous.ir.exceptions import GibbousError
 from gibbous.rules import render as R
 from gibbous.rules.formulas import Expr
@@ -321,6 +323,9 @@ def item_tangent(b: Builder, a: Value, d: Value | None) -> Value:
     string, None)."""
     if d is not None:
         return d
+    if isinstance(a.type, T.List) and isinstance(a.type.item, _NO_NUMBERS):
+        # (none: zeros of a list taken here would miss its later appends)
+        return Constant(None)
     if isinstance(a.type, (T.Float, T.Array, T.Tuple, T.List, T.Any)):
         return zero(b, a)
     if isinstance(a.type, (T.Int, T.Bool)) or (
@@ -328,6 +333,9 @@ def item_tangent(b: Builder, a: Value, d: Value | None) -> Value:
     ):
         return Constant(0.0)  # (a constant float's tangent too: ``xs.append(1.0)``)
     return Constant(None)
+
+
+_NO_NUMBERS = (T.Str, T.Int, T.Bool, T.NoneType)
 
 
 def item_zeros(items: t.Iterable[t.Any]) -> list[t.Any]:
@@ -347,3 +355,72 @@ runtime.register_object(item_zeros, "forward.item_zeros")
 
 def static_types(types: t.Sequence[T.Type]) -> bool:
     return not any(isinstance(ty, T.Any) for ty in types)
+
+
+# --------------------------------------------------------------------------------------------
+# The operands of tangent functions and makers
+
+
+def operand_positions(
+    names: t.Sequence[str], n: int, kwnames: tuple[str, ...]
+) -> dict[str, int] | None:
+    """Where each parameter of ``f(x, *names)`` passed to a call is among its operands (``x``
+    is operand 0; then the ``n`` positional ones, then the keyword ones); None for a call
+    with more positional operands than ``names``, or a keyword not among them."""
+    if n - 1 > len(names) or not set(kwnames) <= set(names):
+        return None
+    where = {name: i + 1 for i, name in enumerate(names[: n - 1])}
+    if where.keys() & set(kwnames):
+        return None
+    return where | {name: n + j for j, name in enumerate(kwnames)}
+
+
+def is_none(ty: T.Type) -> bool:
+    """``None`` passed for a parameter: as if it were not passed (``np.std(x, 0, None)``)."""
+    return isinstance(ty, T.NoneType) or isinstance(ty, T.Const) and ty.value is None
+
+
+def refuse_complex(what: str, *values: t.Any) -> None:
+    """Refuses complex values at run time (where the types did not tell): ``what`` is the
+    callable's name."""
+    if any(v is not None and np.iscomplexobj(v) for v in values):
+        raise ForwardModeError(
+            f"forward mode: {what} of complex values: no forward rule (forward rules take "
+            "real ones)"
+        )
+
+
+def added(b: Builder, z: Value, terms: t.Sequence[Value]) -> Value:
+    """The sum of a tangent's ``terms``, as ``z``'s tangent (zeros for none)."""
+    if not terms:
+        return zero(b, z)
+    total = terms[0]
+    for term in terms[1:]:
+        total = b.call(operator.add, total, term, type=z.type)
+    return fit(b, total, z)
+
+
+def split_tangents(
+    a: t.Sequence[t.Any], n: int, total: int
+) -> tuple[t.Sequence[t.Any], list[t.Any]]:
+    """A tangent function's ``(*operands, *tangents)`` as the ``n`` positional operands and a
+    tangent per operand, keyword operands included (None where none came: the forward
+    transform passes every operand's tangent, ``forward.primitive_run`` the positional
+    operands' alone)."""
+    tangents = list(a[n : n + total])
+    return a[:n], tangents + [None] * (total - len(tangents))
+
+
+def scratch(
+    types: tuple[T.Type, ...], varied: tuple[bool, ...]
+) -> tuple[Builder, list[Value], list[Value | None]]:
+    """A scratch function taking one value per operand (constants as such) and one per varied
+    operand's tangent: where a written form is tried once, to learn whether it can be
+    written (``Inexpressible``), before a maker chooses it."""
+    f = Function("probe", [(None, ty) for ty in (*types, *types)])
+    args: list[Value] = [
+        Constant(ty.value) if isinstance(ty, T.Const) else a
+        for a, ty in zip(f.args[: len(types)], types)
+    ]
+    tangents: list[Value | None] = [a if v else None for a, v in zip(f.args[len(types) :], varied)]
+    return Builder(f), args, tangents

@@ -19,6 +19,7 @@ forward status.
 from __future__ import annotations
 
 import copy
+import types as pytypes
 import typing as t
 
 import attrs
@@ -41,7 +42,7 @@ from gibbous.rules.tangents import NoTangent
 from gibbous.session import Session
 from gibbous.testing.allocations import measure
 
-Status = t.Literal["checked", "zero", "none", "reverse-only", "failed"]
+Status = t.Literal["checked", "zero", "none", "reverse-only", "failed", "structural"]
 
 
 @attrs.frozen
@@ -57,7 +58,7 @@ class ForwardCheck:
     def __str__(self) -> str:
         if self.status == "checked":
             return "checked"
-        if self.status in ("reverse-only", "failed"):
+        if self.status in ("reverse-only", "failed", "structural"):
             return f"{self.status}: {self.message}"
         return {"zero": "zero derivative", "none": "nothing differentiable"}[self.status]
 
@@ -106,6 +107,8 @@ def check_forward(
         return ForwardCheck("reverse-only", why)
     rng = np.random.default_rng(rng)
     y0 = f(*args, **kwargs)
+    if isinstance(y0, (pytypes.CellType, pytypes.FunctionType)):  # (no numbers to compare)
+        return ForwardCheck("structural", _STRUCTURAL)
     if isinstance(made, FR.Emit):
         run = primitive_program(f, types, kwnames, varied, made, T.typeof(y0))
     else:
@@ -123,7 +126,10 @@ def check_forward(
     def pullback(ybar: t.Any) -> t.Any:
         return value_and_pullback(reverse, ybar, f, *args, **kwargs)[1][1:]
 
-    measured = _measure(primal, forward, pullback, args, varied, y0, rng, directions)
+    try:
+        measured = _measure(primal, forward, pullback, args, varied, y0, rng, directions)
+    except ForwardModeError as e:  # (the rule refuses these values: a real matrix's complex
+        return ForwardCheck("reverse-only", str(e))  # eigenvalues, known only at run time)
     if isinstance(measured, ForwardCheck):
         return measured
     worst_fd, worst_t = measured
@@ -145,6 +151,10 @@ def _verdict(types: tuple[T.Type, ...], y0: t.Any, worst_fd: float, worst_t: flo
 
 
 _EFFECTS = "writes into an operand or has effects forward mode does not follow"
+_STRUCTURAL = (
+    "a cell or function, whose tangent holds its contents' (gibbous.rules.forward_cells), "
+    "checked through the programs of tests/forward/test_closures_jvp.py"
+)
 
 
 def _check_write(
@@ -337,17 +347,25 @@ def _carries(v: t.Any) -> bool:
 def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.Any:
     """A random tangent of ``like``'s structure (``none`` for what has none: an int)."""
     if isinstance(like, (tuple, list)):  # (an int item's tangent is 0.0, its cotangent none)
-        return _rebuild(
-            like,
-            [
-                _direction(rng, i, none) if _carries(i)
-                else 0.0 if none is None and isinstance(i, (int, np.integer)) else none
-                for i in like
-            ],
-        )  # fmt: skip
+        items = [
+            _direction(rng, i, none) if _carries(i)
+            else 0.0 if none is None and isinstance(i, (int, np.integer)) else none
+            for i in like
+        ]  # fmt: skip
+        if none is not None and isinstance(like, tuple):
+            return tuple(items)  # (a NamedTuple's cotangent is the plain tuple's)
+        return _rebuild(like, items)
+    if none is not None and _tangentless(like):
+        return none  # (a boolean or integer result has no cotangent: a comparison's)
     if isinstance(like, np.ndarray):
         return rng.standard_normal(like.shape)
     return float(rng.standard_normal())
+
+
+def _tangentless(v: t.Any) -> bool:
+    if isinstance(v, np.ndarray):
+        return bool(v.dtype.kind in "biu")
+    return isinstance(v, (bool, int, np.bool_, np.integer))
 
 
 def _shift(a: t.Any, s: float, d: t.Any) -> t.Any:
@@ -359,12 +377,13 @@ def _shift(a: t.Any, s: float, d: t.Any) -> t.Any:
 
 
 def _flat(v: t.Any) -> np.ndarray:
-    """The numbers of a value, tangent or cotangent, in one flat array (an int item's: its
-    difference and its tangent are 0; None, NoTangent, a string: no numbers)."""
+    """The numbers of a value, tangent or cotangent, in one flat array (an int item's, a bool
+    one's too: its difference and its tangent are 0; None, NoTangent, a string: no
+    numbers)."""
     if isinstance(v, (tuple, list)):
         leaves = [_flat(i) for i in v]
         return np.concatenate(leaves) if leaves else np.zeros(0)
-    if isinstance(v, (int, float, np.number, np.ndarray)) and not isinstance(v, (bool, np.bool_)):
+    if isinstance(v, (int, float, np.number, np.ndarray)):
         return np.asarray(v, dtype=float).ravel()
     return np.zeros(0)
 

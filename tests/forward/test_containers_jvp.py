@@ -38,3 +38,19 @@ def test_lists(f: t.Callable[[float], float]) -> None:
     y, dy = jvp(rule, f, (1.5,), (1.0,))
     assert y == f(1.5)
     assert dy == pytest.approx(central(f, 1.5), rel=1e-7)
+
+
+def logs_after_the_tuple(x: float) -> t.Any:
+    log = ["start"]
+    counts = [1]
+    out = (x * x, log, counts)
+    log.append("end")  # the lists grow after the tuple holding them was made
+    counts.append(2)
+    return out
+
+
+def test_lists_without_numbers_in_a_result_have_no_tangent() -> None:
+    rule = build_frule(logs_after_the_tuple, 3.0)
+    y, dy = jvp(rule, logs_after_the_tuple, (3.0,), (1.0,))
+    assert y == (9.0, ["start", "end"], [1, 2])
+    assert dy == (6.0, None, None)

@@ -52,13 +52,7 @@ RTOL, ATOL = 1e-5, 1e-7
 
 # function name -> the bug of gibbous's its case fails on (an AssertionError of this test): a
 # strict xfail, so that the entry goes when the bug is fixed.
-KNOWN_BUGS: dict[str, str] = {
-    "return_inside_try_with_finally": (
-        "the tangent of a list without tangents (strings, ints) held by a tuple is a snapshot "
-        "taken when the tuple is built (make_tuple's forward rule: like(list, None)): the "
-        "finally's log.append is not followed, dy[1] is [None] for ['try', 'finally']"
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}  # case name -> the gibbous bug it shows (a strict xfail)
 
 
 def float_array(x: object) -> bool:

@@ -119,7 +119,7 @@ def test_a_users_forward_rule() -> None:
 def test_test_rule_checks_the_forward_rule_when_asked() -> None:
     report = gibbous.testing.test_rule(np.tanh, X, forward=True)
     assert report.results["forward"] == "checked"
-    report = gibbous.testing.test_rule(np.cumprod, X[0], forward=True)
+    report = gibbous.testing.test_rule(np.gradient, X[0], forward=True)
     assert report.results["forward"] == "reverse-only: no forward rule yet"
     FR.register(cube, lambda types, kwnames, v: (lambda z, x, dx: 2 * x**2 * dx))
     ctx = Context("cube2", DefaultContext)

@@ -258,9 +258,9 @@ def test_refusals_name_the_construct_and_line(
 
 def test_missing_forward_rule_names_the_callable() -> None:
     def f(x: np.ndarray) -> t.Any:
-        return np.linalg.det(x)
+        return np.linalg.matrix_power(x, 3)
 
-    with pytest.raises(ForwardModeError, match=r"numpy\.linalg\.det\(.*no forward rule"):
+    with pytest.raises(ForwardModeError, match=r"numpy\.linalg\.matrix_power\(.*no forward rule"):
         build_frule(f, np.ones((3, 3)))
 
 

@@ -8,6 +8,8 @@ Importing this package registers every rule in ``DefaultContext``:
 * ``numpy_reductions``: ``sum``, ``mean``, ``prod``, ``max``/``min``, ``var``, ``std``,
   ``ptp``, ``average``, ``nansum``, ``nanmean``, ``cumsum``, ``cumprod``;
 * ``reductions_out``: ``sum``, ``mean``, ``cumsum`` into ``out=`` (stateful);
+* ``reductions_forward``: the forward rules of ``numpy_reductions``' ``var``, ``std``, ``prod``,
+  ``cumprod``, ``average``, ``nansum``, ``nanmean``, ``ptp``;
 * ``sequences``: the reductions and ``np.linalg.norm`` of lists and tuples (``np.sum([a, b])``);
 * ``products``: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``, ``einsum``,
   ``kron``;
@@ -57,6 +59,7 @@ from gibbous.rules.prims import numpy_arrays as numpy_arrays
 from gibbous.rules.prims import numpy_gradient as numpy_gradient
 from gibbous.rules.prims import numpy_reductions as numpy_reductions
 from gibbous.rules.prims import reductions_out as reductions_out
+from gibbous.rules.prims import reductions_forward as reductions_forward
 from gibbous.rules.prims import numpy_setops as numpy_setops
 from gibbous.rules.prims import numpy_ufuncs as numpy_ufuncs
 from gibbous.rules.prims import objects as objects

@@ -14,6 +14,13 @@ distinct non-zero singular values (the gradient divides by their differences: ``
 columns and full rank.  ``cholesky`` reads only the lower triangle of the matrix (as LAPACK
 does): the strictly upper triangle gets no gradient, and the lower one gets that of the
 Hermitian matrix it stands for.
+
+Each group of reverse rules is followed by the forward rules of its functions for real
+operands (complex ones are refused), under the same conditions and with the same conventions
+and refusals, written once as NumPy code (``gibbous.rules.forward_formulas``).  Those of
+``inv``, ``solve``, ``slogdet``, ``pinv`` and ``cholesky`` are written into the forward program,
+which reverse mode differentiates again (Hessian-vector products); ``det`` (its singular
+matrices, through the adjugate), ``svd`` and ``qr`` (their shapes) are called.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules.forward_formulas import Operands, Options, TangentFormula, register_formula
+from gibbous.rules.forward_ir import ForwardModeError
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -85,6 +94,14 @@ def from_triangle(grad: Array, lower: bool = True) -> Array:
     herm = (grad + dagger(grad)) / 2
     doubled = np.tril(2 * herm) if lower else np.triu(2 * herm)
     return t.cast(Array, doubled - herm * np.eye(herm.shape[-1]))
+
+
+def gap_inverses(w: Array) -> Array:
+    """``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (``inf`` at a tie): the
+    eigenvectors' (singular vectors', of ``w = s**2``) sensitivity to the eigenvalues' gaps."""
+    gaps = w[..., None, :] - w[..., :, None]
+    off = ~np.eye(w.shape[-1], dtype=bool)
+    return t.cast(Array, np.divide(1.0, gaps, out=np.zeros_like(gaps), where=off))
 
 
 # --------------------------------------------------------------------------------------------
@@ -262,6 +279,75 @@ stateful_primitive(np.linalg.slogdet, ARRAY, state_type=Scratch)(slogdet_rrule)
 primitive(np.linalg.pinv, ARRAY, ...)(pinv_rrule)
 
 
+# Forward rules (real operands): each the transpose of the pullback above, written once as
+# NumPy code (``forward_formulas``); ``det`` branches on singular matrices, so it is called.
+
+
+def _inv_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``dZ = -Z dA Z``."""
+    return None if da[0] is None else -(z @ da[0] @ z)
+
+
+def _solve_tangent(x: t.Any, ab: Operands, dab: Operands, options: Options) -> t.Any:
+    """``dx = A^-1 (db - dA x)``; a 1-D ``b`` is a vector, against each matrix of a stack."""
+    (a, b), (da, db) = ab, dab
+    if da is None:
+        return None if db is None else np.linalg.solve(a, db)
+    vectors = b.ndim == 1 and a.ndim > 2  # (x: a vector per matrix, which ``@`` would not see)
+    change = np.einsum("...ij,...j->...i", da, x) if vectors else da @ x
+    rhs = -change if db is None else db - change
+    if vectors:  # (a stack of them is a matrix to ``solve``)
+        return np.squeeze(np.linalg.solve(a, np.expand_dims(rhs, -1)), -1)
+    return np.linalg.solve(a, rhs)
+
+
+def _log_det_tangent(a: t.Any, da: t.Any) -> t.Any:
+    """``d log|det A| = tr(A^-1 dA)``."""
+    return np.trace(np.linalg.solve(a, da), axis1=-2, axis2=-1)
+
+
+def _det_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``d det = det tr(A^-1 dA)``, or ``tr(adj(A) dA)`` where a matrix is singular (the
+    reverse rule's test and its adjugate)."""
+    if da[0] is None:
+        return None
+    if bool(np.all(z != 0)):
+        return z * _log_det_tangent(a[0], da[0])
+    return np.trace(adjugate(a[0]) @ da[0], axis1=-2, axis2=-1)
+
+
+def _slogdet_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """The sign of a real determinant is constant; ``log|det|`` moves by ``tr(A^-1 dA)``."""
+    return None if da[0] is None else (None, _log_det_tangent(a[0], da[0]))
+
+
+def _pinv_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``dZ = -Z dA Z + Z Z^T dA^T (I - A Z) + (I - Z A) dA^T Z^T Z`` (constant rank)."""
+    if da[0] is None:
+        return None
+    dat, zt = _t(da[0]), _t(z)
+    keep_left = dat - dat @ (a[0] @ z)  # dA^T (I - A Z)
+    keep_right = dat - (z @ a[0]) @ dat  # (I - Z A) dA^T
+    return -(z @ da[0] @ z) + (z @ zt) @ keep_left + keep_right @ (zt @ z)
+
+
+def _refuse_hermitian(options: Options) -> str | None:
+    return "with hermitian=True" if options.get("hermitian") else None
+
+
+for _rule in (
+    TangentFormula(np.linalg.inv, "numpy.linalg.inv", _inv_tangent),
+    TangentFormula(np.linalg.solve, "numpy.linalg.solve", _solve_tangent, operands=2),
+    TangentFormula(np.linalg.det, "numpy.linalg.det", _det_tangent, written=False),
+    TangentFormula(np.linalg.slogdet, "numpy.linalg.slogdet", _slogdet_tangent),
+    TangentFormula(
+        np.linalg.pinv, "numpy.linalg.pinv", _pinv_tangent, parameters=PINV_PARAMETERS,
+        refuse=_refuse_hermitian,
+    ),
+):  # fmt: skip
+    register_formula(_rule)
+
+
 # --------------------------------------------------------------------------------------------
 # The rule of a factorization: cholesky, svd, qr here, the eigen-decompositions in ``eigen``
 
@@ -347,9 +433,7 @@ def svd_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         middle = np.zeros(ap.shape[:-2] + (k, k), ap.dtype)
         if g_s is not None:
             middle = middle + g_s[..., None] * eye
-        squares = s * s
-        gaps = squares[..., None, :] - squares[..., :, None]
-        inverse = np.divide(1.0, gaps, out=np.zeros_like(gaps), where=~eye.astype(bool))
+        inverse = gap_inverses(s * s)
         outside = np.zeros_like(ap)  # the terms outside U (...) V^H
         phase = np.zeros(s.shape)  # Im(J_ii - K_ii)
         if g_u is not None:
@@ -399,3 +483,105 @@ def qr_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
 primitive(np.linalg.cholesky, ARRAY, ...)(cholesky_rrule)
 primitive(np.linalg.svd, ARRAY, ...)(svd_rrule)
 primitive(np.linalg.qr, ARRAY, ...)(qr_rrule)
+
+
+# Forward rules (real operands).  ``svd`` and ``qr`` check shapes, so they are called.
+
+
+def symmetric_of_triangle(d: t.Any, lower: bool = True) -> t.Any:
+    """The symmetric matrix one triangle of ``d`` stands for (the lower one, or the upper one
+    for ``lower=False``): the tangent of what ``cholesky`` and ``eigh`` read, the map whose
+    transpose ``from_triangle`` is."""
+    if lower:
+        return np.tril(d) + _t(np.tril(d, -1))
+    return np.triu(d) + _t(np.triu(d, 1))
+
+
+def lower_factor_tangent(low: t.Any, s: t.Any) -> t.Any:
+    """``dL = L Phi(L^-1 S L^-T)`` of the lower Cholesky factor ``L`` of ``A``, for a symmetric
+    tangent ``S`` of ``A`` (``Phi``: the lower triangle, the diagonal halved)."""
+    x = np.linalg.solve(low, _t(np.linalg.solve(low, s)))  # L^-1 (L^-1 S)^T = L^-1 S L^-T
+    return low @ ((np.tril(x) + np.tril(x, -1)) / 2)
+
+
+def _cholesky_tangent(low: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    return None if da[0] is None else lower_factor_tangent(low, symmetric_of_triangle(da[0]))
+
+
+def _refuse_upper(options: Options) -> str | None:
+    return "with upper=True" if options.get("upper") else None
+
+
+def _svd_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """With ``P = U^T dA V`` and ``F = gap_inverses(s**2)``: ``ds = diag(P)``,
+    ``dU = U (F o (P S + S P^T)) + (I - U U^T) dA V S^-1`` and
+    ``dV = V (F o (S P + P^T S)) + (I - V V^T) dA^T U S^-1`` (distinct non-zero singular
+    values, as for the reverse rule: ``inf`` or ``nan`` where two are equal)."""
+    (x,), (dx,) = a, da
+    vectors = bool(options["compute_uv"])
+    m, n = x.shape[-2:]
+    if vectors and options["full_matrices"] and m != n:
+        raise ForwardModeError(
+            "forward mode: numpy.linalg.svd with full_matrices=True of a non-square matrix: its "
+            "extra singular vectors are not unique; pass full_matrices=False"
+        )
+    if dx is None:
+        return None
+    u, s, vh = z if vectors else np.linalg.svd(x, full_matrices=False)
+    v = _t(vh)
+    p = _t(u) @ dx @ v
+    ds = np.diagonal(p, 0, -2, -1)
+    if not vectors:
+        return ds
+    f = gap_inverses(s * s)
+    ps, sp = p * s[..., None, :], s[..., :, None] * p
+    du = u @ (f * (ps + _t(ps))) + (dx @ v - u @ p) / s[..., None, :]
+    dv = v @ (f * (sp + _t(sp))) + (_t(dx) @ u - v @ _t(p)) / s[..., None, :]
+    return du, ds, _t(dv)
+
+
+def _qr_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """With ``C = Q^T dA R^-1`` and ``W`` its strictly lower triangle minus that one's
+    transpose (``Q^T dQ``, antisymmetric): ``dR = (C - W) R`` and
+    ``dQ = (dA - Q dR) R^-1``."""
+    (x,), (dx,) = a, da
+    if x.shape[-2] < x.shape[-1]:
+        raise ForwardModeError(
+            "forward mode: numpy.linalg.qr of a matrix with fewer rows than columns: no "
+            "forward rule"
+        )
+    if dx is None:
+        return None
+    q, r = z
+    c = _right_divide(_t(q) @ dx, r)
+    below = np.tril(c, -1)
+    dr = (c - below + _t(below)) @ r
+    return _right_divide(dx - q @ dr, r), dr
+
+
+def _right_divide(y: Array, r: Array) -> Array:
+    """``Y R^-1``, as the solution ``X`` of ``R^T X^T = Y^T``."""
+    return _t(np.linalg.solve(_t(r), _t(y)))
+
+
+def _refuse_mode(options: Options) -> str | None:
+    mode = options["mode"]
+    return None if mode == "reduced" else f"with mode={mode!r}"
+
+
+for _rule in (
+    TangentFormula(
+        np.linalg.cholesky, "numpy.linalg.cholesky", _cholesky_tangent, parameters=("upper",),
+        refuse=_refuse_upper,
+    ),
+    TangentFormula(
+        np.linalg.svd, "numpy.linalg.svd", _svd_tangent, parameters=SVD_PARAMETERS,
+        defaults={"full_matrices": True, "compute_uv": True}, refuse=_refuse_hermitian,
+        written=False,
+    ),
+    TangentFormula(
+        np.linalg.qr, "numpy.linalg.qr", _qr_tangent, parameters=("mode",),
+        defaults={"mode": "reduced"}, refuse=_refuse_mode, written=False,
+    ),
+):  # fmt: skip
+    register_formula(_rule)

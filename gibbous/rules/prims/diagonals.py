@@ -13,6 +13,7 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules import forward
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -111,5 +112,6 @@ primitive(np.diagonal, ARRAY, ...)(diagonal_rrule)
 primitive(np.ndarray.diagonal, ARRAY, ...)(diagonal_rrule)
 primitive(np.diag, ARRAY, ...)(diag_rrule)
 primitive(np.diagflat, ARRAY, ...)(to_diagonal_rrule)
+forward.register_linear([np.diagflat], most=2)  # (v, k): linear in v
 primitive(np.trace, ARRAY, ...)(trace_rrule)
 primitive(np.ndarray.trace, ARRAY, ...)(trace_rrule)

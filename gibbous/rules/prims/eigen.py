@@ -30,6 +30,14 @@ which is right for any symmetric function of the repeated ones (their sum, their
 ``eigh`` and ``eigvalsh`` read one triangle of ``A`` (``UPLO="L"``, the default, or ``"U"``),
 as LAPACK does: the other triangle gets no gradient, and the one read gets that of the
 Hermitian matrix it stands for (``decompositions.from_triangle``).
+
+Forward rules, for real matrices, follow the reverse ones (called, not written into the forward
+program: the gaps' inverses are built for the shape).  ``eig`` and ``eigvals`` of a real matrix
+take those whose eigenvalues are real: a complex pair's tangents are complex, and the rule
+raises ``ForwardModeError`` when one appears (whether one does is known only at run time).
+For the same reason their results' dtype is unknown to type inference, and the forward
+transform of a Python function calling them refuses the call for now; ``build_frule`` of
+``np.linalg.eig`` itself takes it.
 """
 
 from __future__ import annotations
@@ -38,16 +46,17 @@ import typing as t
 
 import numpy as np
 
+from gibbous.rules.forward_formulas import Operands, Options, TangentFormula, register_formula
+from gibbous.rules.forward_ir import ForwardModeError
 from gibbous.rules.prims.common import ARRAY, CD, Array, RuleResult, bind
-from gibbous.rules.prims.decompositions import dagger, factor_rrule, from_triangle
+from gibbous.rules.prims.decompositions import (
+    dagger,
+    factor_rrule,
+    from_triangle,
+    gap_inverses,
+    symmetric_of_triangle,
+)
 from gibbous.rules.registry import primitive
-
-
-def _gap_inverses(w: Array) -> Array:
-    """``F[..., i, j] = 1 / (w[j] - w[i])`` off the diagonal, 0 on it (``inf`` at a tie)."""
-    gaps = w[..., None, :] - w[..., :, None]
-    off = ~np.eye(w.shape[-1], dtype=bool)
-    return t.cast(Array, np.divide(1.0, gaps, out=np.zeros_like(gaps), where=off))
 
 
 def _diagonal_matrix(d: Array) -> Array:
@@ -95,7 +104,7 @@ def eig_rrule(f: CD, a: CD) -> RuleResult:
         if g_w is not None:
             middle = middle + _diagonal_matrix(g_w)
         if g_v is not None:
-            middle = middle + np.conj(_gap_inverses(w)) * _eigenvector_cotangent(v, g_v)
+            middle = middle + np.conj(gap_inverses(w)) * _eigenvector_cotangent(v, g_v)
         vh = dagger(v)
         return np.linalg.solve(vh, middle @ vh)  # V^-H middle V^H
 
@@ -124,13 +133,58 @@ def eigvals_rrule(f: CD, a: CD) -> RuleResult:
 primitive(np.linalg.eig, ARRAY)(eig_rrule)
 primitive(np.linalg.eigvals, ARRAY)(eigvals_rrule)
 
+
+# Forward rules (real matrices with real eigenvalues: a complex pair has complex tangents,
+# which forward mode does not take yet, so it is refused when it appears).
+
+
+def _real_spectrum(w: Array, what: str) -> None:
+    if np.iscomplexobj(w):
+        raise ForwardModeError(
+            f"forward mode: {what} of a real matrix with complex eigenvalues: their tangents "
+            "are complex, which forward mode does not take yet (reverse mode does)"
+        )
+
+
+def _eig_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """With ``P = V^-1 dA V``: ``dw = diag(P)`` and ``dV = V (F o P)``
+    (``F = gap_inverses(w)``), less each column's component that would change its unit norm
+    (the largest entry of a real eigenvector stays real: no term)."""
+    w, v = z
+    _real_spectrum(w, "numpy.linalg.eig")
+    if da[0] is None:
+        return None
+    p = np.linalg.solve(v, da[0] @ v)
+    dv = v @ (gap_inverses(w) * p)
+    dv = dv - v * np.sum(v * dv, axis=-2, keepdims=True)
+    return np.diagonal(p, 0, -2, -1), dv
+
+
+def _eigvals_tangent(w: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``dw = diag(V^-1 dA V)``."""
+    _real_spectrum(w, "numpy.linalg.eigvals")
+    if da[0] is None:
+        return None
+    v = _matched_eigenvectors(a[0], w)
+    return np.diagonal(np.linalg.solve(v, da[0] @ v), 0, -2, -1)
+
+
+register_formula(TangentFormula(np.linalg.eig, "numpy.linalg.eig", _eig_tangent, written=False))
+register_formula(
+    TangentFormula(np.linalg.eigvals, "numpy.linalg.eigvals", _eigvals_tangent, written=False)
+)
+
+
 # --------------------------------------------------------------------------------------------
 # eigh, eigvalsh
 
 
 def _lower(args: t.Sequence[CD], kwargs: t.Mapping[str, CD], what: str) -> bool:
     """Whether ``UPLO`` says the lower triangle (NumPy accepts either case)."""
-    uplo = bind(("UPLO",), args, kwargs, {"UPLO": "L"}, what)["UPLO"]
+    return _says_lower(bind(("UPLO",), args, kwargs, {"UPLO": "L"}, what)["UPLO"], what)
+
+
+def _says_lower(uplo: object, what: str) -> bool:
     if not isinstance(uplo, str) or uplo.upper() not in ("L", "U"):
         raise ValueError(f"np.linalg.{what}: UPLO must be 'L' or 'U', not {uplo!r}")
     return uplo.upper() == "L"
@@ -149,7 +203,7 @@ def eigh_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         if g_w is not None:
             middle = middle + _diagonal_matrix(g_w)
         if g_v is not None:
-            middle = middle + _gap_inverses(w) * (dagger(v) @ g_v)
+            middle = middle + gap_inverses(w) * (dagger(v) @ g_v)
         return from_triangle(v @ middle @ dagger(v), lower)
 
     return factor_rrule(f, a, args, kwargs, 2, grad)
@@ -169,3 +223,35 @@ def eigvalsh_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 primitive(np.linalg.eigh, ARRAY, ...)(eigh_rrule)
 primitive(np.linalg.eigvalsh, ARRAY, ...)(eigvalsh_rrule)
+
+
+# Forward rules (real matrices): ``S``, the symmetric matrix the triangle read stands for.
+
+
+def _eigh_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """With ``P = V^T S V``: ``dw = diag(P)`` and ``dV = V (F o P)``
+    (``F = gap_inverses(w)``)."""
+    lower = _says_lower(options["UPLO"], "eigh")
+    if da[0] is None:
+        return None
+    w, v = z
+    p = dagger(v) @ symmetric_of_triangle(da[0], lower) @ v
+    return np.diagonal(p, 0, -2, -1), v @ (gap_inverses(w) * p)
+
+
+def _eigvalsh_tangent(w: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``dw = diag(V^T S V)`` (``V`` from ``eigh``, as the reverse rule takes it)."""
+    lower = _says_lower(options["UPLO"], "eigvalsh")
+    if da[0] is None:
+        return None
+    _, v = np.linalg.eigh(a[0], "L" if lower else "U")
+    return np.sum(v * (symmetric_of_triangle(da[0], lower) @ v), axis=-2)
+
+
+for _fn, _tangent in ((np.linalg.eigh, _eigh_tangent), (np.linalg.eigvalsh, _eigvalsh_tangent)):
+    register_formula(
+        TangentFormula(
+            _fn, f"numpy.linalg.{_fn.__name__}", _tangent, parameters=("UPLO",),
+            defaults={"UPLO": "L"}, written=False,
+        )  # fmt: skip
+    )

@@ -25,6 +25,19 @@ import typing as t
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import (
+    ForwardModeError,
+    is_none,
+    operand_positions,
+    real_type,
+    refuse_complex,
+    split_tangents,
+    static_types,
+)
+from gibbous.rules.public_names import callable_name
 from gibbous.rules.prims.common import (
     ANY,
     ARRAY,
@@ -342,7 +355,75 @@ def _leading_axes(g: t.Any, fill: CD) -> tuple[int, ...]:
 primitive(np.full, ANY, ANY, ...)(_fill_rrule)
 primitive(np.full_like, ANY, ANY, ...)(_fill_rrule)
 
+
+def _float_result(z: t.Any) -> bool:
+    """Whether a constructor made real floats (``dtype=int`` makes a result without tangent)."""
+    return isinstance(z, (float, np.floating)) or isinstance(z, np.ndarray) and z.dtype.kind == "f"
+
+
+def _known_float_dtype(types: tuple[T.Type, ...], where: int | None) -> bool:
+    """No ``dtype`` passed, None, or a real float dtype known when the rule is built."""
+    if where is None or is_none(types[where]):
+        return True
+    ty = types[where]
+    return isinstance(ty, T.Const) and np.dtype(t.cast(t.Any, ty.value)).kind == "f"
+
+
+def _keyword(kwnames: tuple[str, ...], n: int, name: str) -> int | None:
+    return n + kwnames.index(name) if name in kwnames else None
+
+
+def fill_tangent(fn: t.Callable[..., t.Any]) -> FR.Maker:
+    """``np.full(shape, v)``, ``np.full_like(a, v)``: linear in the fill value ``v`` (the
+    shape, and ``a``, whose values are not used, have no derivative): ``fn`` of its tangent."""
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> FR.Tangent | FR.Emit | None:
+        n = len(types) - len(kwnames)
+        fill = 1 if n > 1 else _keyword(kwnames, n, "fill_value")
+        if fill is None or not FR.real_operand(types[fill]):
+            return None
+        dtype = 2 if n > 2 else _keyword(kwnames, n, "dtype")
+        if static_types(types) and _known_float_dtype(types, dtype):
+
+            def emit(
+                b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kw: FR.Keywords
+            ) -> Value:
+                d = tangents[fill]
+                if d is None:
+                    return FR.zero(b, z)
+                moved = [d if i == fill else a for i, a in enumerate([*args, *kw.values()])]
+                return b.call(fn, *moved[:n], kwargs=dict(zip(kw, moved[n:])), type=z.type)
+
+            return FR.Emit(emit)
+
+        def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+            ops, ds = split_tangents(a, n, len(types))
+            d = ds[fill]
+            refuse_complex(callable_name(fn), z)
+            if d is None or not _float_result(z):
+                return FR.like(z, None)
+            if fill < n:
+                return FR.like(z, fn(*ops[:fill], d, *ops[fill + 1 :], **kwargs))
+            return FR.like(z, fn(*ops, **{**kwargs, "fill_value": d}))
+
+        return tangent
+
+    return make
+
+
+FR.register(np.full, fill_tangent(np.full))
+FR.register(np.full_like, fill_tangent(np.full_like))
+
 LINSPACE_PARAMETERS = ("start", "stop", "num", "endpoint", "retstep", "dtype", "axis")
+
+
+def linspace_fractions(options: dict[str, object]) -> Array:
+    """``t_i`` of ``np.linspace``'s ``y_i = start (1 - t_i) + stop t_i``."""
+    num = int(t.cast(int, options["num"]))
+    div = num - 1 if options["endpoint"] else num
+    return np.arange(num) / div if div > 0 else np.zeros(num)
 
 
 @primitive(np.linspace, ANY, ...)
@@ -359,9 +440,7 @@ def linspace_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(yf, dy)
-        num = int(t.cast(int, options["num"]))
-        div = num - 1 if options["endpoint"] else num
-        frac = np.arange(num) / div if div > 0 else np.zeros(num)
+        frac = linspace_fractions(options)
         grads = {}
         if g is not None:
             grads = {"start": np.sum(g * (1 - frac)), "stop": np.sum(g * frac)}
@@ -395,3 +474,111 @@ def arange_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
     return CoDual(y, yf), pullback
 
+
+
+def linspace_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.linspace(start, stop, num)`` of scalars: ``dstart (1 - t) + dstop t``."""
+    n = len(types) - len(kwnames)
+    names = [*LINSPACE_PARAMETERS[:n], *kwnames]
+    if n > len(LINSPACE_PARAMETERS) or len(set(names)) != len(names):
+        return None
+    if not set(names) <= set(LINSPACE_PARAMETERS) or not {"start", "stop"} <= set(names):
+        return None
+    where = {name: i for i, name in enumerate(names)}
+    scalars = (T.Float, T.Int, T.Bool, T.Const, T.Any)
+    if not all(isinstance(types[where[k]], scalars) for k in ("start", "stop")):
+        return None  # (array endpoints: no rule, as in reverse)
+    retstep = types[where["retstep"]] if "retstep" in where else T.Const(False)
+    if not (isinstance(retstep, T.Const) and retstep.value is False or is_none(retstep)):
+        return None
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, len(types))
+        values = [*ops, *kwargs.values()]
+        ends = [values[where[k]] for k in ("start", "stop")]
+        refuse_complex("numpy.linspace", *ends, z)
+        if any(map(np.ndim, ends)):
+            raise ForwardModeError("forward mode: numpy.linspace with array endpoints: no rule")
+        if not _float_result(z):
+            return FR.like(z, None)
+        options = {"num": 50, "endpoint": True} | {k: values[i] for k, i in where.items()}
+        frac = linspace_fractions(options)
+        weights = ((ds[where["start"]], 1 - frac), (ds[where["stop"]], frac))
+        terms = [d * w for d, w in weights if d is not None]
+        return FR.like(z, sum(terms) if terms else None)
+
+    return tangent
+
+
+def arange_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.arange(start, stop, step)``: ``dstart + i dstep`` (``stop`` sets the length
+    alone; ``np.arange(stop)`` has no derivative)."""
+    n = len(types) - len(kwnames)
+    if not 1 <= n <= 3 or set(kwnames) - {"dtype"} or not all(map(real_type, types[:n])):
+        return None
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, len(types))
+        refuse_complex("numpy.arange", *ops)
+        if n == 1 or not _float_result(z):
+            return FR.like(z, None)
+        terms = [] if ds[0] is None else [ds[0]]
+        if n == 3 and ds[2] is not None:
+            terms.append(ds[2] * np.arange(len(z)))
+        return FR.like(z, sum(terms) if terms else None)
+
+    return tangent
+
+
+FR.register(np.linspace, linspace_tangent)
+FR.register(np.arange, arange_tangent)
+
+
+def astype_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``x.astype(dtype)``: linear in x to a real float dtype (the tangent cast as x is);
+    other dtypes are refused (a cast to ints, whose result the types tell has no tangent,
+    never asks)."""
+    n = len(types) - len(kwnames)
+    where = operand_positions(_ASTYPE_PARAMETERS, n, kwnames)
+    if where is None or "dtype" not in where or not real_type(types[0]):
+        return None
+    dtype = types[where["dtype"]]
+    if isinstance(dtype, T.Const):
+        if np.dtype(t.cast(t.Any, dtype.value)).kind != "f":
+            return None
+        if static_types(types):
+            return FR.Emit(_astype_emit)
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, len(types))
+        if not _float_result(z):
+            raise ForwardModeError(
+                f"forward mode: numpy.ndarray.astype to {z.dtype}: no forward rule (forward "
+                "mode takes casts to real float dtypes)"
+            )
+        if ds[0] is None:
+            return FR.like(z, None)
+        return FR.like(z, np.ndarray.astype(np.asarray(ds[0]), *ops[1:], **kwargs))
+
+    return tangent
+
+
+_ASTYPE_PARAMETERS = ("dtype", "order", "casting", "subok", "copy")
+
+
+def _astype_emit(
+    b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+) -> Value:
+    d = tangents[0]
+    if d is None:
+        return FR.zero(b, z)
+    return b.call(np.ndarray.astype, d, *args[1:], kwargs=kwargs, type=z.type)
+
+
+FR.register(np.ndarray.astype, astype_tangent)

@@ -16,6 +16,20 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import (
+    ForwardModeError,
+    added,
+    is_none,
+    operand_positions,
+    real_type,
+    refuse_complex,
+    split_tangents,
+    static_types,
+)
 from gibbous.rules import formulas as F
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import elementwise_variants as V
@@ -167,6 +181,36 @@ for _kind in NUMERIC:
 primitive(np.ndarray.clip, ARRAY, ...)(clip_rrule)
 
 
+def clip_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.clip(a, lo, hi)``: each element's tangent is that of the operand it comes from
+    (``_clip_masks``, the reverse rule's choice: ``a`` at a tie)."""
+    n = len(types) - len(kwnames)
+    keys = [*_CLIP_NAMES[: n - 1], *({"min": "a_min", "max": "a_max"}.get(k, k) for k in kwnames)]
+    if n > 3 or len(set(keys)) != len(keys) or not set(keys) <= set(_CLIP_NAMES):
+        return None
+    if not all(real_type(ty) or is_none(ty) for ty in types):
+        return None
+    bound = {key: i + 1 for i, key in enumerate(keys)}
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, len(types))
+        values = [*ops, *kwargs.values()]
+        lo, hi = (values[bound[k]] if k in bound else None for k in _CLIP_NAMES)
+        refuse_complex("numpy.clip", ops[0], lo, hi)
+        masks = _clip_masks(ops[0], lo, hi)
+        sources = [0, *(bound.get(k) for k in _CLIP_NAMES)]
+        terms = [ds[i] * m for i, m in zip(sources, masks) if i is not None and ds[i] is not None]
+        return FR.like(z, sum(terms) if terms else None)
+
+    return tangent
+
+
+FR.register(np.clip, clip_tangent)
+FR.register(np.ndarray.clip, clip_tangent)
+
+
 def where_rrule(f: CD, cond: CD, x: CD, y: CD) -> RuleResult:
     """``np.where(cond, x, y)``: x's gradient where cond holds, y's elsewhere."""
     c = cond.primal
@@ -241,6 +285,73 @@ def nan_to_num_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         return (NT, send(x, gx) if needs(x) else zero_for(x), *_fill_rdata(named, fills))
 
     return CoDual(y, yf), pullback
+
+
+def nan_to_num_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.nan_to_num``: x's tangent where it is finite, each fill value's where it was put.
+    ``copy=False`` writes into x: refused (where the types tell, when the rule is built)."""
+    n = len(types) - len(kwnames)
+    where = operand_positions(_NAN_TO_NUM, n, kwnames)
+    if where is None or not real_type(types[0]):
+        return None
+    fills = [types[where[k]] for k in _FILLS if k in where]
+    if not all(real_type(ty) or is_none(ty) for ty in fills):
+        return None
+    copy = types[where["copy"]] if "copy" in where else T.Const(True)
+    if isinstance(copy, T.Const) and not copy.value:
+        return None
+    if isinstance(types[0], T.Array) and isinstance(copy, T.Const) and static_types(types):
+        return FR.Emit(_nan_to_num_emit(where))
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, len(types))
+        x = ops[0]
+        refuse_complex("numpy.nan_to_num", x)
+        copied = ops[where["copy"]] if where.get("copy", n) < n else kwargs.get("copy", True)
+        if not copied and isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            raise ForwardModeError(
+                "forward mode: numpy.nan_to_num with copy=False writes into its operand: no "
+                "forward rule (assign the result of copy=True instead)"
+            )
+        terms = [] if ds[0] is None else [np.where(np.isfinite(x), ds[0], 0.0)]
+        for name, test in zip(_FILLS, _FILL_TESTS):
+            d = ds[where[name]] if name in where else None
+            if d is not None:
+                terms.append(test(x) * d)
+        dz = sum(terms) if terms else None
+        if isinstance(dz, np.ndarray) and dz.ndim == 0 and not isinstance(z, np.ndarray):
+            dz = dz[()]  # (np.where of a scalar: a 0-d array)
+        return FR.like(z, dz)
+
+    return tangent
+
+
+_FILL_TESTS: tuple[t.Callable[[t.Any], t.Any], ...] = (np.isnan, np.isposinf, np.isneginf)
+
+
+def _nan_to_num_emit(where: dict[str, int]) -> t.Callable[..., Value]:
+    def emit(
+        b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+    ) -> Value:
+        x, dx = args[0], tangents[0]
+        mask = T.Array("bool", x.type.ndim if isinstance(x.type, T.Array) else None)
+        terms = []
+        if dx is not None:
+            finite = b.call(np.isfinite, x, type=mask)
+            terms.append(b.call(np.where, finite, dx, 0.0, type=z.type))
+        for name, test in zip(_FILLS, _FILL_TESTS):
+            d = tangents[where[name]] if name in where else None
+            if d is not None:
+                put = b.call(test, x, type=mask)
+                terms.append(b.call(operator.mul, put, d, type=z.type))
+        return added(b, z, terms)
+
+    return emit
+
+
+FR.register(np.nan_to_num, nan_to_num_tangent)
 
 
 def _fill_rdata(named: dict[str, CD], fills: dict[str, t.Any]) -> list[t.Any]:

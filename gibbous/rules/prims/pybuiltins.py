@@ -13,6 +13,17 @@ import builtins
 import math
 import typing as t
 
+import numpy as np
+
+from gibbous.ir import types as T
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import (
+    ForwardModeError,
+    is_none,
+    real_type,
+    refuse_complex,
+    split_tangents,
+)
 from gibbous.rules.prims.common import (
     ANY,
     CD,
@@ -117,6 +128,66 @@ for _fn in (builtins.min, builtins.max):
     primitive(_fn, ANY, ...)(min_max_rrule)
 
 
+def _listed(what: str, items: t.Any) -> list[t.Any]:
+    """The items of a list, tuple or array (an iterator the primal consumed has none left)."""
+    if not isinstance(items, (list, tuple, np.ndarray)):
+        raise ForwardModeError(
+            f"forward mode: {what} of a {type(items).__name__}: forward mode takes a list, a "
+            "tuple or an array here (make a list of the items first)"
+        )
+    return list(items)
+
+
+def _iterable(ty: T.Type) -> bool:
+    """A list, tuple or array of real numbers (or a value whose type was not known)."""
+    if isinstance(ty, T.Const):  # (``min((), default=x)``)
+        return isinstance(ty.value, (tuple, list)) and all(map(_real_number, ty.value))
+    numbers = (T.Float, T.Int, T.Bool)
+    return isinstance(ty, T.Any) or FR.real_operand(ty) and not isinstance(ty, numbers)
+
+
+def _real_number(v: object) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating))
+
+
+def min_max_tangent(larger: bool) -> FR.Maker:
+    """``max``/``min``: the tangent of the item Python returns (``_chosen``, as the reverse
+    rule: the first of equal extremes, by ``key`` if given), or of ``default``."""
+    what = "max" if larger else "min"
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> FR.Tangent | FR.Emit | None:
+        n, total = len(types) - len(kwnames), len(types)
+        if not n or set(kwnames) - {"key", "default"}:
+            return None
+        if not (_iterable(types[0]) if n == 1 else all(map(real_type, types[:n]))):
+            return None
+        default = n + kwnames.index("default") if "default" in kwnames else None
+        if default is not None and not (
+            FR.real_operand(types[default]) or is_none(types[default])
+        ):
+            return None
+
+        def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+            ops, ds = split_tangents(a, n, total)
+            values = _listed(what, ops[0]) if n == 1 else list(ops)
+            if not values:
+                return FR.like(z, None if default is None else ds[default])
+            key = kwargs.get("key")
+            k = _chosen(values if key is None else [key(v) for v in values], larger)
+            given = ds[0] if n == 1 else ds[k]
+            return FR.like(z, given[k] if n == 1 and given is not None else given)
+
+        return tangent
+
+    return make
+
+
+FR.register(builtins.max, min_max_tangent(True))
+FR.register(builtins.min, min_max_tangent(False))
+
+
 @primitive(math.fsum, ANY)
 def fsum_rrule(f: CD, x: CD) -> RuleResult:
     items = consume(x)
@@ -130,6 +201,16 @@ def fsum_rrule(f: CD, x: CD) -> RuleResult:
         return NT, items.rdata()
 
     return CoDual(y, NT), pullback
+
+
+def products_of_others(factors: t.Sequence[t.Any]) -> list[t.Any]:
+    """For each factor, the product of the others: running products from both ends, exact
+    with zeros."""
+    left, right = [1] * len(factors), [1] * len(factors)
+    for j in range(1, len(factors)):
+        left[j] = left[j - 1] * factors[j - 1]
+        right[-j - 1] = right[-j] * factors[-j]
+    return [lft * rgt for lft, rgt in zip(left, right)]
 
 
 @primitive(math.prod, ANY, ...)
@@ -146,12 +227,7 @@ def prod_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
         g = cotangent(yf, dy)
         if g is None:
             return (NT, items.rdata(), *(zero_for(c) for c in kwargs.values()))
-        factors = [start.primal, *values]
-        left, right = [1] * len(factors), [1] * len(factors)
-        for j in range(1, len(factors)):
-            left[j] = left[j - 1] * factors[j - 1]
-            right[-j - 1] = right[-j] * factors[-j]
-        others = [lft * rgt for lft, rgt in zip(left, right)]
+        others = products_of_others([start.primal, *values])
         for j in range(len(values)):
             give(items, j, g * conj(others[j + 1]))
         start_rdata = (send(start, g * conj(others[0])),) if kwargs else ()
@@ -159,6 +235,31 @@ def prod_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
 
     return CoDual(y, yf), pullback
 
+
+def prod_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``math.prod(xs, start=1)``: each item's tangent times the product of the others."""
+    n, total = len(types) - len(kwnames), len(types)
+    if n != 1 or set(kwnames) - {"start"} or not _iterable(types[0]):
+        return None
+    if kwnames and not real_type(types[1]):
+        return None
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, total)
+        values = _listed("math.prod", ops[0])
+        refuse_complex("math.prod", values, kwargs.get("start"))
+        start = ds[1] if kwnames else None
+        tangents = [start, *([None] * len(values) if ds[0] is None else list(ds[0]))]
+        others = products_of_others([kwargs.get("start", 1), *values])
+        terms = [d * o for d, o in zip(tangents, others) if d is not None]
+        return FR.like(z, sum(terms) if terms else None)
+
+    return tangent
+
+
+FR.register(math.prod, prod_tangent)
 
 for _zero_fn in (builtins.any, builtins.all):
     zero_derivative(_zero_fn, ...)

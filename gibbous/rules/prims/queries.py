@@ -16,6 +16,12 @@ import numpy as np
 
 from gibbous.rules.prims.common import ANY, CD, LIST, NT, STR, RuleResult
 from gibbous.ir import runtime
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import ForwardModeError, real_type, static_types
+from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import ZeroDerivativeRule, primitive, zero_derivative
 from gibbous.rules.tangents import CoDual, is_differentiable, zero_rdata
 
@@ -52,6 +58,51 @@ for _op in (
     primitive(_op, ANY, ANY)(_boolean_rrule)
 for _unary_op in (operator.invert, operator.inv):
     primitive(_unary_op, ANY)(_boolean_rrule)
+
+
+def comparison_tangent(fn: t.Callable[..., t.Any]) -> FR.Maker:
+    """A comparison's result is a boolean (or an array of them): no tangent.  Of real numbers
+    and arrays that is known when the rule is built; of values whose types were not known it
+    is checked at run time, as the reverse rule checks it (a user ``__lt__`` may return a
+    float, which would need a tangent)."""
+    name = callable_name(fn)
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> FR.Tangent | FR.Emit | None:
+        if kwnames or len(types) != 2 or any(map(_complex, types)):
+            return None
+        if static_types(types) and all(map(real_type, types)):
+            return FR.Emit(_no_tangent)
+
+        def tangent(z: t.Any, *a: t.Any) -> t.Any:
+            if is_differentiable(z):
+                raise ForwardModeError(
+                    f"forward mode: {name} returned a {type(z).__qualname__}, which has a "
+                    "derivative; forward mode differentiates comparisons only as booleans"
+                )
+            return FR.like(z, None)
+
+        return tangent
+
+    return make
+
+
+def _complex(ty: T.Type) -> bool:
+    if isinstance(ty, T.Array):
+        return ty.dtype is not None and np.dtype(ty.dtype).kind == "c"
+    return isinstance(ty, T.Complex)
+
+
+def _no_tangent(
+    b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+) -> Value:
+    zero = T.Array("float64", z.type.ndim) if isinstance(z.type, T.Array) else T.FLOAT
+    return b.call(FR.like, z, None, type=zero)
+
+
+for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
+    FR.register(_op, comparison_tangent(_op))
 
 _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
     (builtins.len, (ANY,)),

@@ -18,8 +18,15 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import runtime
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
 from gibbous.rules import formulas as F
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import real_type, refuse_complex, static_types
 from gibbous.rules import inline
+from gibbous.rules.public_names import callable_name
 from gibbous.rules.prims import elementwise as E
 from gibbous.rules.prims import elementwise_variants as V
 from gibbous.rules.prims.common import (
@@ -151,6 +158,26 @@ def hypot_rrule(f: CD, *xs: CD) -> RuleResult:
     return CoDual(z, NT), pullback
 
 
+def hypot_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``math.hypot(*xs)``: the sum of ``dx_i x_i / h`` (the reverse rule's formula, 0 at 0)."""
+    if kwnames or not types or not all(map(real_type, types)):
+        return None
+    n = len(types)
+
+    def tangent(z: t.Any, *a: t.Any) -> t.Any:
+        refuse_complex("math.hypot", *a[:n])
+        h = E.numpy_scalar(z)
+        terms = [E.g_hypot_x(d, x, None, h) for x, d in zip(a[:n], a[n:]) if d is not None]
+        return FR.like(z, sum(terms) if terms else None)
+
+    return tangent
+
+
+FR.register(math.hypot, hypot_tangent)
+
+
 def _first_part_rrule(derivative: t.Callable[[t.Any], float]) -> t.Callable[[CD, CD], RuleResult]:
     """A function of one float to a pair whose first part alone has a derivative, given by
     ``derivative(y)``: ``frexp(x) = (m, e)`` with ``m = x * 2**-e``, ``modf(x) = (frac, whole)``
@@ -169,8 +196,61 @@ def _first_part_rrule(derivative: t.Callable[[t.Any], float]) -> t.Callable[[CD,
     return rrule
 
 
-primitive(math.frexp, NUMBER)(_first_part_rrule(lambda y: math.ldexp(1.0, -y[1])))
-primitive(math.modf, NUMBER)(_first_part_rrule(lambda y: 1.0))
+def _frexp_slope(y: tuple[float, int]) -> float:
+    return math.ldexp(1.0, -y[1])  # m = x * 2**-e, e locally constant
+
+
+def _modf_slope(y: tuple[float, float]) -> float:
+    return 1.0  # frac = x - whole, whole locally constant
+
+
+primitive(math.frexp, NUMBER)(_first_part_rrule(_frexp_slope))
+primitive(math.modf, NUMBER)(_first_part_rrule(_modf_slope))
+
+
+def first_part_tangent(
+    fn: t.Callable[..., t.Any], derivative: t.Callable[[t.Any], float]
+) -> FR.Maker:
+    """The forward rule of ``_first_part_rrule``'s functions: ``(dx * derivative(y), 0.0)``
+    (the second part is locally constant; an int's tangent is 0.0).  Written out where the
+    operand's type is known (``modf``: ``dx``; ``frexp``: ``dx * ldexp(1.0, -e)``)."""
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> FR.Tangent | FR.Emit | None:
+        if kwnames or len(types) != 1 or not real_type(types[0]):
+            return None
+        if static_types(types):
+            return FR.Emit(_first_part_emit(fn))
+
+        def tangent(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
+            refuse_complex(callable_name(fn), x)
+            return FR.like(z, None if dx is None else (dx * derivative(z), 0.0))
+
+        return tangent
+
+    return make
+
+
+def _first_part_emit(fn: t.Callable[..., t.Any]) -> t.Callable[..., Value]:
+    def emit(
+        b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+    ) -> Value:
+        dx = tangents[0]
+        if dx is None:
+            return FR.zero(b, z)
+        first = dx
+        if fn is math.frexp:
+            e = b.call(operator.getitem, z, 1, type=T.INT)
+            scale = b.call(math.ldexp, 1.0, b.call(operator.neg, e, type=T.INT), type=T.FLOAT)
+            first = b.call(operator.mul, dx, scale, type=T.FLOAT)
+        return b.call(runtime.make_tuple, first, 0.0, type=T.Tuple((T.FLOAT, T.FLOAT)))
+
+    return emit
+
+
+FR.register(math.frexp, first_part_tangent(math.frexp, _frexp_slope))
+FR.register(math.modf, first_part_tangent(math.modf, _modf_slope))
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,3 +328,41 @@ def _remainder_cotangent(yf: t.Any, dy: t.Any) -> t.Any:
 
 for _fn in (builtins.divmod, np.divmod):
     E.register_all([_fn], divmod_rrule, E.BINARY_PATTERNS)
+
+
+def divmod_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``divmod(a, b)``: the quotient's tangent 0, the remainder's ``np.remainder``'s (its
+    forward rule: the formulas of the reverse rule's ``da - (a // b) db``)."""
+    remainder = FR.forward_maker(np.remainder)
+    made = None if remainder is None else remainder(types, kwnames, varied)
+    if made is None:
+        return None
+    if isinstance(made, FR.Emit):
+        return FR.Emit(_divmod_emit(made))
+    rest = made
+
+    def tangent(z: t.Any, *a: t.Any) -> t.Any:
+        return FR.like(z[0], None), rest(z[1], *a)
+
+    return tangent
+
+
+def _divmod_emit(remainder: FR.Emit) -> t.Callable[..., Value]:
+    def emit(
+        b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+    ) -> Value:
+        pair = z.type.items if isinstance(z.type, T.Tuple) and len(z.type.items) == 2 else None
+        quotient, rest = (
+            b.call(operator.getitem, z, i, type=T.ANY if pair is None else pair[i]) for i in (0, 1)
+        )
+        dq = FR.zero(b, quotient)
+        dr = remainder.fn(b, rest, args, tangents, kwargs)
+        return b.call(runtime.make_tuple, dq, dr, type=T.Tuple((dq.type, dr.type)))
+
+    return emit
+
+
+for _fn in (builtins.divmod, np.divmod):
+    FR.register(_fn, divmod_tangent)

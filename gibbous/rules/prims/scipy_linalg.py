@@ -14,7 +14,10 @@ probed once, when the rules are registered.  Complex matrices follow the project
 (the gradient of a real loss is dL/dx + i dL/dy); the diagonal of a Hermitian matrix is read
 as real.
 
-Each function has a type rule and is pure without ``overwrite_*=True``.
+Each function has a type rule and is pure without ``overwrite_*=True``.  Each has a forward
+rule for real operands next to its reverse rule, reading the same entries; those of
+``solve_triangular``, ``cholesky`` and ``cho_factor`` are written into the forward program
+(``gibbous.rules.forward_formulas``), ``cho_solve``'s is called (its ``lower`` is a value).
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ import scipy.linalg as sla
 
 from gibbous.ir import types as T
 from gibbous.ir.purity import register_pure_array_function
+from gibbous.rules.forward_formulas import (
+    Operands,
+    Options,
+    TangentFormula,
+    call,
+    register_formula,
+)
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -41,6 +51,11 @@ from gibbous.rules.prims.common import (
     nothing,
     send,
     zero_for,
+)
+from gibbous.rules.prims.decompositions import (
+    dagger,
+    lower_factor_tangent,
+    symmetric_of_triangle,
 )
 from gibbous.rules.prims.scipy_common import run_primal
 from gibbous.rules.registry import primitive
@@ -158,6 +173,38 @@ def solve_triangular_rrule(f: CD, a: CD, b: CD, *args: CD, **kwargs: CD) -> Rule
 
 primitive(sla.solve_triangular, ARRAY, ARRAY, ...)(solve_triangular_rrule)
 
+
+def _refuse(name: str) -> t.Callable[[Options], str | None]:
+    def refuse(options: Options) -> str | None:
+        return f"with {name}=True (it may destroy its input)" if options.get(name) else None
+
+    return refuse
+
+
+def _solve_triangular_tangent(x: t.Any, ab: Operands, dab: Operands, options: Options) -> t.Any:
+    """``dx = M^-1 (db - dM x)`` for ``M = op(a)``, ``dM`` the same ``op`` of the triangle
+    of ``da`` that is read."""
+    (a, _), (da, db) = ab, dab
+    lower, unit = bool(options["lower"]), bool(options["unit_diagonal"])
+    trans = TRANS[options["trans"]]
+    if da is not None:
+        read = _triangle(da, lower, (-1 if lower else 1) if unit else 0)
+        change = (read if trans == 0 else dagger(read)) @ x
+        db = -change if db is None else db - change
+    if db is None:
+        return None
+    return call(sla.solve_triangular, a, db, trans=trans, lower=lower, unit_diagonal=unit)
+
+
+register_formula(
+    TangentFormula(
+        sla.solve_triangular, "scipy.linalg.solve_triangular", _solve_triangular_tangent,
+        operands=2, parameters=SOLVE_TRIANGULAR_PARAMETERS,
+        defaults={"trans": 0, "lower": False, "unit_diagonal": False},
+        refuse=_refuse("overwrite_b"),
+    )  # fmt: skip
+)
+
 CHOLESKY_PARAMETERS = ("lower", "overwrite_a", "check_finite")
 
 
@@ -200,6 +247,26 @@ def cholesky_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
 primitive(sla.cholesky, ARRAY, ...)(cholesky_rrule)
 
 
+def _factor_tangent(factor: t.Any, da: t.Any, lower: bool) -> t.Any:
+    """The tangent of the Cholesky factor ``factor`` (``L``, or ``U = L^T`` for
+    ``lower=False``) of the matrix that triangle of ``a`` stands for, ``da`` its tangent."""
+    low = factor if lower else dagger(factor)
+    dlow = lower_factor_tangent(low, symmetric_of_triangle(da, lower))
+    return dlow if lower else dagger(dlow)
+
+
+def _cholesky_tangent(c: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    return None if da[0] is None else _factor_tangent(c, da[0], bool(options["lower"]))
+
+
+register_formula(
+    TangentFormula(
+        sla.cholesky, "scipy.linalg.cholesky", _cholesky_tangent, parameters=CHOLESKY_PARAMETERS,
+        defaults={"lower": False}, refuse=_refuse("overwrite_a"),
+    )  # fmt: skip
+)
+
+
 def _cho_factor_copies() -> bool:
     """Whether ``cho_factor`` leaves ``a``'s other triangle in ``c`` (SciPy up to 1.17, as
     LAPACK does) or zeroes it (SciPy 1.18): the gradient of that triangle depends on it."""
@@ -235,6 +302,26 @@ def cho_factor_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 
 primitive(sla.cho_factor, ARRAY, ...)(cho_factor_rrule)
+
+
+def _cho_factor_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``c``'s tangent: the factor's in its triangle and, where ``cho_factor`` copies it,
+    ``da``'s other triangle in the other; ``lower`` has none."""
+    if da[0] is None:
+        return None
+    lower = bool(options["lower"])
+    dc = _factor_tangent(_triangle(z[0], lower), da[0], lower)
+    if _CHO_FACTOR_COPIES:
+        dc = dc + (np.triu(da[0], 1) if lower else np.tril(da[0], -1))
+    return dc, None
+
+
+register_formula(
+    TangentFormula(
+        sla.cho_factor, "scipy.linalg.cho_factor", _cho_factor_tangent,
+        parameters=CHOLESKY_PARAMETERS, defaults={"lower": False}, refuse=_refuse("overwrite_a"),
+    )  # fmt: skip
+)
 
 CHO_SOLVE_PARAMETERS = ("overwrite_b", "check_finite")
 
@@ -280,6 +367,27 @@ def cho_solve_rrule(f: CD, factored: CD, b: CD, *args: CD, **kwargs: CD) -> Rule
 
 
 primitive(sla.cho_solve, T.Object(tuple), ARRAY, ...)(cho_solve_rrule)
+
+
+def _cho_solve_tangent(x: t.Any, pb: Operands, dpb: Operands, options: Options) -> t.Any:
+    """``dx = A^-1 (db - dA x)``, ``dA = dF^T F + F^T dF`` for the upper factor ``F`` of ``c``
+    (``dF F^T + F dF^T`` for the lower one), ``dF`` the same triangle of ``c``'s tangent."""
+    (pair, _), (dpair, db) = pb, dpb
+    lower = bool(pair[1])  # (known at run time, a 0-d array from SciPy 1.18: so called)
+    dc = None if dpair is None else dpair[0]
+    if dc is not None:
+        f, df = _triangle(pair[0], lower), _triangle(dc, lower)
+        da = df @ dagger(f) + f @ dagger(df) if lower else dagger(df) @ f + dagger(f) @ df
+        db = -(da @ x) if db is None else db - da @ x
+    return None if db is None else sla.cho_solve(pair, db)
+
+
+register_formula(
+    TangentFormula(
+        sla.cho_solve, "scipy.linalg.cho_solve", _cho_solve_tangent, operands=2,
+        parameters=CHO_SOLVE_PARAMETERS, refuse=_refuse("overwrite_b"), written=False,
+    )  # fmt: skip
+)
 
 
 # --------------------------------------------------------------------------------------------
