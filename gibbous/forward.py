@@ -257,6 +257,18 @@ def _checked_tangent(i: int | str, a: t.Any, dx: t.Any) -> t.Any:
         ]
         build: t.Any = kind
         return build(*items) if hasattr(kind, "_fields") else build(items)  # (a NamedTuple's)
+    if isinstance(a, dict):  # (its values' tangents by key, in its order; missing: zeros)
+        if not isinstance(dx, dict) or not set(dx) <= set(a):
+            raise TypeError(
+                f"jvp: the tangent of argument {i} must be a dict of tangents of its values, "
+                f"by key (a key it leaves out: zeros); {type(dx).__name__} given"
+            )
+        return {
+            k: _checked_tangent(f"{i}[{k!r}]", v, dx.get(k))
+            if tangent_carrying(T.typeof(v))
+            else None
+            for k, v in a.items()
+        }
     if user_class(type(a)):  # (its attributes' tangents, by name)
         if isinstance(dx, ObjectTangent):
             return dx

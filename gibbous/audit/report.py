@@ -146,8 +146,8 @@ def render(report: AuditReport) -> str:
         "",
         f"**Forward mode**: {n['forward checked']} registrations have a forward rule checked "
         f"against finite differences and, against the reverse rule, by the transpose identity; "
-        f"{zero} have no derivative; {structural} make cells or functions, whose forward rules "
-        f"are checked through programs; {n['reverse-only']} are reverse-only"
+        f"{zero} have no derivative; {structural} make cells, functions or a dict's views, whose "
+        f"forward rules are checked through programs; {n['reverse-only']} are reverse-only"
         + "".join(f"; {why}: {count}" for why, count in sorted(reasons.items()))
         + ".",
     ]

@@ -58,10 +58,16 @@ def tangent_carrying(ty: T.Type) -> bool:
         return any(map(tangent_carrying, ty.items))
     if isinstance(ty, T.List):  # (a list of them, grown and written as the list is)
         return tangent_carrying(ty.item)
+    if isinstance(ty, T.Dict):  # (a dict of them, by key)
+        return tangent_carrying(ty.value)
     if isinstance(ty, T.Object):  # (an iterator over an array or a tuple: one over the tangent;
         # an instance of a Python class: its attributes' tangents)
-        return issubclass(ty.cls, abc.Iterator) or user_class(ty.cls)
+        return issubclass(ty.cls, _ITERABLE) or user_class(ty.cls)
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
+
+
+#: iterators, and a dict's views of its values: one over the tangent runs in step
+_ITERABLE = (abc.Iterator, abc.ItemsView, abc.ValuesView)
 
 
 def tangentless(ty: T.Type) -> bool:

@@ -587,8 +587,8 @@ register_linear_in([np.insert], (0, 2), most=4)  # (arr, obj, values, axis)
 def _structure(ty: T.Type) -> bool:
     """A tuple, an iterator or a value of unknown type: its tangent has its shape (a tuple of
     the items' tangents, an iterator over the tangent)."""
-    if isinstance(ty, T.Object):
-        return issubclass(ty.cls, abc.Iterator)
+    if isinstance(ty, T.Object):  # (a dict's views: their tangents are lists, in step)
+        return issubclass(ty.cls, (abc.Iterator, abc.ItemsView, abc.ValuesView))
     return isinstance(ty, (T.Tuple, T.List, T.Any))
 
 

@@ -13,8 +13,10 @@ among its operands (``operand_positions``) and a tangent function its operands' 
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
+import sys
 import types
 import typing as t
 
@@ -68,6 +70,8 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
         if dz is not None:
             return dz
         return kind(item_zeros(z))
+    if kind is dict:  # (the values' tangents by key: zeros, 0.0 for an int, None for a string)
+        return dict(zip(z, item_zeros(z.values()))) if dz is None else dz
     if kind is types.CellType:  # (a closure's cell: a box of its own, written as it is)
         return TangentCell() if dz is None else dz
     if dz is None:  # (a value of a type inference could not tell: none if not a number)
@@ -82,7 +86,7 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
 runtime.register_object(like, "forward.like")  # a path for the IR's text
 
 
-_CARRIERS = (float, np.floating, np.ndarray, tuple, list, types.CellType)
+_CARRIERS = (float, np.floating, np.ndarray, tuple, list, dict, types.CellType)
 
 
 class ObjectTangent:
@@ -99,16 +103,27 @@ class ObjectTangent:
 
 
 def user_class(cls: type) -> bool:
-    """Whether instances of ``cls`` get an ``ObjectTangent``: a class written in Python whose
-    instances hold attributes that can be re-bound (``gibbous.rules.forward_objects``)."""
+    """Whether instances of ``cls`` get an ``ObjectTangent``: a class of the user's own code
+    (not the standard library's, an installed package's or gibbous's: their objects, a context
+    manager, a distribution, keep their registered rules) whose instances hold attributes
+    that can be re-bound (``gibbous.rules.forward_objects``)."""
     return (
         isinstance(cls, type)
-        and cls.__module__ not in ("builtins", "numpy")
+        and _users_module(cls.__module__)
         and not issubclass(cls, NEVER_DIFFERENTIABLE)
         and not issubclass(cls, _NOT_OBJECTS)
         and has_fields(cls)
         and not is_frozen(cls)
     )
+
+
+@functools.cache
+def _users_module(name: str) -> bool:
+    top = name.partition(".")[0]
+    if top in sys.stdlib_module_names or top in ("builtins", "gibbous"):
+        return False
+    file = getattr(sys.modules.get(name), "__file__", None) or ""
+    return not any(part in file for part in ("site-packages", "dist-packages"))
 
 
 _NOT_OBJECTS = (tuple, list, dict, np.ndarray, np.generic, types.FunctionType, types.CellType)

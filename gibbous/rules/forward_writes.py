@@ -85,6 +85,8 @@ def written_operands(
         return frozenset(out)
     if n and isinstance(types[0], T.List) and (fn in _LIST_WRITES or fn is operator.setitem):
         return frozenset({0})  # (the list object: its slots, not its items' memory)
+    if n == 3 and isinstance(types[0], T.Dict) and fn is operator.setitem:
+        return frozenset({0})  # (the dict: its value at a key)
     if fn is runtime.cell_set:
         return frozenset({0})  # (the cell: its contents)
     if fn is setattr and n == 3 and isinstance(types[0], T.Object) and user_class(types[0].cls):
@@ -125,6 +127,8 @@ def direct(
             return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
     if fn is runtime.cell_set and n == 2 and not kwnames:
         return _cell_set
+    if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Dict):
+        return _list_write(operator.setitem, 2)  # (``d[k] = v``: ``dd[k] = dv``)
     if fn is setattr and n == 3 and not kwnames:
         return _setattr
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Any):

@@ -19,6 +19,7 @@ forward status.
 from __future__ import annotations
 
 import copy
+from collections import abc
 import types as pytypes
 import typing as t
 
@@ -107,8 +108,10 @@ def check_forward(
         return ForwardCheck("reverse-only", why)
     rng = np.random.default_rng(rng)
     y0 = f(*args, **kwargs)
-    if isinstance(y0, (pytypes.CellType, pytypes.FunctionType)):  # (no numbers to compare)
+    if isinstance(y0, _STRUCTURES):  # (no numbers to compare)
         return ForwardCheck("structural", _STRUCTURAL)
+    if _holds_complex(y0):  # (NumPy 2.5's eig: complex whatever the spectrum)
+        return ForwardCheck("reverse-only", _COMPLEX_RESULTS)
     if isinstance(made, FR.Emit):
         run = primitive_program(f, types, kwnames, varied, made, T.typeof(y0))
     else:
@@ -152,9 +155,12 @@ def _verdict(types: tuple[T.Type, ...], y0: t.Any, worst_fd: float, worst_t: flo
 
 _EFFECTS = "writes into an operand or has effects forward mode does not follow"
 _STRUCTURAL = (
-    "a cell or function, whose tangent holds its contents' (gibbous.rules.forward_cells), "
-    "checked through the programs of tests/forward/test_closures_jvp.py"
+    "a cell, a function or a dict's view, whose tangent holds its contents' "
+    "(gibbous.rules.forward_cells, forward_dicts), checked through the programs of "
+    "tests/forward/test_closures_jvp.py and test_dicts_jvp.py"
 )
+_COMPLEX_RESULTS = "complex results (forward rules are checked on real ones)"
+_STRUCTURES = (pytypes.CellType, pytypes.FunctionType, abc.ItemsView, abc.ValuesView)
 
 
 def _check_write(
@@ -310,9 +316,11 @@ def _measure(
 
 
 def _holds_complex(a: t.Any) -> bool:
-    """A complex number or array, or a tuple or list holding one."""
+    """A complex number or array, or a tuple, list or dict holding one."""
     if isinstance(a, (tuple, list)):
         return any(map(_holds_complex, a))
+    if isinstance(a, dict):
+        return any(map(_holds_complex, a.values()))
     if isinstance(a, np.ndarray):
         return bool(a.dtype.kind == "c")
     return isinstance(a, (complex, np.complexfloating))
@@ -324,6 +332,8 @@ def _apart(a: t.Any) -> t.Any:
         return np.array(a)
     if isinstance(a, (tuple, list)):
         return _rebuild(a, [_apart(i) for i in a])
+    if isinstance(a, dict):
+        return {k: _apart(v) for k, v in a.items()}
     return a
 
 
@@ -339,6 +349,8 @@ def _rebuild(like: t.Any, items: t.Iterable[t.Any]) -> t.Any:
 def _carries(v: t.Any) -> bool:
     if isinstance(v, (tuple, list)):
         return any(map(_carries, v))
+    if isinstance(v, dict):
+        return any(map(_carries, v.values()))
     if isinstance(v, np.ndarray):
         return bool(v.dtype.kind == "f")
     return isinstance(v, (float, np.floating))
@@ -346,6 +358,9 @@ def _carries(v: t.Any) -> bool:
 
 def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.Any:
     """A random tangent of ``like``'s structure (``none`` for what has none: an int)."""
+    if isinstance(like, dict):  # (a dict's: its values', by key)
+        values = list(like.values())
+        return dict(zip(like, _direction(rng, values, none)))
     if isinstance(like, (tuple, list)):  # (an int item's tangent is 0.0, its cotangent none)
         items = [
             _direction(rng, i, none) if _carries(i)
@@ -355,6 +370,8 @@ def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.A
         if none is not None and isinstance(like, tuple):
             return tuple(items)  # (a NamedTuple's cotangent is the plain tuple's)
         return _rebuild(like, items)
+    if like is None or isinstance(like, str):
+        return none  # (no numbers: no tangent, no cotangent)
     if none is not None and _tangentless(like):
         return none  # (a boolean or integer result has no cotangent: a comparison's)
     if isinstance(like, np.ndarray):
@@ -373,6 +390,8 @@ def _shift(a: t.Any, s: float, d: t.Any) -> t.Any:
         return a
     if isinstance(a, (tuple, list)):
         return _rebuild(a, [_shift(i, s, di) for i, di in zip(a, d)])
+    if isinstance(a, dict):
+        return {k: _shift(v, s, d.get(k)) for k, v in a.items()}
     return a + s * d
 
 
@@ -380,6 +399,8 @@ def _flat(v: t.Any) -> np.ndarray:
     """The numbers of a value, tangent or cotangent, in one flat array (an int item's, a bool
     one's too: its difference and its tangent are 0; None, NoTangent, a string: no
     numbers)."""
+    if isinstance(v, dict):
+        v = list(v.values())
     if isinstance(v, (tuple, list)):
         leaves = [_flat(i) for i in v]
         return np.concatenate(leaves) if leaves else np.zeros(0)
@@ -390,6 +411,8 @@ def _flat(v: t.Any) -> np.ndarray:
 
 def _inner(a: t.Any, b: t.Any) -> tuple[float, float]:
     """``<a, b>`` over the leaves both have, and the sum of the magnitudes of its terms."""
+    if isinstance(a, dict) and isinstance(b, dict):  # (by key)
+        a, b = [a[k] for k in a if k in b], [b[k] for k in a if k in b]
     if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
         total, size = 0.0, 0.0
         for x, y in zip(a, b):
@@ -404,6 +427,10 @@ def _inner(a: t.Any, b: t.Any) -> tuple[float, float]:
 
 
 def _same(y: t.Any, y0: t.Any) -> bool:
+    if isinstance(y0, dict):
+        if not isinstance(y, dict) or list(y) != list(y0):
+            return False
+        return all(map(_same, y.values(), y0.values()))
     if isinstance(y0, (tuple, list)):
         return type(y) is type(y0) and len(y) == len(y0) and all(map(_same, y, y0))
     try:

@@ -236,15 +236,22 @@ def test_try_and_with(f: t.Callable[..., t.Any], arg: t.Any) -> None:
 
 
 def builds_dict(x: float) -> t.Any:
-    return {"x": x}["x"]
+    return {"x": x}["x"] * x
 
+
+def test_a_dict_made_and_read() -> None:
+    check(builds_dict, 2.0)
+
+
+def builds_set(x: float) -> t.Any:
+    return min({x, 3.0})
 
 
 @pytest.mark.parametrize(
     ("f", "arg", "words"),
     [
         (writes_a_global, np.ones(3), "write into an array the function reads from outside"),
-        (builds_dict, 2.0, "depends on a float"),
+        (builds_set, 2.0, "depends on a float"),
         (takes_into, np.ones(3), "no forward rule"),
     ],
 )

@@ -22,6 +22,10 @@ RNG = np.random.default_rng(21)
 def _flat(v: t.Any) -> np.ndarray:
     if isinstance(v, (tuple, list)):
         return np.concatenate([_flat(i) for i in v])
+    v = np.asarray(v)
+    if np.iscomplexobj(v):  # (NumPy 2.5's eig: complex whatever the spectrum; real here)
+        assert np.all(v.imag == 0), v
+        v = v.real
     return np.ravel(np.asarray(v, dtype=float))
 
 
