@@ -64,8 +64,8 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
     NamedTuple's field; anything else with a tangent is refused here."""
     if type(dobj) is ObjectTangent:
         return _attribute(z, obj, name, dobj, dname)
-    if dobj is None:
-        return like(z, None)
+    if dobj is None or isinstance(z, pytypes.BuiltinMethodType):
+        return like(z, None)  # (``xs.append`` of a list: a method of a builtin, no tangent)
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and fields and name in fields and isinstance(dobj, tuple):
         return like(z, dobj[fields.index(name)])
