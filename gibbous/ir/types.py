@@ -127,11 +127,11 @@ def _const_key(value: object) -> tuple[object, ...]:
         return (type(value), tuple(_const_key(v) for v in value))
     if isinstance(value, slice):  # unhashable before Python 3.12, yet immutable
         return (slice, _const_key(value.start), _const_key(value.stop), _const_key(value.step))
-    if isinstance(value, (float, np.floating)):
-        # nan equals itself as a constant; -0.0 and 0.0 differ (1/x tells them apart)
-        return (type(value), "nan") if value != value else (type(value), value, repr(value))
-    if isinstance(value, (complex, np.complexfloating)) and value != value:
-        return (type(value), _const_key(value.real), _const_key(value.imag))
+    if isinstance(value, (float, np.floating, complex, np.complexfloating)):
+        # By repr, within the type: nan equals itself as a constant; -0.0 and 0.0 differ (1/x
+        # tells them apart); and no NumPy scalar is compared with a key of another shape (a
+        # NumPy scalar == a tuple broadcasts: an array, whose truth is an error).
+        return (type(value), repr(value))
     try:
         hash(value)
     except TypeError:

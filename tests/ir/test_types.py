@@ -68,6 +68,13 @@ def test_const_equality_distinguishes_types() -> None:
     assert T.Const(float("nan")) == T.Const(float("nan"))
     assert T.Const((1, 2)) == T.Const((1, 2))
     assert hash(T.Const((1, 2))) == hash(T.Const((1, 2)))
+    assert T.Const(-0.0) != T.Const(0.0)
+    assert T.Const(np.float64(1.0)) != T.Const(1.0)
+    # A NumPy complex with and without a nan: compared, not broadcast (hypothesis found
+    # ``((False, False), 0j)`` against ``((False, False), nanj)`` raising)
+    nanj = np.complex128(complex(0.0, float("nan")))
+    assert T.Const(((False,), np.complex128(0j))) != T.Const(((False,), nanj))
+    assert T.Const(nanj) == T.Const(np.complex128(complex(0.0, float("nan"))))
 
 
 @pytest.mark.parametrize(
