@@ -38,6 +38,7 @@ from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_cells import ClosureTangent
 from gibbous.rules.forward_ir import ObjectTangent, user_class
+from gibbous.rules.tangent_classes import instance_fields
 from gibbous.rules.public_names import (
     callable_name,
     entry_point,
@@ -198,11 +199,14 @@ def _apart(rule: ForwardRule, args: tuple[t.Any, ...], given: list[t.Any]) -> li
 
 
 def _held(v: t.Any) -> t.Iterator[t.Any]:
-    """``v`` and the arrays and lists it holds (a write may reach each)."""
-    if isinstance(v, (np.ndarray, list)):
+    """``v`` and the arrays, lists and dicts it holds (a write may reach each)."""
+    if isinstance(v, (np.ndarray, list, dict)):
         yield v
     if isinstance(v, (list, tuple)):
         for item in v:
+            yield from _held(item)
+    elif isinstance(v, dict) or user_class(type(v)):  # (a dict's values, an object's fields)
+        for item in (v if isinstance(v, dict) else instance_fields(v)).values():
             yield from _held(item)
 
 
@@ -213,13 +217,18 @@ def _overlap(a: t.Any, b: t.Any) -> bool:
 
 
 def _copied(d: t.Any) -> t.Any:
-    """A tangent with every array in it (and every list holding one) new."""
+    """A tangent with every array in it (and every list, dict or object's tangent holding
+    one) new."""
     if isinstance(d, np.ndarray):
         return np.array(d, dtype=np.float64)
     if isinstance(d, list):
         return [_copied(i) for i in d]
     if isinstance(d, tuple):
         return tuple(_copied(i) for i in d)
+    if isinstance(d, dict):
+        return {k: _copied(v) for k, v in d.items()}
+    if isinstance(d, ObjectTangent):
+        return ObjectTangent(_copied(d.fields))
     return d
 
 

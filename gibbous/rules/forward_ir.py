@@ -14,6 +14,7 @@ among its operands (``operand_positions``) and a tangent function its operands' 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import operator
 import sys
@@ -30,7 +31,12 @@ from gibbous.ir.core import Constant, Function, Value
 from gibbous.ir.exceptions import GibbousError
 from gibbous.rules import render as R
 from gibbous.rules.formulas import Expr
-from gibbous.rules.tangent_classes import NEVER_DIFFERENTIABLE, has_fields, is_frozen
+from gibbous.rules.tangent_classes import (
+    NEVER_DIFFERENTIABLE,
+    has_fields,
+    instance_fields,
+    is_frozen,
+)
 
 Tangent = t.Callable[..., t.Any]
 Values = t.Sequence[Value]
@@ -115,6 +121,41 @@ def user_class(cls: type) -> bool:
         and has_fields(cls)
         and not is_frozen(cls)
     )
+
+
+@functools.cache
+def computed_attribute(cls: type, name: str) -> str | None:
+    """Why attribute ``name`` of ``cls``'s instances is not a plain value an ``ObjectTangent``
+    can follow (its value computed or stored by code of the class's: a property or another
+    data descriptor, a ``__getattribute__`` or ``__setattr__`` of its own), or None."""
+    if getattr(cls, "__getattribute__") is not object.__getattribute__:
+        return "a class with a __getattribute__ of its own"
+    if getattr(cls, "__setattr__") is not object.__setattr__:
+        return "a class with a __setattr__ of its own"
+    found = inspect.getattr_static(cls, name, None)
+    kind = type(found)
+    slot = isinstance(found, types.MemberDescriptorType)  # (a slot: a plain value)
+    if not slot and (hasattr(kind, "__set__") or hasattr(kind, "__delete__")):
+        return f"a property (or another descriptor) {name!r}"
+    return None
+
+
+def refuse_computed(obj: object, name: str, reading: bool = False) -> None:
+    """Refuses attribute ``name`` of ``obj`` if code computes or stores it: its tangent would
+    be lost (a property's value from other attributes; ``__getattr__``'s, ``reading``)."""
+    cls: type = type(obj)
+    why = computed_attribute(cls, name)
+    if why is None and reading and hasattr(cls, "__getattr__") and name not in instance_fields(obj):
+        if inspect.getattr_static(cls, name, _ABSENT) is _ABSENT:
+            why = "an attribute __getattr__ computes"
+    if why is not None:
+        raise ForwardModeError(
+            f"forward mode: {cls.__qualname__}.{name}: {why}, whose tangent forward mode does "
+            "not follow yet; read the attributes it is computed from instead"
+        )
+
+
+_ABSENT = object()
 
 
 @functools.cache

@@ -35,6 +35,7 @@ from gibbous.rules.forward_ir import (
     Tangents,
     Values,
     like,
+    refuse_computed,
     user_class,
     zero,
 )
@@ -47,6 +48,7 @@ def _attribute(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.Any) -> 
         return like(z, None)
     if type(z) is pytypes.MethodType and z.__self__ is obj:
         return dobj
+    refuse_computed(obj, name, reading=True)
     d = dobj.fields.get(name)
     if d is None:
         d = like(z, None)

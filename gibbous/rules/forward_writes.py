@@ -39,6 +39,7 @@ from gibbous.rules.forward_ir import (
     item_tangent,
     item_zeros,
     real_type,
+    refuse_computed,
     user_class,
 )
 
@@ -290,6 +291,7 @@ def _setattr(
 ) -> tuple[Value, Value | None]:
     """``obj.name = v``: the object's tangent (``ObjectTangent``) takes v's."""
     assert d[0] is not None  # (the transform gives every written object a tangent)
+    b.call(refuse_computed, args[0], args[1], type=T.NONE)  # (before the primal writes)
     z = b.call(setattr, *args, type=T.NONE)
     dv = Constant(None) if d[2] is None else d[2]
     b.call(set_field, d[0], args[1], dv, type=T.NONE)
@@ -297,7 +299,8 @@ def _setattr(
 
 
 def set_field(dobj: t.Any, name: str, dv: t.Any) -> None:
-    """``obj.name = v``: the object's tangent takes v's (None: zero)."""
+    """``obj.name = v`` of a plain attribute (``refuse_computed``): the object's tangent takes
+    v's (None: zero)."""
     if type(dobj) is ObjectTangent:
         if dv is None:
             dobj.fields.pop(name, None)
@@ -306,6 +309,7 @@ def set_field(dobj: t.Any, name: str, dv: t.Any) -> None:
 
 
 runtime.register_object(set_field, "forward_writes.set_field")
+runtime.register_object(refuse_computed, "forward_writes.refuse_computed")
 
 
 def setitem_checked(z: t.Any, index: t.Any, x: t.Any) -> None:

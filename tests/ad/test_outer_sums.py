@@ -14,22 +14,12 @@ import gibbous
 from gibbous.rules import outer_sums
 from gibbous.rules.memory import memory
 from gibbous.testing.allocations import measure
+from tests.test_prepared import central
 
 Array = np.ndarray[t.Any, t.Any]
 
 rng = np.random.default_rng(23)
 STEPS = rng.standard_normal((7, 3))  # a global: inputs, no derivative
-
-
-def central(f: t.Callable[..., float], args: list[Array], k: int, h: float = 1e-6) -> Array:
-    out = np.zeros_like(args[k])
-    for i in np.ndindex(out.shape):
-        up = [a.copy() for a in args]
-        down = [a.copy() for a in args]
-        up[k][i] += h
-        down[k][i] -= h
-        out[i] = (f(*up) - f(*down)) / (2 * h)
-    return out
 
 
 def deferred(rule: t.Any) -> int:

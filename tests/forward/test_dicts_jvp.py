@@ -76,3 +76,24 @@ def updates(params: Params, x: float) -> float:
 def test_a_write_without_a_rule_is_refused() -> None:
     with pytest.raises(ForwardModeError, match="update"):
         build_frule(updates, {"a": 1.0}, 2.0)
+
+
+def scales_a_value(params: Params, x: float) -> float:
+    params["w"] *= x  # into the argument's array
+    return float(np.sum(params["w"]))
+
+
+def test_a_dict_argument_written_keeps_the_callers_tangent() -> None:
+    w = np.array([1.0, 2.0])
+    rule = build_frule(scales_a_value, {"w": w.copy()}, 3.0)
+    tangent = {"w": np.array([0.5, -1.0])}
+    params = {"w": w.copy()}
+    _, dy = jvp(rule, scales_a_value, (params, 3.0), (tangent, 0.25))
+    np.testing.assert_array_equal(params["w"], w * 3.0)  # the primal's write
+    np.testing.assert_array_equal(tangent["w"], [0.5, -1.0])  # the caller's, unchanged
+    h = 1e-6
+
+    def at(s: float) -> float:
+        return scales_a_value({"w": w + s * np.array([0.5, -1.0])}, 3.0 + s * 0.25)
+
+    assert dy == pytest.approx((at(h) - at(-h)) / (2 * h), rel=1e-7)

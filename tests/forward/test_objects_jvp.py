@@ -11,30 +11,9 @@ import pytest
 
 from gibbous.forward import ForwardModeError, build_frule, jvp
 
+from tests.forward.test_closures_jvp import check
+
 RNG = np.random.default_rng(43)
-
-
-def central(f: t.Callable[..., t.Any], args: tuple[t.Any, ...], d: tuple[t.Any, ...]) -> t.Any:
-    h = 1e-6
-
-    def at(s: float) -> t.Any:
-        return f(*(a if v is None else a + s * v for a, v in zip(args, d)))
-
-    return (np.asarray(at(h)) - np.asarray(at(-h))) / (2 * h)
-
-
-def check(f: t.Callable[..., t.Any], *args: t.Any) -> None:
-    d = tuple(
-        float(RNG.standard_normal()) if isinstance(a, float)
-        else RNG.standard_normal(a.shape) if isinstance(a, np.ndarray) else None
-        for a in args
-    )  # fmt: skip
-    rule = build_frule(f, *args)
-    for _ in range(2):
-        y, dy = jvp(rule, f, args, d)
-        np.testing.assert_allclose(y, f(*args), rtol=1e-13)
-        np.testing.assert_allclose(dy, central(f, args, d), rtol=1e-6, atol=1e-8)
-
 
 class Point:
     def __init__(self, a: float, b: float) -> None:
@@ -148,3 +127,83 @@ def custom_new(x: float) -> float:
 def test_a_class_with_a_new_of_its_own_is_refused() -> None:
     with pytest.raises(ForwardModeError, match="__new__ of its own"):
         build_frule(custom_new, 1.0)
+
+
+class Square:
+    scale = 3.0  # a class attribute: a constant
+
+    def __init__(self, a: float) -> None:
+        self.a = a
+
+    @property
+    def squared(self) -> float:  # computed from another attribute
+        return self.a**2
+
+    @squared.setter
+    def squared(self, v: float) -> None:
+        self.a = v**0.5
+
+
+def reads_a_class_constant(x: float) -> float:
+    return Square(x).a * Square.scale + Square(x).scale * x
+
+
+def reads_a_property(x: float) -> float:
+    return Square(x).squared
+
+
+def sets_a_property(x: float) -> float:
+    s = Square(1.0)
+    s.squared = x
+    return s.a
+
+
+class Lazy:
+    def __init__(self, a: float) -> None:
+        self.a = a
+
+    def __getattr__(self, name: str) -> float:
+        return self.a * 2.0
+
+
+def reads_getattr(x: float) -> float:
+    return Lazy(x).doubled
+
+
+def test_a_class_constant_has_no_tangent() -> None:
+    check(reads_a_class_constant, 1.7)
+
+
+@pytest.mark.parametrize("f", [reads_a_property, sets_a_property, reads_getattr])
+def test_attributes_code_computes_are_refused(f: t.Callable[[float], float]) -> None:
+    """A property's or __getattr__'s value comes from other attributes: a tangent read from
+    the object's own would be zero, silently wrong.  Refused by name."""
+    rule = build_frule(f, 2.0)
+    with pytest.raises(ForwardModeError, match="Square.squared|Lazy.doubled"):
+        jvp(rule, f, (2.0,), (1.0,))
+
+
+class Holder:
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+
+
+def scales_in_place(h: Holder, x: float) -> float:
+    h.data[:] = h.data * x  # writes into the argument's array
+    return float(np.sum(h.data))
+
+
+def test_an_object_argument_written_keeps_the_callers_tangent() -> None:
+    data = np.array([1.0, 2.0, 3.0])
+    rule = build_frule(scales_in_place, Holder(data.copy()), 2.0)
+    tangent = {"data": np.array([1.0, 0.0, -1.0])}
+    h = Holder(data.copy())
+    _, dy = jvp(rule, scales_in_place, (h, 2.0), (tangent, 0.5))
+    np.testing.assert_array_equal(h.data, data * 2.0)  # the primal's write, as asked
+    np.testing.assert_array_equal(tangent["data"], [1.0, 0.0, -1.0])  # the caller's, unchanged
+    step = 1e-6
+
+    def at(s: float) -> float:
+        return scales_in_place(Holder(data + s * np.array([1.0, 0.0, -1.0])), 2.0 + s * 0.5)
+
+    assert dy == pytest.approx((at(step) - at(-step)) / (2 * step), rel=1e-7)
