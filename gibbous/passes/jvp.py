@@ -328,10 +328,9 @@ class _Transform:
             return
         if _namedtuple(fn) and not op.kwargs and len(op.args) == len(getattr(fn, "_fields")):
             # (its tangent: the NamedTuple of its items' tangents)
-            z = self.primal[r] = b.call(callee, *args, type=r.type, name=r.name)
+            self.primal[r] = b.call(callee, *args, type=r.type, name=r.name)
             d = [item_tangent(b, a, self.tangent.get(x)) for a, x in zip(args, op.args)]
             self.tangent[r] = b.call(callee, *d, type=T.ANY)
-            del z
             return
         if isinstance(fn, FunctionType) and self.resolver.derives(fn, types, tuple(op.kwargs)):
             self.derived_call(b, op, fn, varied)
