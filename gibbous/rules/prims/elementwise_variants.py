@@ -539,6 +539,12 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
     if grad is None or ty == INT:
         return _no_rdata
     if not isinstance(ty, T.Array):
+        if grad is E.g_negate2:  # ``a - b`` for a float ``b``: minus the sum, not the sum of -g
+
+            def send_minus(p: t.Any, fdata: t.Any, g: Array, *_: t.Any) -> t.Any:
+                return NT if fdata is not WANT else scalar_rdata(p, -np.add.reduce(g, None))
+
+            return send_minus
 
         def send_float(
             p: t.Any, fdata: t.Any, g: Array, x: t.Any, y: t.Any, z: Array, *_: t.Any

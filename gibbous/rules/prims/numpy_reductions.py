@@ -220,13 +220,20 @@ def _spread_pullback(dx: Array, count: int, n: int) -> t.Callable[[t.Any], tuple
 
 
 def only_extreme(x: Array, is_max: bool) -> int | None:
-    """The flat index of the one maximum (minimum) of ``x``; None if several elements tie.
-    Compares the first extremum with the first of the array reversed along every axis (the
-    last in C order), so nothing is allocated."""
-    arg = np.argmax if is_max else np.argmin
-    first = int(arg(x))
-    last = x.size - 1 - int(arg(x[(slice(None, None, -1),) * x.ndim]))
-    return first if first == last else None
+    """The flat index of the one maximum (minimum) of ``x``; None if several elements tie (or
+    several NaN, which are the extrema NumPy picks).  Nothing is allocated: the first extremum
+    is looked for again after itself, in one pass over the rest of a contiguous array."""
+    first = int(x.argmax() if is_max else x.argmin())
+    if not x.flags.c_contiguous:  # the last extremum: the first of the array reversed
+        rev = x[(slice(None, None, -1),) * x.ndim]
+        last = x.size - 1 - int(rev.argmax() if is_max else rev.argmin())
+        return first if first == last else None
+    rest = x.reshape(-1)[first + 1 :]
+    if not rest.size:
+        return first
+    z = x.flat[first]
+    v = rest[int(rest.argmax() if is_max else rest.argmin())]
+    return None if v == z or (v != v and z != z) else first
 
 
 def extreme_rule(names: tuple[str, ...], is_max: bool) -> t.Callable[..., RuleResult]:
@@ -355,7 +362,13 @@ def extreme_form(is_max: bool) -> inline.InlineRule:
         return (None,)
 
     saves = (("fdata", 0), ("primal", 0), ("result", -1))
-    return inline.InlineRule("max" if is_max else "min", saves, written)
+    primal = (_MAX_REDUCE if is_max else _MIN_REDUCE, (None,))  # (np.max's own call)
+    return inline.InlineRule("max" if is_max else "min", saves, written, primal=primal)
+
+
+_MAX_REDUCE, _MIN_REDUCE = np.maximum.reduce, np.minimum.reduce
+runtime.register_object(_MAX_REDUCE, "maximum_reduce")  # paths for the IR's text
+runtime.register_object(_MIN_REDUCE, "minimum_reduce")
 
 
 def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:

@@ -77,6 +77,31 @@ def test_max_with_a_tie_of_two_matches_central_differences(rng: np.random.Genera
     check(call(np.max), x, rng=rng)
 
 
+def _extremes(x: np.ndarray, is_max: bool) -> list[int]:
+    """The flat indices (C order) of the elements NumPy's ``max`` / ``min`` could have picked:
+    the NaN if there are any, else those equal to the extremum."""
+    flat = np.array(x).reshape(-1)  # (a copy, in C order, whatever x's strides)
+    if np.isnan(flat).any():
+        return [int(k) for k in np.flatnonzero(np.isnan(flat))]
+    z = flat.max() if is_max else flat.min()
+    return [int(k) for k in np.flatnonzero(flat == z)]
+
+
+@pytest.mark.parametrize("is_max", [True, False])
+def test_only_extreme_finds_the_lone_extremum_or_says_there_are_ties(is_max: bool) -> None:
+    from gibbous.rules.prims.numpy_reductions import only_extreme
+
+    rng = np.random.default_rng(3)
+    for _ in range(3000):  # few distinct values: many ties; transposed and reversed views
+        x = rng.integers(-2, 3, size=tuple(rng.integers(1, 5, size=rng.integers(1, 4))))
+        x = x.astype(float)
+        for _ in range(int(rng.integers(0, 3))):
+            x.flat[rng.integers(0, x.size)] = np.nan
+        x = [x, x.T, x[..., ::-1]][int(rng.integers(0, 3))]
+        picks = _extremes(x, is_max)
+        assert only_extreme(x, is_max) == (picks[0] if len(picks) == 1 else None), x
+
+
 def test_reduction_to_a_scalar_takes_rdata() -> None:
     x = np.arange(1.0, 5.0)
     tape = Tape()
