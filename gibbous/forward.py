@@ -20,11 +20,12 @@ import numpy as np
 
 from gibbous.api import StaleRuleError, rebound_global
 from gibbous.backends.numpy.codegen import compile_function
-from gibbous.ir import names
+from gibbous.ir import names, runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location
 from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform, pair
+from gibbous.passes.jvp_generators import frame_maker, generator_function
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.passes.jvp_activity import (
     Default,
@@ -37,6 +38,8 @@ from gibbous.passes.jvp_activity import (
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_cells import ClosureTangent
+from gibbous.rules.forward_generators import Steps
+from gibbous.rules.generators import FRAME
 from gibbous.rules.forward_ir import ObjectTangent, user_class
 from gibbous.rules.tangent_classes import instance_fields
 from gibbous.rules.public_names import (
@@ -384,19 +387,22 @@ class ProgramBuilder:
         self.done: dict[tuple[object, ...], t.Callable[..., t.Any]] = {}
         self.building: set[tuple[object, ...]] = set()
         self.dynamic: DynamicCalls | None = None
+        self._steps: Steps | None = None
         # which arguments each function's program may write into (by key as ``done``); None
         # while being found (recursion: every argument may be)
         self.written: dict[tuple[object, ...], frozenset[int] | None] = {}
 
     def program(
         self,
-        fn: pytypes.FunctionType,
+        fn: Programmed,
         types: tuple[T.Type, ...],
         varied: tuple[bool, ...],
         closure: bool = False,
     ) -> t.Callable[..., t.Any]:
         """``fn``'s forward program; with ``closure``, one that takes the boxes of ``fn``'s
-        cells first (``gibbous.rules.forward_cells``)."""
+        cells first (``gibbous.rules.forward_cells``).  ``fn`` may be a generator's resume
+        function or a generator expression's (``gibbous.ir.runtime``): their IR reads the
+        cells of the Python function they wrap."""
         key = (fn, types, varied, closure)
         hit = self.done.get(key)
         if hit is not None:
@@ -406,25 +412,26 @@ class ProgramBuilder:
         self.building.add(key)
         try:
             typed = self.typed(fn, types)
-            self.session.freeze(fn)  # (the globals the frontend froze into the IR)
-            name = callable_name(fn)
+            inner = _wrapped(fn)
+            self.session.freeze(inner)  # (the globals the frontend froze into the IR)
+            name = callable_name(inner)
             ir = jvp_transform(
                 typed, varied, self, name, reversible=self.reversible,
-                closure_of=fn if closure else None,
+                closure_of=inner if closure else None,
             )  # fmt: skip
             made = self.done[key] = compile_function(ir)
         finally:
             self.building.discard(key)
         return made
 
-    def typed(self, fn: pytypes.FunctionType, types: tuple[T.Type, ...]) -> Function:
+    def typed(self, fn: Programmed, types: tuple[T.Type, ...]) -> Function:
         """``fn``'s typed IR for these argument types; what the frontend cannot read is a
         ``ForwardModeError`` naming the function."""
-        name = callable_name(fn)
-        if fn.__code__.co_flags & _GENERATOR_FLAGS:
+        name = callable_name(_wrapped(fn))
+        if isinstance(fn, pytypes.FunctionType) and fn.__code__.co_flags & _GENERATOR_FLAGS:
             raise ForwardModeError(
-                f"forward mode: {name} is a generator function (or async): forward mode does "
-                "not run generators yet; reverse mode (build_rrule) does"
+                f"forward mode: {name} is a generator function (or async), whose calls make "
+                "a generator: it has no forward program of its own"
             )
         try:
             return self.session.primal_ir(fn, types)
@@ -433,6 +440,31 @@ class ProgramBuilder:
         except (TypeError, UnsupportedConstructError) as e:
             first = str(e).split("\n", 1)[0]
             raise ForwardModeError(f"forward mode: {name}: {first}") from e
+
+    def steps(self) -> Steps:
+        """How the forward programs of this build step generators."""
+        if self._steps is None:
+            self._steps = Steps(self.resume_program)
+        return self._steps
+
+    def dynamic_calls(self) -> DynamicCalls:
+        """The forward rules of callees found at run time, for this build."""
+        if self.dynamic is None:
+            self.dynamic = names.printable(DynamicCalls(self), "forward.dynamic_calls")
+        return self.dynamic
+
+    def resume_program(self, fn: pytypes.FunctionType, closure: bool) -> t.Callable[..., t.Any]:
+        """The forward program of generator function ``fn``'s resume function: ``run([boxes,]
+        frame, dframe) -> (y, dy)`` (``gibbous.rules.forward_generators``)."""
+        return self.program(runtime.GeneratorResume(fn), (FRAME,), (True,), closure)
+
+    def generator_writes(self, fn: pytypes.FunctionType, types: tuple[T.Type, ...]) -> frozenset[int]:
+        """The operands of a call of generator function ``fn`` its steps may write into: all
+        that may be arrays if its resume function writes into anything its frame holds (the
+        frame does not say which argument a value came from)."""
+        if not self.written_args(runtime.GeneratorResume(fn), (FRAME,), (True,)):
+            return frozenset()
+        return frozenset(i for i, ty in enumerate(types) if not _no_memory(ty))
 
     def primitive(
         self,
@@ -447,9 +479,7 @@ class ProgramBuilder:
 
     def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
         if not isinstance(op.callee, Constant):
-            if self.dynamic is None:
-                self.dynamic = DynamicCalls(self)
-            return Site("dynamic", names.printable(self.dynamic, "forward.dynamic_calls"))
+            return Site("dynamic", self.dynamic_calls())
         types = tuple(v.type for v in operands(op))
         return self.primitive_site(op.callee.value, types, tuple(op.kwargs), varied, op.loc)
 
@@ -501,6 +531,8 @@ class ProgramBuilder:
         fn = op.callee.value
         types = tuple(v.type for v in operands(op))
         kwnames = tuple(op.kwargs)
+        if generator_function(fn):
+            return self.generator_writes(fn, types)
         if not self.derives(fn, types, kwnames):
             return FW.written_operands(fn, types, kwnames)
         fn = t.cast(pytypes.FunctionType, fn)
@@ -564,7 +596,7 @@ class ProgramBuilder:
         return names.printable(made, f"forward.construct<{name}>")
 
     def written_args(
-        self, fn: pytypes.FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
+        self, fn: Programmed, types: tuple[T.Type, ...], varied: tuple[bool, ...]
     ) -> frozenset[int]:
         """The arguments ``fn``'s program for these types may write into."""
         key = (fn, types, varied)
@@ -686,6 +718,18 @@ class DynamicCalls:
             return primitive_program(fn, types, kwnames, varied, made, result_type)
         if made is not None:
             return primitive_run(fn, made, types, kwnames, varied)
+        if generator_function(fn) and derivable_function(fn):
+            if self.builder.generator_writes(fn, types):
+                raise ForwardModeError(
+                    f"forward mode: the generator {callable_name(fn)}, called through a value "
+                    "computed at run time, writes into what it is given: forward mode follows "
+                    "such a write only where the callee is known when the rule is built (call "
+                    "it by its module-level name)"
+                )
+            return frame_maker(fn, n, kwnames, varied, closure)
+        if isinstance(fn, runtime.GenexprFunction) and not kwnames:
+            # (a generator expression run eagerly: its IR returns the list of its values)
+            return self.builder.program(fn, types, varied, closure)
         if closure and not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
             raise ForwardModeError(f"forward mode: {callable_name(fn)} with a closure tangent")
         if closure and kwnames:
@@ -716,6 +760,16 @@ class DynamicCalls:
 
 
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
+
+
+#: What gets a forward program: a Python function, or the resume function of a generator
+#: function or the function of a generator expression (``gibbous.ir.runtime``)
+Programmed = t.Union[pytypes.FunctionType, runtime.GeneratorResume, runtime.GenexprFunction]
+
+
+def _wrapped(fn: Programmed) -> pytypes.FunctionType:
+    """The Python function whose code ``fn``'s IR is made of."""
+    return fn if isinstance(fn, pytypes.FunctionType) else fn.fn
 
 
 def _user_object(ty: T.Type) -> bool:

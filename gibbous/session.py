@@ -13,7 +13,6 @@ import builtins
 import dis
 import functools
 import inspect
-import math
 import threading
 import types as pytypes
 import typing as t
@@ -64,6 +63,7 @@ from gibbous.rules.debug_checks import CheckedRule, rule_name
 from gibbous.rules.derived import LazyDerivedRule, Program, ir_parameters
 from gibbous.rules.dynamic_calls import DynamicRule, function_key
 from gibbous.rules.generators import (
+    CONSUMERS,
     FRAME,
     DrainRule,
     GeneratorCallRule,
@@ -537,14 +537,9 @@ _STEPS: CallableSet[object] = CallableSet([builtins.iter, builtins.next, runtime
 
 def _consumes(fn: object) -> bool:
     """A consumer that exhausts the generator it is given (``sum(gen())``)."""
-    return fn in _CONSUMERS
+    return fn in CONSUMERS
 
 
-_CONSUMERS: CallableSet[object] = CallableSet(
-    [builtins.sum, builtins.list, builtins.tuple, builtins.max, builtins.min, builtins.sorted,
-     builtins.any, builtins.all, builtins.set, builtins.frozenset, builtins.dict, math.fsum,
-     math.prod]
-)
 
 
 def _adapted(fn: object) -> bool:

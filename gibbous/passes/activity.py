@@ -63,6 +63,8 @@ WRITE_NOTHING: CallableSet[object] = CallableSet([
     repr,
     str,
     format,
+    range,  # (calls its operands' __index__)
+    slice,
 ])
 
 

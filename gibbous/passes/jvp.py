@@ -63,6 +63,8 @@ from gibbous.ir.core import (
 )
 from gibbous.ir.purity import is_pure_call, returns_fresh
 from gibbous.passes.activity import WRITE_NOTHING
+from gibbous.passes.jvp_generators import lower as lower_generator
+from gibbous.passes.jvp_generators import seeds as generator_seeds
 from gibbous.passes.jvp_quicker import fold_scales, quicker_sums, reuse_temporaries
 from gibbous.passes.jvp_activity import (
     Default,
@@ -76,6 +78,7 @@ from gibbous.passes.jvp_activity import (
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_cells import closure_box
+from gibbous.rules.forward_generators import Steps
 from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
 from gibbous.rules.forward_ir import item_tangent, user_class
 from gibbous.rules.public_names import callable_name
@@ -126,6 +129,13 @@ class Resolver(t.Protocol):
         self, cls: type, types: tuple[T.Type, ...], varied: tuple[bool, ...], loc: object
     ) -> t.Callable[..., t.Any]:
         """``run(*args, *tangents of the varied ones) -> (obj, dobj)`` for ``cls(*args)``."""
+
+    def steps(self) -> Steps:
+        """How the programs step generators (``gibbous.passes.jvp_generators``)."""
+
+    def dynamic_calls(self) -> t.Callable[..., t.Any]:
+        """``calls(callee, *args, *tangents) -> (y, dy)``, a callee's forward rule found at
+        run time (``gibbous.forward.DynamicCalls``)."""
 
 
 def where(op: Operation | None, fn_name: str) -> str:
@@ -188,7 +198,8 @@ class _Transform:
             # functions check at run time what they get)
             if v and not tangent_carrying(a.type):
                 raise self.refuse(None, f"argument {a.name!r} of type {a.type}")
-        found = analyse(self.f, varied_args, self.resolver.writes, self.own_cells)
+        seeds = [*self.own_cells, *generator_seeds(self.f)]
+        found = analyse(self.f, varied_args, self.resolver.writes, seeds)
         for op, ty in found.untyped_edges:
             raise self.refuse(op, f"a value of type {ty}")
         for what, op in found.unreachable:
@@ -241,6 +252,11 @@ class _Transform:
                 assert b.pending is None, "the guarded call made no call"
         if not reversible:  # (reverse mode has no rule for the quicker call)
             quicker_sums(self.out)
+        else:  # (nor for a call on a tangent that may be None: there it is not)
+            for call in self.out.calls():
+                callee = call.callee
+                if isinstance(callee, Constant) and callee.value in FR.ON_TANGENT:
+                    call.set_operand(0, Constant(FR.ON_TANGENT[callee.value]))
         primal = {v.op for v in self.primal.values() if isinstance(v, Result) and isinstance(v.op, Call)}
         fold_scales(self.out, primal | self.plain_values)
         if not reversible:  # (reverse mode has no rule for ``reuse``)
@@ -301,6 +317,8 @@ class _Transform:
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
         given = operands(op)
         varied = tuple(a in self.varied for a in given)
+        if lower_generator(self, b, op):
+            return
         if op.callee in self.varied:  # (a closure made here: its cells' boxes go along)
             self.dynamic(b, op, callee, args, varied)
             return
@@ -645,4 +663,9 @@ def pair(b: Builder, y: Value, dy: Value) -> Value:
 
 def _writes_nothing(op: Call) -> bool:
     callee = op.callee
-    return isinstance(callee, Constant) and callee.value in WRITE_NOTHING
+    if not isinstance(callee, Constant):
+        return False
+    if callee.value is operator.getitem and op.args:  # (an item of a plain tuple, of any type)
+        ty = op.args[0].type
+        return isinstance(ty, T.Tuple) and ty.cls is tuple
+    return callee.value in WRITE_NOTHING

@@ -61,8 +61,9 @@ def tangent_carrying(ty: T.Type) -> bool:
     if isinstance(ty, T.Dict):  # (a dict of them, by key)
         return tangent_carrying(ty.value)
     if isinstance(ty, T.Object):  # (an iterator over an array or a tuple: one over the tangent;
-        # an instance of a Python class: its attributes' tangents)
-        return issubclass(ty.cls, _ITERABLE) or user_class(ty.cls)
+        # an instance of a Python class: its attributes' tangents; a tuple or list of items
+        # of types unknown: one of their tangents)
+        return issubclass(ty.cls, _ITERABLE) or user_class(ty.cls) or ty.cls in (tuple, list)
     return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
 
 
@@ -78,6 +79,8 @@ def tangentless(ty: T.Type) -> bool:
         return ty.dtype is not None and np.dtype(ty.dtype).kind in "biu"
     if isinstance(ty, T.Tuple):  # ``x.shape``
         return all(map(tangentless, ty.items))
+    if isinstance(ty, T.Object):  # (ranges and slices hold ints, whatever made them)
+        return ty.cls is range or ty.cls is slice
     return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
 
 

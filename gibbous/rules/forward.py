@@ -295,7 +295,7 @@ def register_linear(
                 named = {k: 0.0 if k in added else v for k, v in kwargs.items()}
                 return like(z, fn(*args, **named))
 
-            return checked(linear, types[:n])
+            return checked(linear, types[:n], sequences=True)
 
         return make
 
@@ -363,7 +363,7 @@ def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: i
                 ]
                 return like(z, fn(*moved, **kwargs))
 
-            return checked(joined, types[:n])
+            return checked(joined, types[:n], sequences=True)
 
         return make
 
@@ -588,7 +588,7 @@ def _structure(ty: T.Type) -> bool:
     """A tuple, an iterator or a value of unknown type: its tangent has its shape (a tuple of
     the items' tangents, an iterator over the tangent)."""
     if isinstance(ty, T.Object):  # (a dict's views: their tangents are lists, in step)
-        return issubclass(ty.cls, (abc.Iterator, abc.ItemsView, abc.ValuesView))
+        return issubclass(ty.cls, (abc.Iterator, abc.ItemsView, abc.ValuesView, tuple, list))
     return isinstance(ty, (T.Tuple, T.List, T.Any))
 
 
@@ -600,19 +600,43 @@ def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
-        if kwnames or not types or not varied[0] or any(varied[1:]):
+        if kwnames or not types or not varied[0]:
             return None
+        if any(v and not isinstance(ty, T.Any) for ty, v in zip(types[1:], varied[1:])):
+            return None  # (an index of a type unknown may carry a tangent: an int's, none)
         if not (_structure(types[0]) or arrays and isinstance(types[0], T.Array)):
             return None
+        # (a value of unknown type may have no tangent, None: a ``range`` iterator that a
+        # generator keeps in its frame, a string in a tuple)
+        call = safe if isinstance(types[0], (T.Any, T.Object)) else fn
 
         def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
             d = tangents[0]
             assert d is not None
-            return b.call(fn, d, *args[1:], type=z.type)
+            return b.call(call, d, *args[1:], type=z.type)
 
         return Emit(emit)
 
+    safe = on_tangent(fn)
     return make
+
+
+def on_tangent(fn: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
+    """``fn(d, *rest)`` on a tangent ``d`` that may be None, where the result's is None too."""
+
+    def call(d: t.Any, *rest: t.Any) -> t.Any:
+        return None if d is None else fn(d, *rest)
+
+    name = getattr(fn, "__name__", "call")
+    call.__qualname__ = call.__name__ = f"{name}_on_tangent"
+    runtime.register_object(call, f"forward.{name}_on_tangent")  # a path for the IR's text
+    ON_TANGENT[call] = fn
+    return call
+
+
+#: ``on_tangent``'s functions, and the function each calls: a program reverse mode
+#: differentiates (a Hessian-vector product's) calls the function itself, which has a rule
+ON_TANGENT: dict[t.Callable[..., t.Any], t.Callable[..., t.Any]] = {}
 
 
 def _made_of(maker: t.Callable[..., t.Any]) -> Maker:

@@ -9,7 +9,7 @@ function made over cells the tuple of their boxes, ``ClosureTangent``:
 * ``make_cell(v)``: a new box holding v's tangent;
 * ``cell_get(cell)``: the box's contents (zeros where it holds none);
 * ``cell_set(cell, v)``: the box takes v's tangent (a write: ``forward_writes``);
-* ``make_function(..., closure)``: the boxes of its cells (every cell a function is made over
+* ``make_function(..., closure)`` (and ``make_genexpr``'s): the boxes of its cells (every cell a function is made over
   has a box from where it is made: ``gibbous.passes.jvp_activity``), so a call of the function
   (``DynamicCalls`` in ``gibbous.forward``) runs its forward program with them, where
   ``closure_cell(fn, i)`` is box ``i``.
@@ -73,6 +73,15 @@ def _make_function(z: t.Any, *a: t.Any, **annotations: t.Any) -> ClosureTangent 
     return ClosureTangent(tuple(c if type(c) is TangentCell else None for c in dcells))
 
 
+def _make_genexpr(z: t.Any, *a: t.Any) -> ClosureTangent | None:
+    """``make_genexpr(code, owner, closure)``: a generator expression's function (run eagerly),
+    made over cells as a nested function is."""
+    closure, dcells = a[2], a[5]
+    if closure is None or dcells is None:
+        return None
+    return ClosureTangent(tuple(c if type(c) is TangentCell else None for c in dcells))
+
+
 def _carries(d: t.Any) -> bool:
     if isinstance(d, (tuple, list)):
         return any(map(_carries, d))
@@ -105,5 +114,6 @@ def closure_box(cells: tuple[TangentCell | None, ...], i: int) -> TangentCell:
 FR.register(runtime.make_cell, _maker(_make_cell))
 FR.register(runtime.cell_get, _maker(_cell_get))
 FR.register(runtime.make_function, _maker(_make_function, frozenset({"annotations"})))
-for _helper in (_make_cell, _cell_get, _make_function, closure_box):
+FR.register(runtime.make_genexpr, _maker(_make_genexpr))
+for _helper in (_make_cell, _cell_get, _make_function, _make_genexpr, closure_box):
     runtime.register_object(_helper, f"forward_cells.{_helper.__name__.lstrip('_')}")

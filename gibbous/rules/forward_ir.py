@@ -239,16 +239,25 @@ class ForwardModeError(GibbousError, TypeError):
     raised inside a program, it passes through the user's ``except`` clauses."""
 
 
-def checked(tangent: Tangent, types: tuple[T.Type, ...]) -> Tangent:
+def _runtime_reals(v: object) -> bool:
+    """A real number or array, or a list or tuple of them (at any depth)."""
+    if isinstance(v, (list, tuple)):
+        return all(map(_runtime_reals, v))
+    return _runtime_real(v)
+
+
+def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False) -> Tangent:
     """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
-    or arrays (a formula's tangent of a complex number would not be its derivative)."""
+    or arrays (a formula's tangent of a complex number would not be its derivative); with
+    ``sequences``, lists and tuples of them too (a linear function's: ``sum(xs)``)."""
     where = [i for i, ty in enumerate(types) if isinstance(ty, T.Any)]
     if not where:
         return tangent
+    real = _runtime_reals if sequences else _runtime_real
 
     def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         for i in where:
-            if not _runtime_real(a[i]):
+            if not real(a[i]):
                 raise ForwardModeError(
                     f"forward mode: operand {i} is {type(a[i]).__name__}, where a real number or "
                     "array was expected (complex values and containers are not taken yet)"

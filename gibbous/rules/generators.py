@@ -17,12 +17,15 @@ order of the steps.
 
 from __future__ import annotations
 
+import builtins
+import math
 import typing as t
 
 import attrs
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.names import CallableSet
 from gibbous.rules.registry import Pullback, RRule
 from gibbous.rules.tangents import (
     NO_TANGENT,
@@ -35,6 +38,14 @@ from gibbous.rules.typerules import register_type_rule
 
 _CoDual = CoDual[t.Any, t.Any]
 FRAME = T.Object(runtime.GeneratorFrame)
+
+#: What exhausts the generator it is given (``sum(gen())``): each step recorded, the items into
+#: a list, the consumer's rule on the list (``DrainRule``; forward mode's ``Steps.drain``).
+CONSUMERS: CallableSet[object] = CallableSet(
+    [builtins.sum, builtins.list, builtins.tuple, builtins.max, builtins.min, builtins.sorted,
+     builtins.any, builtins.all, builtins.set, builtins.frozenset, builtins.dict, math.fsum,
+     math.prod]
+)  # fmt: skip
 
 
 @attrs.define(eq=False)

@@ -169,6 +169,8 @@ def _printable(ty: T.Type) -> T.Type:
             return _printable(T.Tuple(items))  # a tuple subclass without a path
         case T.Object(cls=cls):
             for base in cls.__mro__[1:]:
+                if base is object and issubclass(cls, collections.abc.Iterator):
+                    return T.Object(collections.abc.Iterator)  # (``list_iterator``: still an iterator)
                 if _printable_class(base):
                     return T.Object(base)
     return T.ANY

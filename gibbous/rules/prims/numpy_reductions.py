@@ -382,7 +382,7 @@ def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:
         n = len(types) - len(kwnames)
         if n > 2 or not set(kwnames) <= {"axis", "keepdims"} or any(varied[1:]):
             return None
-        if not isinstance(types[0], T.Array):
+        if not isinstance(types[0], (T.Array, T.Any)):  # (Any: checked to be real)
             return None
         if static_types(types) and all(isinstance(ty, T.Const) for ty in types[1:]):
             return forward.Emit(extreme_emit(fn, n))  # (written out: reverse mode reads it)
