@@ -49,6 +49,7 @@ from gibbous.rules.public_names import (
     higher_order_hint,
 )
 from gibbous.rules.derived import acceptor
+from gibbous.rules.dynamic_calls import function_key
 from gibbous.rules.registry import Context, DefaultContext, MissingRuleError, lookup_rule
 from gibbous.rules.tangents import NoTangent
 from gibbous.session import Session, derivable
@@ -388,6 +389,9 @@ class ProgramBuilder:
         self.building: set[tuple[object, ...]] = set()
         self.dynamic: DynamicCalls | None = None
         self._steps: Steps | None = None
+        # closures whose IR reads their function otherwise than through its cells: a program
+        # each (``program``)
+        self.unshared: set[tuple[object, ...]] = set()
         # which arguments each function's program may write into (by key as ``done``); None
         # while being found (recursion: every argument may be)
         self.written: dict[tuple[object, ...], frozenset[int] | None] = {}
@@ -402,8 +406,17 @@ class ProgramBuilder:
         """``fn``'s forward program; with ``closure``, one that takes the boxes of ``fn``'s
         cells first (``gibbous.rules.forward_cells``).  ``fn`` may be a generator's resume
         function or a generator expression's (``gibbous.ir.runtime``): their IR reads the
-        cells of the Python function they wrap."""
-        key = (fn, types, varied, closure)
+        cells of the Python function they wrap.
+
+        A closure's program reads the cells of the function it is given, so functions made
+        anew of one code (a closure made on every call) share it, keyed by ``function_key``:
+        one program, not one per function made (each compiled, and kept)."""
+        shared = function_key(fn) if closure else None
+        if shared is not None and shared in self.unshared:
+            shared = None
+        key: tuple[object, ...] = (fn, types, varied, closure) if shared is None else (
+            shared, types, varied
+        )
         hit = self.done.get(key)
         if hit is not None:
             return hit
@@ -413,6 +426,10 @@ class ProgramBuilder:
         try:
             typed = self.typed(fn, types)
             inner = _wrapped(fn)
+            if shared is not None and not _reads_itself_through_cells(typed, inner):
+                self.unshared.add(shared)  # (it reads the function otherwise too: one each)
+                self.building.discard(key)
+                return self.program(fn, types, varied, closure)
             self.session.freeze(inner)  # (the globals the frontend froze into the IR)
             name = callable_name(inner)
             ir = jvp_transform(
@@ -454,7 +471,7 @@ class ProgramBuilder:
         return self.dynamic
 
     def resume_program(self, fn: pytypes.FunctionType, closure: bool) -> t.Callable[..., t.Any]:
-        """The forward program of generator function ``fn``'s resume function: ``run([boxes,]
+        """The forward program of generator function ``fn``'s resume function: ``run([fn, boxes,]
         frame, dframe) -> (y, dy)`` (``gibbous.rules.forward_generators``)."""
         return self.program(runtime.GeneratorResume(fn), (FRAME,), (True,), closure)
 
@@ -599,7 +616,7 @@ class ProgramBuilder:
         self, fn: Programmed, types: tuple[T.Type, ...], varied: tuple[bool, ...]
     ) -> frozenset[int]:
         """The arguments ``fn``'s program for these types may write into."""
-        key = (fn, types, varied)
+        key = (function_key(fn) or fn, types, varied)  # (functions made anew of one code: one)
         if key in self.written:
             known = self.written[key]
             if known is None:  # (recursion: every array argument may be written)
@@ -679,15 +696,17 @@ class DynamicCalls:
         varied = tuple(d is not None for d in tangents) + (False,) * len(kwargs)
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
         boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
-        key = (id(callee), types, varied, tuple(kwargs), boxes is not None)
+        # (a closure's program takes the function: closures made anew of one code share it)
+        shared = function_key(callee) if boxes is not None else None
+        key = (shared or id(callee), types, varied, tuple(kwargs), boxes is not None)
         hit = self.known.get(key)
-        if hit is None or hit[0] is not callee:
+        if hit is None or shared is None and hit[0] is not callee:
             found = self._find(callee, args, kwargs, types, varied, boxes is not None)
             if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
                 del self.known[next(iter(self.known))]
-            hit = self.known[key] = (callee, found)
+            hit = self.known[key] = (callee if shared is None else None, found)
         given = (*args, *kwargs.values(), *(d for d in tangents if d is not None))
-        y, dy = hit[1](*given) if boxes is None else hit[1](boxes, *given)
+        y, dy = hit[1](*given) if boxes is None else hit[1](_wrapped(callee), boxes, *given)
         return y, FR.like(y, None) if dy is None else dy
 
     def _find(
@@ -765,6 +784,17 @@ _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable
 #: What gets a forward program: a Python function, or the resume function of a generator
 #: function or the function of a generator expression (``gibbous.ir.runtime``)
 Programmed = t.Union[pytypes.FunctionType, runtime.GeneratorResume, runtime.GenexprFunction]
+
+
+def _reads_itself_through_cells(f: Function, fn: pytypes.FunctionType) -> bool:
+    """Whether ``f``, the IR of ``fn``, reads ``fn`` only as ``closure_cell(fn, i)``."""
+    for op in f.calls():
+        for k, v in enumerate(op.operands):
+            if isinstance(v, Constant) and v.value is fn:
+                cell = isinstance(op.callee, Constant) and op.callee.value is runtime.closure_cell
+                if not (cell and k == 1):
+                    return False
+    return True
 
 
 def _wrapped(fn: Programmed) -> pytypes.FunctionType:

@@ -156,7 +156,9 @@ def jvp_transform(
     tangent alone (what a Hessian-vector product differentiates); ``reversible``: a program
     reverse mode will differentiate (a callee's, in a Hessian-vector product), written with
     calls that have reverse rules only; ``closure_of``: ``f`` is this function's IR, made over
-    cells with boxes, which the program takes first (``gibbous.rules.forward_cells``)."""
+    cells with boxes: the program takes the function called and the boxes first, and reads the
+    cells of the function it is given (``gibbous.rules.forward_cells``), so one program serves
+    every function made anew of the same code."""
     made = _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only, closure_of)
     made.reversible = reversible or tangent_only
     return made.run(made.reversible)
@@ -188,8 +190,8 @@ class _Transform:
         self.blocks: dict[Block, Block] = {}
         args = [(a.name, a.type) for a in f.args]
         args += [(f"d{a.name or i}", a.type) for i, a in enumerate(f.args) if a in self.varied]
-        if closure_of is not None:
-            args.insert(0, ("dclosure", T.ANY))
+        if closure_of is not None:  # (the function, whose cells it reads, and their boxes)
+            args[:0] = [("closure_fn", T.ANY), ("dclosure", T.ANY)]
         self.out = Function(f"{f.name}_jvp", args, loc=f.loc)
 
     def _analyse(self, varied_args: tuple[bool, ...]) -> set[Value]:
@@ -225,7 +227,7 @@ class _Transform:
                 new = self.out.entry
                 params = [a for a in new.args]
                 if self.closure_of is not None:
-                    self.dclosure, params = params[0], params[1:]
+                    self.closure_fn, self.dclosure, params = params[0], params[1], params[2:]
                 n = len(block.args)
                 for old, p in zip(block.args, params[:n]):
                     self.primal[old] = p
@@ -548,6 +550,8 @@ class _Transform:
         (``closure_box`` where a write reaches it: a cell made outside has none); of a function
         made outside the differentiated code, a constant, which no write may reach."""
         r = op.result
+        if r in self.own_cells:  # (of the function called, not of the one built for)
+            args = [self.closure_fn, *args[1:]]
         self.primal[r] = b.call(self.p(op.callee), *args, type=r.type, name=r.name)
         if r in self.own_cells:
             get = closure_box if r in self.exposed else operator.getitem

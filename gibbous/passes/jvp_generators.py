@@ -12,6 +12,8 @@ In the resume function's own program, ``load_frame`` and ``save_frame`` carry th
 the values the frame holds beside the values.  A consumer that exhausts a frame (``sum``,
 ``max``, ``list``, ...) steps it to the end and is called on the list of what it yielded, with
 the list of their tangents, through the forward rule found for the list (``DynamicCalls``).
+Where the operand's type is unknown (a generator made by a closure), whether it is a frame is
+seen at run time.
 
 Every generator call gets a frame and a tangent, whatever its operands (``seeds``): a
 generator whose arguments have none may still read cells that do, and the steps take both.
@@ -84,7 +86,7 @@ def lower(tr: _Transform, b: Builder, op: Call) -> bool:
         if fn is builtins.next and len(given) <= 2:
             _step(tr, b, op, "next")
             return True
-    if first == FRAME and fn in CONSUMERS:
+    if fn in CONSUMERS and (first == FRAME or unknown):
         _drain(tr, b, op)
         return True
     return False
@@ -149,23 +151,19 @@ def _step(tr: _Transform, b: Builder, op: Call, how: str) -> None:
 
 def _drain(tr: _Transform, b: Builder, op: Call) -> None:
     """``consumer(frame, *rest)``: the frame stepped to its end, the consumer called on the
-    list of the values and the list of their tangents, by its forward rule for that list."""
+    list of the values and the list of their tangents, by its forward rule for that list
+    (``Steps.consume``; a value of unknown type that is no frame goes to that rule as it is)."""
     _refuse_in_hvp(tr, op)
     r, given = op.result, operands(op)
     if any(v in tr.varied for v in given[len(op.args) :]):
         raise tr.refuse(op, "a keyword argument with a tangent")
-    drain = names.printable(tr.resolver.steps().drain, "forward.steps.drain")
-    frame = given[0]
-    drained = b.call(drain, tr.p(frame), tr.tangent[frame], type=T.ANY)
-    items = b.call(operator.getitem, drained, 0, type=T.List(T.ANY))
-    ditems = b.call(operator.getitem, drained, 1, type=T.List(T.ANY))
-    rest = op.args[1:]
+    consume = names.printable(tr.resolver.steps().consume, "forward.steps.consume")
+    frame, rest = op.args[0], op.args[1:]
     tangents = [tr.tangent.get(v, Constant(None)) for v in rest]
     kwargs = {k: tr.p(v) for k, v in op.kwargs.items()}
-    calls = tr.resolver.dynamic_calls()
     made = b.call(
-        calls, tr.p(op.callee), items, *(tr.p(v) for v in rest), ditems, *tangents,
-        kwargs=kwargs, type=T.ANY,
+        consume, tr.resolver.dynamic_calls(), tr.p(op.callee), tr.p(frame),
+        tr.tangent[frame], *(tr.p(v) for v in rest), *tangents, kwargs=kwargs, type=T.ANY,
     )  # fmt: skip
     tr.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
     if r in tr.varied:
@@ -176,7 +174,7 @@ def frame_maker(
     fn: FunctionType, n: int, kwnames: tuple[str, ...], varied: tuple[bool, ...], closure: bool
 ) -> t.Callable[..., tuple[t.Any, t.Any]]:
     """A call of generator function ``fn`` found at run time (``DynamicCalls``):
-    ``run([boxes,] *args, *kwarg_values, *tangents of the varied) -> (frame, dframe)``."""
+    ``run([fn, boxes,] *args, *kwarg_values, *tangents of the varied) -> (frame, dframe)``."""
     name = callable_name(fn)
     if fn.__code__.co_flags & _ASYNC:
         raise ForwardModeError(f"forward mode: {name} is an async generator or coroutine")
@@ -187,13 +185,18 @@ def frame_maker(
             "parameters)"
         )
     total = n + len(kwnames)
+    first = fn.__code__.co_argcount - len(fn.__defaults__ or ())  # (the first with a default)
 
     def run(*a: t.Any) -> tuple[t.Any, t.Any]:
-        boxes, a = (a[0], a[1:]) if closure else (None, a)
+        made, boxes, a = (a[0], a[1], a[2:]) if closure else (fn, None, a)  # (fn, boxes first)
         rest = iter(a[total:])
         tangents = [next(rest) if v else None for v in varied]
-        values = [w.value if isinstance(w, Default) else a[w] for w in binding]
+        # (a default read from the function called: one made anew may have another)
+        defaults: tuple[t.Any, ...] = made.__defaults__ or ()
+        values = [
+            defaults[i - first] if isinstance(w, Default) else a[w] for i, w in enumerate(binding)
+        ]
         dvalues = [None if isinstance(w, Default) else tangents[w] for w in binding]
-        return FG.make_frame(fn, *values), FG.frame_tangent(boxes, *dvalues)
+        return FG.make_frame(made, *values), FG.frame_tangent(boxes, *dvalues)
 
     return run

@@ -26,7 +26,7 @@ import typing as t
 from gibbous.ir import runtime
 from gibbous.rules.forward_ir import ForwardModeError, like
 
-#: ``program(fn, closure) -> run(frame, dframe)`` (``run(boxes, frame, dframe)`` with
+#: ``program(fn, closure) -> run(frame, dframe)`` (``run(fn, boxes, frame, dframe)`` with
 #: ``closure``): the forward program of generator function ``fn``'s resume function.
 ResumeProgram = t.Callable[[types.FunctionType, bool], t.Callable[..., t.Any]]
 
@@ -66,11 +66,14 @@ def save_tangent(dframe: FrameTangent, *tangents: t.Any) -> None:
     dframe.values = tangents
 
 
+_KNOWN = 64  # generator functions whose programs a ``Steps`` keeps at hand, oldest out first
+
+
 class Steps:
     """Stepping a generator in a forward program, ``(y, dy)`` each: ``step(frame, dframe)``
     is one call of the resume function's forward program (``STOP`` at the end), ``next``
-    raises ``StopIteration`` there or returns the default, ``iter`` is the frame itself, and
-    ``drain`` runs it to the end.  ``step``, ``next`` and ``iter`` take an iterator of
+    raises ``StopIteration`` there or returns the default, ``iter`` is the frame itself,
+    ``drain`` runs it to the end and ``consume`` calls a consumer (``sum``) on what it yields.  ``step``, ``next`` and ``iter`` take an iterator of
     another kind too (a value whose type the build could not tell), with the iterator over
     its tangent beside it, or None."""
 
@@ -89,11 +92,13 @@ class Steps:
                 "closure's cell): step it where it is made"
             )
         fn = frame.fn
-        run = self.known.get(fn)
         boxes = dframe.fn
+        run = self.known.get(fn)
         if run is None:
+            if len(self.known) >= _KNOWN:  # (a generator function made on every call)
+                del self.known[next(iter(self.known))]
             run = self.known[fn] = self.program(fn, boxes is not None)
-        made = run(frame, dframe) if boxes is None else run(boxes, frame, dframe)
+        made = run(frame, dframe) if boxes is None else run(fn, boxes, frame, dframe)
         return t.cast(tuple[t.Any, t.Any], made)
 
     def next(self, frame: t.Any, dframe: t.Any, *default: t.Any) -> tuple[t.Any, t.Any]:
@@ -109,6 +114,19 @@ class Steps:
         if type(frame) is runtime.GeneratorFrame:
             return frame, dframe
         return iter(frame), None if dframe is None else iter(dframe)
+
+    def consume(
+        self, calls: t.Callable[..., t.Any], consumer: t.Any, frame: t.Any, dframe: t.Any,
+        *rest: t.Any, **kwargs: t.Any,
+    ) -> tuple[t.Any, t.Any]:  # fmt: skip
+        """``consumer(frame, *values of rest, **kwargs)`` (``rest``: the other operands, then
+        their tangents) by ``calls`` (``DynamicCalls``), on the list of what the frame yields
+        and of their tangents; another iterable is passed as it is, with its tangent."""
+        n = len(rest) // 2
+        if type(frame) is runtime.GeneratorFrame:
+            frame, dframe = self.drain(frame, dframe)
+        made = calls(consumer, frame, *rest[:n], dframe, *rest[n:], **kwargs)
+        return t.cast(tuple[t.Any, t.Any], made)
 
     def drain(self, frame: t.Any, dframe: t.Any) -> tuple[list[t.Any], list[t.Any]]:
         """Every value the generator yields from here on, and their tangents."""

@@ -201,3 +201,26 @@ def test_a_generator_iterated_by_a_library_function_is_refused_by_name() -> None
     with pytest.raises(Exception, match="builtins.zip"):
         rule = build_frule(zipped, X)
         jvp(rule, zipped, (X,), (np.ones(5),))
+
+
+def made_anew(x: float, k: int) -> float:
+    a = x * 2.0
+
+    def gen(n: int, m: int = k) -> t.Iterator[float]:  # a generator made on every call
+        for i in range(n):
+            yield a * i * m
+
+    return float(sum(gen(3)) + sum(a * v for v in (x, x)))
+
+
+def test_functions_made_anew_share_their_programs_and_read_their_own_defaults() -> None:
+    import linecache
+
+    rule = build_frule(made_anew, 1.5, 1)
+    jvp(rule, made_anew, (1.0, 1), (1.0, None))
+    programs = sum(name.startswith("<gibbous:") for name in linecache.cache)
+    for k in range(1, 30):
+        y, dy = jvp(rule, made_anew, (1.0 + k, k), (1.0, None))
+        x = 1.0 + k
+        assert (y, dy) == pytest.approx((6.0 * x * k + 4.0 * x * x, 6.0 * k + 8.0 * x))
+    assert sum(name.startswith("<gibbous:") for name in linecache.cache) == programs
