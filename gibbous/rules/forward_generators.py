@@ -125,6 +125,9 @@ class Steps:
         n = len(rest) // 2
         if type(frame) is runtime.GeneratorFrame:
             frame, dframe = self.drain(frame, dframe)
+        if type(frame) is list and not frame and all(d is None for d in rest[n:]):
+            y = consumer(frame, *rest[:n], **kwargs)  # (nothing yielded: no derivative)
+            return y, like(y, None)
         made = calls(consumer, frame, *rest[:n], dframe, *rest[n:], **kwargs)
         return t.cast(tuple[t.Any, t.Any], made)
 

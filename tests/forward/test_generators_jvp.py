@@ -224,3 +224,11 @@ def test_functions_made_anew_share_their_programs_and_read_their_own_defaults() 
         x = 1.0 + k
         assert (y, dy) == pytest.approx((6.0 * x * k + 4.0 * x * x, 6.0 * k + 8.0 * x))
     assert sum(name.startswith("<gibbous:") for name in linecache.cache) == programs
+
+
+def nothing_yielded(x: np.ndarray) -> float:
+    return float(sum(v for v in x if v > 100.0) + sum(running(x[:0])) + x[0] * x[1])
+
+
+def test_consumers_of_generators_that_yield_nothing() -> None:
+    check(nothing_yielded, X)
