@@ -31,6 +31,7 @@ from gibbous.passes.jvp_activity import (
     Default,
     analyse,
     bind_call,
+    bind_packed,
     bound,
     operands,
     tangent_carrying,
@@ -48,7 +49,8 @@ from gibbous.rules.public_names import (
     entry_point_name,
     higher_order_hint,
 )
-from gibbous.rules.derived import acceptor
+from gibbous.rules.call_adapters import Packed
+from gibbous.rules.derived import acceptor, ir_parameters
 from gibbous.rules.dynamic_calls import function_key
 from gibbous.rules.registry import Context, DefaultContext, MissingRuleError, lookup_rule
 from gibbous.rules.tangents import NoTangent
@@ -553,14 +555,17 @@ class ProgramBuilder:
         if not self.derives(fn, types, kwnames):
             return FW.written_operands(fn, types, kwnames)
         fn = t.cast(pytypes.FunctionType, fn)
-        binding = bind_call(fn, len(op.args), kwnames)
+        binding = bind_packed(fn, len(op.args), kwnames)
         if binding is None:  # (refused where the call is made)
             return frozenset()
         full_types, full_varied = bound(binding, types, varied)
         written = self.written_args(fn, full_types, full_varied)
-        out = set()
+        out: set[int] = set()
         for i in written:
             where = binding[i]
+            if isinstance(where, Packed):  # (an item of ``*args`` or ``**kwargs``)
+                out.update(where.indices)
+                continue
             if isinstance(where, Default):
                 loc = op.loc
                 at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
@@ -680,20 +685,33 @@ class DynamicCalls:
         """The call, ``dcallee`` the callee's tangent: a closure made in the differentiated
         code has its cells' boxes (``ClosureTangent``), which its program takes first."""
         n = len(rest) // 2
-        args, tangents = rest[:n], rest[n:]
+        return self.call(callee, dcallee, rest[:n], rest[n:], kwargs, {})
+
+    def call(
+        self,
+        callee: t.Any,
+        dcallee: t.Any,
+        args: tuple[t.Any, ...],
+        tangents: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        dkwargs: dict[str, t.Any],
+    ) -> tuple[t.Any, t.Any]:
+        """``callee(*args, **kwargs)`` with the tangents of the arguments (None: none) and of
+        the keywords' values (``dkwargs``, by name: missing, none)."""
         if type(callee) is pytypes.MethodType and user_class(type(callee.__self__)):
             # ``obj.method(...)``: the function, with the object (and its tangent) first
             d = dcallee if type(dcallee) is ObjectTangent else None
             fn, obj = callee.__func__, callee.__self__
-            return self.with_tangent(fn, None, obj, *args, d, *tangents, **kwargs)
+            return self.call(fn, None, (obj, *args), (d, *tangents), kwargs, dkwargs)
         if type(dcallee) is ObjectTangent:
             # ``obj(...)``: its class's ``__call__``, with the object and its tangent first
             if type(callee) is pytypes.MethodType:
                 fn, obj = callee.__func__, t.cast(t.Any, callee.__self__)
             else:
                 fn, obj = type(callee).__call__, callee
-            return self.with_tangent(fn, None, obj, *args, dcallee, *tangents, **kwargs)
-        varied = tuple(d is not None for d in tangents) + (False,) * len(kwargs)
+            return self.call(fn, None, (obj, *args), (dcallee, *tangents), kwargs, dkwargs)
+        named = [dkwargs.get(k) for k in kwargs]
+        varied = tuple(d is not None for d in (*tangents, *named))
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
         boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
         # (a closure's program takes the function: closures made anew of one code share it)
@@ -705,9 +723,30 @@ class DynamicCalls:
             if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
                 del self.known[next(iter(self.known))]
             hit = self.known[key] = (callee if shared is None else None, found)
-        given = (*args, *kwargs.values(), *(d for d in tangents if d is not None))
+        given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
         y, dy = hit[1](*given) if boxes is None else hit[1](_wrapped(callee), boxes, *given)
         return y, FR.like(y, None) if dy is None else dy
+
+    def star(
+        self,
+        callee: t.Any,
+        dcallee: t.Any,
+        args: t.Any,
+        dargs: t.Any,
+        kwargs: t.Any = None,
+        dkwargs: t.Any = None,
+    ) -> tuple[t.Any, t.Any]:
+        """``callee(*args, **kwargs)`` (``call_ex``), ``dargs`` the tangent of ``args`` (a
+        sequence of the items' tangents, or None) and ``dkwargs`` of ``kwargs`` (a dict)."""
+        args = tuple(args)
+        given = (None,) * len(args) if dargs is None else tuple(dargs)
+        # (an int's tangent in a container of tangents is 0.0: it has none)
+        tangents = tuple(None if _tangentless_value(a) else d for a, d in zip(args, given))
+        kwargs = dict(kwargs or {})
+        named = {
+            k: d for k, d in (dkwargs or {}).items() if not _tangentless_value(kwargs.get(k))
+        }
+        return self.call(callee, dcallee, args, tangents, kwargs, named)
 
     def _find(
         self,
@@ -731,6 +770,11 @@ class DynamicCalls:
             registration = None
         if registration is not None and registration.kind == "zero_derivative":
             return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n : len(types)]))), None)
+        if any(varied[n:]) and not isinstance(fn, pytypes.FunctionType):
+            raise ForwardModeError(
+                f"forward mode: {callable_name(fn)}, called through a value computed at run "
+                "time with a keyword argument that has a tangent: pass it by position"
+            )
         made = self.builder.primitive(fn, types, kwnames, varied, None)
         if isinstance(made, FR.Emit):  # (its result's type, from the call at hand)
             result_type = T.typeof(fn(*args, **kwargs))
@@ -751,18 +795,19 @@ class DynamicCalls:
             return self.builder.program(fn, types, varied, closure)
         if closure and not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
             raise ForwardModeError(f"forward mode: {callable_name(fn)} with a closure tangent")
-        if closure and kwnames:
-            raise ForwardModeError(
-                f"forward mode: {callable_name(fn)}, a closure, called with keyword arguments: "
-                "pass them by position"
-            )
-        if isinstance(fn, pytypes.FunctionType) and derivable_function(fn) and not kwnames:
-            made = self.builder.program(fn, types, varied, closure)
-            written = self.builder.written_args(fn, types, varied)
+        if isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
+            binding = bind_packed(fn, n, kwnames)
+            if binding is None:
+                raise ForwardModeError(
+                    f"forward mode: this call of {callable_name(fn)}, which Python would refuse"
+                )
+            full_types, full_varied = bound(binding, types, varied)
+            made = self.builder.program(fn, full_types, full_varied, closure)
+            written = self.builder.written_args(fn, full_types, full_varied)
             # (an object with a tangent: its attributes' tangents are the caller's too)
             written = frozenset(
                 i for i in written
-                if not (varied[i] and _user_object(types[i]))
+                if not (full_varied[i] and _user_object(full_types[i]))
             )
             if written:
                 raise ForwardModeError(
@@ -771,7 +816,9 @@ class DynamicCalls:
                     "a write only where the callee is known when the rule is built (call it by "
                     "its module-level name)"
                 )
-            return made
+            if binding == list(range(n)):
+                return made
+            return _bound_run(fn, binding, n + len(kwnames), varied, full_varied, made, closure)
         raise ForwardModeError(
             f"forward mode: {callable_name(fn)}({', '.join(map(str, types))}), called through a "
             "value computed at run time, has no forward rule"
@@ -779,6 +826,55 @@ class DynamicCalls:
 
 
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
+
+
+def _tangentless_value(a: object) -> bool:
+    return a is None or isinstance(a, (bool, int, str, bytes, np.integer, np.bool_))
+
+
+def _bound_run(
+    fn: pytypes.FunctionType,
+    binding: list[int | Default | Packed],
+    total: int,
+    varied: tuple[bool, ...],
+    full_varied: tuple[bool, ...],
+    made: t.Callable[..., t.Any],
+    closure: bool,
+) -> t.Callable[..., t.Any]:
+    """``run([fn, boxes,] *args, *kwarg_values, *tangents of the varied) -> (y, dy)``: the
+    operands bound to ``fn``'s parameters (``binding``), then ``made``, its program for them.
+    Defaults are read from the function called (one made anew may have others)."""
+    names = ir_parameters(fn)
+    first = fn.__code__.co_argcount - len(fn.__defaults__ or ())  # (the first with a default)
+
+    def run(*a: t.Any) -> t.Any:
+        head, a = (a[:2], a[2:]) if closure else ((), a)
+        callee = head[0] if closure else fn
+        rest = iter(a[total:])
+        d = [next(rest) if v else None for v in varied]
+        values: list[t.Any] = []
+        tangents: list[t.Any] = []
+        for i, (w, v) in enumerate(zip(binding, full_varied)):
+            if isinstance(w, Default):
+                kw = callee.__kwdefaults__ or {}
+                pos: tuple[t.Any, ...] = callee.__defaults__ or ()
+                values.append(kw[names[i]] if names[i] in kw else pos[i - first])
+            elif isinstance(w, int):
+                values.append(a[w])
+                if v:
+                    tangents.append(d[w])
+            else:
+                items = [a[k] for k in w.indices]
+                ds = [FR.like(a[k], d[k]) for k in w.indices]
+                if w.names is None:
+                    values.append(tuple(items))
+                    tangents += [tuple(ds)] if v else []
+                else:
+                    values.append(dict(zip(w.names, items)))
+                    tangents += [dict(zip(w.names, ds))] if v else []
+        return made(*head, *values, *tangents)
+
+    return run
 
 
 #: What gets a forward program: a Python function, or the resume function of a generator

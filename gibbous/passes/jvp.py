@@ -70,6 +70,7 @@ from gibbous.passes.jvp_activity import (
     Default,
     analyse,
     bind_call,
+    bind_packed,
     bound,
     operands,
     tangent_carrying,
@@ -77,6 +78,7 @@ from gibbous.passes.jvp_activity import (
 )
 from gibbous.rules import forward as FR
 from gibbous.rules import forward_writes as FW
+from gibbous.rules.call_adapters import Packed
 from gibbous.rules.forward_cells import closure_box
 from gibbous.rules.forward_generators import Steps
 from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
@@ -324,6 +326,9 @@ class _Transform:
         if op.callee in self.varied:  # (a closure made here: its cells' boxes go along)
             self.dynamic(b, op, callee, args, varied)
             return
+        if _is_call_ex(op) and any(varied):
+            self.star_call(b, op, varied)
+            return
         if _is_closure_cell(op):
             self.closure_cell(b, op, args)
             return
@@ -396,22 +401,53 @@ class _Transform:
         bound (keywords by name, defaults filled in) and the tangents of the varied ones."""
         r, given = op.result, operands(op)
         name = callable_name(fn)
-        binding = bind_call(fn, len(op.args), tuple(op.kwargs))
+        binding = bind_packed(fn, len(op.args), tuple(op.kwargs))
         if binding is None:
-            raise self.refuse(
-                op, f"this call of {name} (*args, **kwargs or keyword-only parameters)"
-            )
+            raise self.refuse(op, f"this call of {name}, which Python would refuse")
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         types, full_varied = bound(binding, tuple(v.type for v in given), varied)
         site = self.resolver.derived(fn, types, full_varied)
-        values = [Constant(w.value) if isinstance(w, Default) else self.p(given[w]) for w in binding]
-        tangents = [self.tangent[given[w]] for w in binding if isinstance(w, int) and varied[w]]
+        values = [self.bound_value(b, w, given, ty) for w, ty in zip(binding, types)]
+        tangents = [
+            self.bound_tangent(b, w, given, ty)
+            for w, ty, v in zip(binding, types, full_varied)
+            if v
+        ]
         made = b.call(site.what, *values, *tangents, type=T.ANY)
         self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
         if r in self.varied:
             self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
             self.settle(b, op)
+
+    def bound_value(
+        self, b: Builder, w: int | Default | Packed, given: t.Sequence[Value], ty: T.Type
+    ) -> Value:
+        """A parameter's value in a bound call: an operand, a default, or the tuple (dict) of
+        the operands a ``*args`` (``**kwargs``) is made of."""
+        if isinstance(w, Default):
+            return Constant(w.value)
+        if isinstance(w, int):
+            return self.p(given[w])
+        items = [self.p(given[i]) for i in w.indices]
+        if w.names is None:
+            return b.call(runtime.make_tuple, *items, type=ty)
+        pairs = [x for k, v in zip(w.names, items) for x in (Constant(k), v)]
+        return b.call(runtime.make_dict, *pairs, type=ty)
+
+    def bound_tangent(
+        self, b: Builder, w: int | Default | Packed, given: t.Sequence[Value], ty: T.Type
+    ) -> Value:
+        """The tangent of a varied parameter in a bound call (a ``*args``'s: the tuple of its
+        operands' tangents, zeros for one without)."""
+        if isinstance(w, int):
+            return self.tangent[given[w]]
+        assert isinstance(w, Packed)
+        items = [item_tangent(b, self.p(given[i]), self.tangent.get(given[i])) for i in w.indices]
+        if w.names is None:
+            return b.call(runtime.make_tuple, *items, type=ty)
+        pairs = [x for k, d in zip(w.names, items) for x in (Constant(k), d)]
+        return b.call(runtime.make_dict, *pairs, type=ty)
 
     def constant(self, b: Builder, r: Value) -> None:
         """``r`` has no derivative; if a write may reach it later, it gets a tangent of zeros,
@@ -565,6 +601,25 @@ class _Transform:
             )
         self.varied.discard(r)
 
+    def star_call(self, b: Builder, op: Call, varied: tuple[bool, ...]) -> None:
+        """``call_ex(f, args[, kwargs])``, ``f(*args, **kwargs)``: found at run time, when the
+        arguments are known (``DynamicCalls.star``), the tangent of ``args`` unpacked beside
+        them; the keywords' values may not have one."""
+        r = op.result
+        if self.reversible:  # (no reverse rule for it)
+            raise self.refuse(op, "a call with *args in a Hessian-vector product")
+        fn, given = op.args[0], op.args[1]
+        star = self.resolver.dynamic_calls().star  # type: ignore[attr-defined]
+        names.printable(star, "forward.dynamic_calls.star")
+        pairs = [
+            x for v in op.args[:3]
+            for x in (self.p(v), self.tangent[v] if v in self.varied else Constant(None))
+        ]  # fmt: skip
+        made = b.call(star, *pairs, type=T.ANY)
+        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
+        if r in self.varied:
+            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+
     def dynamic(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
     ) -> None:
@@ -648,6 +703,11 @@ def _builtin_method(op: Call) -> bool:
         and isinstance(name, Constant)
         and isinstance(getattr(cls, str(name.value), None), types.MethodDescriptorType)
     )
+
+
+def _is_call_ex(op: Call) -> bool:
+    callee = op.callee
+    return isinstance(callee, Constant) and callee.value is runtime.call_ex
 
 
 def _is_closure_cell(op: Call) -> bool:

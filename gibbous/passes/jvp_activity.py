@@ -17,6 +17,8 @@ an exposed value of another type (an array held in a list or an object).
 
 from __future__ import annotations
 
+import inspect
+import operator
 import types
 import typing as t
 from collections import abc
@@ -40,6 +42,8 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.ir.purity import returns_fresh
+from gibbous.rules.call_adapters import Packed
+from gibbous.rules.derived import ir_parameters
 from gibbous.rules.forward_ir import user_class
 from gibbous.rules.forward_writes import IN_PLACE_OF
 
@@ -80,7 +84,7 @@ def tangentless(ty: T.Type) -> bool:
     if isinstance(ty, T.Tuple):  # ``x.shape``
         return all(map(tangentless, ty.items))
     if isinstance(ty, T.Object):  # (ranges and slices hold ints, whatever made them)
-        return ty.cls is range or ty.cls is slice
+        return issubclass(ty.cls, (range, slice, str, bytes))
     return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
 
 
@@ -134,15 +138,27 @@ def analyse(
 
     cause: dict[Value, Operation] = {}
 
-    def expose(v: Value, op: Operation) -> bool:
+    # Exposed by writes into their slots only (``lst.append``): what they were made of is not
+    # written, so the walk stops at a container's constructor; a write into memory they hold
+    # (``lst[0][i] = x``) walks on through it.
+    shallow: set[Value] = set()
+
+    def expose(v: Value, op: Operation, slots: bool = False) -> bool:
         todo, grew = [v], False
         while todo:
             x = todo.pop()
-            if x in exposed or not _memory(x):
+            if not _memory(x) or x in exposed and (slots or x not in shallow):
                 continue
-            exposed.add(x)
-            cause[x] = op
+            if x not in exposed:
+                exposed.add(x)
+                cause[x] = op
             grew = True
+            if slots:
+                shallow.add(x)
+                if _made_of_items(x):
+                    continue
+            else:
+                shallow.discard(x)
             todo += alias_sources(x)
         return grew
 
@@ -166,7 +182,7 @@ def analyse(
                         changed = True
                     vals = operands(op)
                     for i in writes(op, flags):
-                        changed |= expose(vals[i], op)
+                        changed |= expose(vals[i], op, _slot_write(op, vals[i]))
                 elif isinstance(op, (Jump, Branch, Guard)):
                     for i, succ in enumerate(op.successors):
                         for param, value in zip(succ.args, edge_args(op, i)):
@@ -197,6 +213,33 @@ def analyse(
         elif not tangent_carrying(v.type):
             unreachable.append((f"an array held in a value of type {v.type}", cause[v]))
     return Varied(frozenset(varied), frozenset(exposed), tuple(unreachable), tuple(untyped))
+
+
+def _slot_write(op: Call, target: Value) -> bool:
+    """A write into the slots of a list or dict (``append``, ``d[k] = v``, ``f(**a)``'s merge),
+    not into the memory of what it holds."""
+    callee = op.callee
+    if not isinstance(callee, Constant) or not isinstance(target.type, (T.List, T.Dict)):
+        return False
+    fn = callee.value
+    return fn in _SLOT_WRITES or fn is operator.setitem and target is op.args[0]
+
+
+_SLOT_WRITES = frozenset([
+    list.append, list.extend, list.insert, list.pop, list.remove, list.clear, list.reverse,
+    runtime.dict_merge, dict.update, dict.pop, dict.setdefault, dict.clear, operator.delitem,
+])  # fmt: skip
+
+
+def _made_of_items(v: Value) -> bool:
+    """A container made here of its items (``[a, b]``, ``{k: v}``): its own object."""
+    if not (isinstance(v, Result) and isinstance(v.op, Call)):
+        return False
+    callee = v.op.callee
+    return isinstance(callee, Constant) and callee.value in _CONTAINER_MAKERS
+
+
+_CONTAINER_MAKERS = frozenset([runtime.make_list, runtime.make_dict, list, dict])
 
 
 def _closure(op: Call) -> Value | None:
@@ -276,12 +319,62 @@ def bind_call(
     return out
 
 
+def bind_packed(
+    fn: types.FunctionType, n_args: int, kwnames: tuple[str, ...]
+) -> list[int | Default | Packed] | None:
+    """``bind_call``, and ``*args``, ``**kwargs`` and keyword-only parameters too: a
+    ``Packed`` of the operands a ``*args`` (a tuple) or ``**kwargs`` (a dict) is made of, in
+    the order of the parameters of ``fn``'s IR; None for a call that does not bind (Python
+    would raise ``TypeError``)."""
+    signature = inspect.signature(fn, follow_wrapped=False)
+    try:
+        given = signature.bind(*range(n_args), **{k: n_args + i for i, k in enumerate(kwnames)})
+    except TypeError:
+        return None
+    passed = dict(given.arguments)
+    given.apply_defaults()
+    out: list[int | Default | Packed] = []
+    for name in ir_parameters(fn):
+        name = name if name[:1] != "." else f"implicit{name[1:]}"  # (a genexpr's ``.0``)
+        kind = signature.parameters[name].kind
+        value = given.arguments[name]
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            out.append(Packed(tuple(value)))
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            out.append(Packed(tuple(value.values()), tuple(value)))
+        elif name in passed:
+            out.append(t.cast(int, value))
+        else:
+            out.append(Default(value))
+    return out
+
+
 def bound(
-    binding: t.Sequence[int | Default], types: tuple[T.Type, ...], varied: tuple[bool, ...]
+    binding: t.Sequence[int | Default | Packed],
+    types: tuple[T.Type, ...],
+    varied: tuple[bool, ...],
 ) -> tuple[tuple[T.Type, ...], tuple[bool, ...]]:
-    """The types and varied flags of a bound call's parameters (``bind_call``)."""
-    full_types = tuple(
-        T.typeof(b.value) if isinstance(b, Default) else types[b] for b in binding
-    )
-    full_varied = tuple(False if isinstance(b, Default) else varied[b] for b in binding)
-    return full_types, full_varied
+    """The types and varied flags of a bound call's parameters (``bind_call``, ``bind_packed``:
+    a ``*args`` is a tuple of its operands, a ``**kwargs`` a dict of them, with a tangent where
+    its items can have one)."""
+
+    def type_of(b: int | Default | Packed) -> T.Type:
+        if isinstance(b, Default):
+            return T.typeof(b.value)
+        if isinstance(b, int):
+            return types[b]
+        items = tuple(T.widen(types[i]) for i in b.indices)  # (an item's type, not a value)
+        if b.names is None:
+            return T.Tuple(items)
+        return T.Dict(T.STR, T.join_all(items)) if items else T.typeof({})
+
+    def varied_of(b: int | Default | Packed) -> bool:
+        if isinstance(b, Default):
+            return False
+        if isinstance(b, int):
+            return varied[b]
+        # (a tuple or dict made for the call: none of its items' aliases can miss a tangent
+        # given to it, of zeros if none has one, which a closure capturing it may need)
+        return tangent_carrying(type_of(b)) or any(varied[i] for i in b.indices)
+
+    return tuple(map(type_of, binding)), tuple(map(varied_of, binding))

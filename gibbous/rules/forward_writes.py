@@ -38,6 +38,7 @@ from gibbous.rules.forward_ir import (
     ObjectTangent,
     item_tangent,
     item_zeros,
+    like,
     real_type,
     refuse_computed,
     user_class,
@@ -90,6 +91,8 @@ def written_operands(
         return frozenset({0})  # (the dict: its value at a key)
     if fn is runtime.cell_set:
         return frozenset({0})  # (the cell: its contents)
+    if fn is runtime.dict_merge and n == 2:
+        return frozenset({0})  # (the dict ``f(**a, **b)`` is called with)
     if fn is setattr and n == 3 and isinstance(types[0], T.Object) and user_class(types[0].cls):
         return frozenset({0})  # (the object: its attribute)
     if fn is operator.setitem and n == 3 and isinstance(types[0], T.Any):
@@ -128,6 +131,8 @@ def direct(
             return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
     if fn is runtime.cell_set and n == 2 and not kwnames:
         return _cell_set
+    if fn is runtime.dict_merge and n == 2 and not kwnames:
+        return _dict_merge
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Dict):
         return _list_write(operator.setitem, 2)  # (``d[k] = v``: ``dd[k] = dv``)
     if fn is setattr and n == 3 and not kwnames:
@@ -271,6 +276,19 @@ def _list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
         return z, dz if fn is list.pop else None
 
     return emit
+
+
+def _dict_merge(
+    b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+) -> tuple[Value, Value | None]:
+    """``dict_merge(d, other)`` (``f(**a, **b)``): the same merge of ``other``'s tangent (a
+    dict of its values' tangents, zeros where it has none) into ``d``'s."""
+    dd = d[0]
+    assert dd is not None  # (the transform gives every written dict a tangent)
+    other = d[1] if d[1] is not None else b.call(like, args[1], Constant(None), type=T.ANY)
+    z = b.call(runtime.dict_merge, *args, type=T.NONE)
+    b.call(runtime.dict_merge, dd, other, type=T.NONE)
+    return z, None
 
 
 def _cell_set(
