@@ -732,4 +732,6 @@ def _writes_nothing(op: Call) -> bool:
     if callee.value is operator.getitem and op.args:  # (an item of a plain tuple, of any type)
         ty = op.args[0].type
         return isinstance(ty, T.Tuple) and ty.cls is tuple
+    if isinstance(callee.value, type) and issubclass(callee.value, BaseException):
+        return callee.value.__module__ == "builtins"  # (an exception of Python's own)
     return callee.value in WRITE_NOTHING

@@ -83,8 +83,9 @@ def tangentless(ty: T.Type) -> bool:
         return ty.dtype is not None and np.dtype(ty.dtype).kind in "biu"
     if isinstance(ty, T.Tuple):  # ``x.shape``
         return all(map(tangentless, ty.items))
-    if isinstance(ty, T.Object):  # (ranges and slices hold ints, whatever made them)
-        return issubclass(ty.cls, (range, slice, str, bytes))
+    if isinstance(ty, T.Object):  # (ranges and slices hold ints, whatever made them; an
+        # exception made of a float is raised or read for its message, not differentiated)
+        return issubclass(ty.cls, (range, slice, str, bytes, BaseException))
     return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
 
 

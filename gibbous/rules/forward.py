@@ -28,6 +28,7 @@ give their tangents (docs/decisions.md, "Forward mode").
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from collections import abc
 import operator
@@ -592,15 +593,19 @@ def _structure(ty: T.Type) -> bool:
     return isinstance(ty, (T.Tuple, T.List, T.Any))
 
 
-def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
+def _structural_make(
+    fn: t.Callable[..., t.Any], arrays: bool, keywords: frozenset[str] = frozenset()
+) -> Maker:
     """``fn(x, *rest)`` takes its result out of ``x``'s structure: ``t[i]``, ``iter(t)``,
     ``next(it)``, ``a, b = t``; its tangent is the same call on ``x``'s tangent (an array's
-    rows too, where ``arrays``)."""
+    rows too, where ``arrays``), with the same ``keywords`` (constants)."""
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
-        if kwnames or not types or not varied[0]:
+        if not set(kwnames) <= keywords or not types or not varied[0]:
+            return None
+        if any(varied[len(types) - len(kwnames) :]):
             return None
         if any(v and not isinstance(ty, T.Any) for ty, v in zip(types[1:], varied[1:])):
             return None  # (an index of a type unknown may carry a tangent: an int's, none)
@@ -613,7 +618,7 @@ def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
         def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
             d = tangents[0]
             assert d is not None
-            return b.call(call, d, *args[1:], type=z.type)
+            return b.call(call, d, *args[1:], kwargs=kw, type=z.type)
 
         return Emit(emit)
 
@@ -624,8 +629,8 @@ def _structural_make(fn: t.Callable[..., t.Any], arrays: bool) -> Maker:
 def on_tangent(fn: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
     """``fn(d, *rest)`` on a tangent ``d`` that may be None, where the result's is None too."""
 
-    def call(d: t.Any, *rest: t.Any) -> t.Any:
-        return None if d is None else fn(d, *rest)
+    def call(d: t.Any, *rest: t.Any, **kwargs: t.Any) -> t.Any:
+        return None if d is None else fn(d, *rest, **kwargs)
 
     name = getattr(fn, "__name__", "call")
     call.__qualname__ = call.__name__ = f"{name}_on_tangent"
@@ -661,10 +666,72 @@ def _made_of(maker: t.Callable[..., t.Any]) -> Maker:
 
 register(operator.getitem, _structural_make(operator.getitem, arrays=False))  # (arrays: linear)
 for _fn in (
-    builtins.iter, builtins.next, builtins.enumerate, builtins.list, builtins.tuple,
+    builtins.iter, builtins.next, builtins.list, builtins.tuple, builtins.reversed,
     runtime.next_or_stop, runtime.unpack,
 ):  # fmt: skip
     register(_fn, _structural_make(_fn, arrays=True))
+register(builtins.enumerate, _structural_make(builtins.enumerate, True, frozenset({"start"})))
+
+
+def zip_tangents(*operands: t.Any) -> t.Iterator[tuple[t.Any, ...]]:
+    """The tangent of ``zip(*values)``, given each value and its tangent (None: none): the
+    zip of the tangents, None in place of an item's where a value has none."""
+    n = len(operands) // 2
+    for v in operands[:n]:
+        if type(v) is runtime.GeneratorFrame:  # (zip would step it unrecorded)
+            raise ForwardModeError(
+                f"forward mode: builtins.zip of the generator {v.fn.__qualname__}(): a generator "
+                "is stepped by a for loop or next() in the differentiated code (zip lists of "
+                "its values instead)"
+            )
+    return zip(*(
+        itertools.repeat(None) if d is None else d for d in operands[n:]
+    ))  # fmt: skip
+
+
+def _zip_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``zip(a, b, ...)``: the tangents zipped in step (the primal's zip stops first)."""
+    if kwnames or not types:
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        ds = [Constant(None) if d is None else d for d in tangents]
+        return b.call(zip_tangents, *args, *ds, type=T.ANY)
+
+    return Emit(emit)
+
+
+register(builtins.zip, _zip_make)
+runtime.register_object(zip_tangents, "forward.zip_tangents")
+
+
+def _sorted_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``sorted(xs, key=..., reverse=...)``: the tangents in the order the values took (the
+    same stable sort of the positions, by the same key), of a list or tuple."""
+    if len(types) - len(kwnames) != 1 or not set(kwnames) <= {"key", "reverse"}:
+        return None
+    if any(varied[1:]):
+        return None
+
+    def tangent(z: t.Any, xs: t.Any, *rest: t.Any, key: t.Any = None, reverse: bool = False) -> t.Any:
+        if not isinstance(xs, (list, tuple)):
+            raise ForwardModeError(
+                f"forward mode: sorted() of a {type(xs).__name__}: its tangent is followed for "
+                "a list or a tuple (sort list(...) of it)"
+            )
+        items = list(xs)
+        d = like(items, None if rest[0] is None else list(rest[0]))
+        by = items.__getitem__ if key is None else (lambda i: key(items[i]))
+        return [d[i] for i in sorted(range(len(items)), key=by, reverse=reverse)]
+
+    return tangent
+
+
+register(builtins.sorted, _sorted_make)
 register(runtime.make_tuple, _made_of(runtime.make_tuple))
 register(runtime.make_list, _made_of(runtime.make_list))
 

@@ -66,8 +66,9 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
     NamedTuple's field; anything else with a tangent is refused here."""
     if type(dobj) is ObjectTangent:
         return _attribute(z, obj, name, dobj, dname)
-    if dobj is None or isinstance(z, pytypes.BuiltinMethodType):
-        return like(z, None)  # (``xs.append`` of a list: a method of a builtin, no tangent)
+    if dobj is None or isinstance(z, pytypes.BuiltinMethodType) or _no_number(z):
+        # (``xs.append`` of a list: a method of a builtin; ``x.size``, ``x.shape``: ints)
+        return like(z, None)
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and fields and name in fields and isinstance(dobj, tuple):
         return like(z, dobj[fields.index(name)])
@@ -75,6 +76,14 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
         f"forward mode: the attribute {name!r} of a {type(obj).__name__} (a value whose type "
         "the build could not tell) has no forward rule"
     )
+
+
+def _no_number(z: object) -> bool:
+    """A value without a derivative: an int, a bool, a string, None, a dtype, a shape."""
+    if isinstance(z, tuple):
+        return all(map(_no_number, z))
+    kinds = (bool, int, str, bytes, type(None), np.integer, np.bool_, np.dtype)
+    return isinstance(z, kinds)
 
 
 def _getattr_make(

@@ -100,3 +100,39 @@ def test_a_closure_made_anew_reads_its_own_defaults() -> None:
 def test_hvp_refuses_a_star_call_by_name() -> None:
     with pytest.raises(ForwardModeError, match=r"\*args in a Hessian-vector product"):
         build_hvp(star_call_site, 1.5, 2.5)
+
+
+def zipped(x: np.ndarray, w: float) -> float:
+    total = 0.0
+    for i, (a, b) in enumerate(zip(x, [w, 2.0 * w, 3.0]), start=1):  # (the shortest stops)
+        total += i * a * b
+    for a in reversed(list(x)):
+        total = total * 0.5 + a
+    return total
+
+
+def sorted_values(x: np.ndarray, w: float) -> float:
+    ys = sorted([x[0] * w, x[1], x[2] - w, x[1]], key=abs, reverse=True)  # (a tie kept in order)
+    return ys[0] * 3.0 + ys[1] * ys[2] + ys[3]
+
+
+def unknown_types(x: np.ndarray) -> float:
+    parts = {"x": x}  # (an item of a dict: a value whose type the build cannot tell)
+    v = parts["x"]
+    ok = np.isfinite(v)
+    if v.size != 3 or not ok.all():
+        raise ValueError(f"bad {v[0]}")  # (an exception made of a float: no tangent)
+    return float(np.sum(np.where(ok, v * v, 0.0)))
+
+
+@pytest.mark.parametrize(
+    ("f", "args"),
+    [
+        (zipped, (np.array([0.3, -1.2, 0.8]), 0.7)),
+        (sorted_values, (np.array([0.3, -1.2, 0.8]), 0.7)),
+        (unknown_types, (np.array([0.3, -1.2, 0.8]),)),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_builtins_match_central_differences(f: t.Callable[..., t.Any], args: t.Any) -> None:
+    check(f, *args)

@@ -115,6 +115,24 @@ def _register() -> None:
         primitive(op, NUMBER, ARRAY)(E.binary_rule(*BINARY[ufunc]))
 
 
+def _no_slope(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | None:
+    """The forward rule of a piecewise constant or boolean ufunc on operands whose type the
+    build could not tell (those it can tell have their zero-derivative rules): zeros."""
+    if kwnames or not any(isinstance(ty, T.Any) for ty in types):
+        return None
+    return _zeros
+
+
+def _zeros(z: t.Any, *a: t.Any) -> t.Any:
+    return FR.like(z, None)
+
+
+for _fn in (*ZERO_UNARY, *ZERO_BINARY):
+    FR.register(_fn, _no_slope)
+
+
 # ``x += a`` for a float x and an array a: x is rebound to a new array; the array forms with an
 # array on the left are the stateful rules of gibbous.rules.inplace.
 _SCALAR_IN_PLACE: dict[t.Callable[..., t.Any], np.ufunc] = {
