@@ -710,6 +710,8 @@ class DynamicCalls:
             else:
                 fn, obj = type(callee).__call__, callee
             return self.call(fn, None, (obj, *args), (dcallee, *tangents), kwargs, dkwargs)
+        if type(callee) is pytypes.BuiltinMethodType and type(callee.__self__) is list:
+            return list_method(callee, dcallee, args, tangents, kwargs)
         named = [dkwargs.get(k) for k in kwargs]
         varied = tuple(d is not None for d in (*tangents, *named))
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
@@ -826,6 +828,57 @@ class DynamicCalls:
 
 
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200  # generator, coroutine, iterable coroutine, async
+
+
+def list_method(
+    method: t.Any,
+    dmethod: t.Any,
+    args: tuple[t.Any, ...],
+    tangents: tuple[t.Any, ...],
+    kwargs: dict[str, t.Any],
+) -> tuple[t.Any, t.Any]:
+    """``xs.append(x)`` and the other methods of a list, called through a value of a type the
+    build could not tell (``obj.items.append(x)``): the same method of the tangent list
+    (``dmethod``, from ``getattr``), with the tangents of the values and the primal's
+    indices, so the tangent list stays the list of the items' tangents."""
+    name = method.__name__
+    xs = method.__self__
+    if name in _LIST_READS:
+        y = method(*args, **kwargs)
+        return y, (dmethod(*args, **kwargs) if name == "copy" and dmethod is not None else None)
+    if name not in _LIST_WRITES or kwargs:
+        raise ForwardModeError(f"forward mode: list.{name}, called through a value computed at run time")
+    if type(dmethod) is not pytypes.BuiltinMethodType:  # (a list without a tangent)
+        if any(d is not None for d in tangents):
+            raise ForwardModeError(
+                f"forward mode: list.{name} of a value with a tangent into a list that has none "
+                "(a list made outside the differentiated code, or of constants where forward "
+                "mode could not see it written): make the list from the values differentiated"
+            )
+        return method(*args), None
+    if name == "remove":  # (by equality: the position the primal removes at)
+        k = xs.index(args[0])
+        method(*args)
+        t.cast(list[t.Any], dmethod.__self__).pop(k)
+        return None, None
+    if name == "extend" and not isinstance(args[0], (list, tuple)):
+        raise ForwardModeError(
+            f"forward mode: list.extend of a {type(args[0]).__name__}: its tangent is followed "
+            "for a list or a tuple"
+        )
+    values = _LIST_WRITES[name]  # (which arguments are values: the others are indices)
+    given = [FR.like(a, d) if k in values else a for k, (a, d) in enumerate(zip(args, tangents))]
+    y = method(*args)
+    dy = dmethod(*given)
+    return y, FR.like(y, dy) if name == "pop" else None
+
+
+#: the methods of a list that write into it, and which of their arguments are values
+_LIST_WRITES: dict[str, frozenset[int]] = {
+    "append": frozenset({0}), "extend": frozenset({0}), "insert": frozenset({1}),
+    "pop": frozenset(), "clear": frozenset(), "reverse": frozenset(), "remove": frozenset(),
+}  # fmt: skip
+_LIST_READS = frozenset({"index", "count", "copy", "__len__", "__contains__"})
 
 
 def _tangentless_value(a: object) -> bool:

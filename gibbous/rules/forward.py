@@ -670,7 +670,32 @@ for _fn in (
     runtime.next_or_stop, runtime.unpack,
 ):  # fmt: skip
     register(_fn, _structural_make(_fn, arrays=True))
-register(builtins.enumerate, _structural_make(builtins.enumerate, True, frozenset({"start"})))
+
+
+def enumerate_tangents(d: t.Any, start: int = 0) -> t.Any:
+    """The tangent of ``enumerate(x, start)``: pairs of no tangent (the index's) and the
+    items' tangents (None for an ``x`` without one)."""
+    return None if d is None else zip(itertools.repeat(None), d)
+
+
+def _enumerate_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    if not set(kwnames) <= {"start"} or not 1 <= len(types) - len(kwnames) <= 2:
+        return None
+    if not varied[0] or any(varied[1:]):
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        d = tangents[0]
+        assert d is not None
+        return b.call(enumerate_tangents, d, type=T.ANY)
+
+    return Emit(emit)
+
+
+register(builtins.enumerate, _enumerate_make)
+runtime.register_object(enumerate_tangents, "forward.enumerate_tangents")
 
 
 def zip_tangents(*operands: t.Any) -> t.Iterator[tuple[t.Any, ...]]:

@@ -66,6 +66,8 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
     NamedTuple's field; anything else with a tangent is refused here."""
     if type(dobj) is ObjectTangent:
         return _attribute(z, obj, name, dobj, dname)
+    if type(obj) is list and type(dobj) is list and isinstance(z, pytypes.BuiltinMethodType):
+        return getattr(dobj, name)  # (``xs.append``: the same method of the tangent list)
     if dobj is None or isinstance(z, pytypes.BuiltinMethodType) or _no_number(z):
         # (``xs.append`` of a list: a method of a builtin; ``x.size``, ``x.shape``: ints)
         return like(z, None)

@@ -136,3 +136,65 @@ def unknown_types(x: np.ndarray) -> float:
 )
 def test_builtins_match_central_differences(f: t.Callable[..., t.Any], args: t.Any) -> None:
     check(f, *args)
+
+
+class Trace:
+    def __init__(self, x: float) -> None:
+        self.items = [x]  # (a list held by an object: its type is unknown where it is read)
+        self.labels: list[str] = []
+
+
+def list_methods(x: np.ndarray, w: float) -> float:
+    tr = Trace(w)
+    tr.items.append(x[0] * w)
+    tr.items.extend([x[1], 2.0])
+    tr.items.insert(1, x[2] * x[2])
+    tr.labels.append("three")
+    last = tr.items.pop()
+    tr.items.remove(x[1])
+    tr.items.reverse()
+    copy = tr.items.copy()
+    copy.append(w)
+    return sum(v * (k + 1) for k, v in enumerate(tr.items)) * last + copy[-1] * len(tr.labels)
+
+
+def test_list_methods_through_values_of_unknown_type() -> None:
+    check(list_methods, np.array([0.3, -1.2, 0.8]), 0.7)
+
+
+def into_a_constant_list(x: float) -> float:
+    box = Trace(1.0)
+    box.labels.append(x * 2.0)  # a value with a tangent into a list of constants
+    return float(box.labels[0])
+
+
+def test_a_value_with_a_tangent_into_a_list_without_one_is_refused() -> None:
+    rule = build_frule(into_a_constant_list, 1.5)
+    with pytest.raises(ForwardModeError, match="list.append of a value with a tangent"):
+        jvp(rule, into_a_constant_list, (1.5,), (1.0,))
+
+
+def enumerated_from_a_dict(d: dict[str, t.Any], w: float) -> float:
+    total = 0.0
+    for k, v in enumerate(d["xs"], start=1):  # (an item of a dict: of a type unknown)
+        total += v * k * w  # k has no tangent: the index's is none
+    return total
+
+
+def test_enumerate_gives_the_index_no_tangent() -> None:
+    d, dd = {"xs": [0.5, -1.5, 2.0]}, {"xs": [1.0, 0.25, -0.5]}
+    rule = build_frule(enumerated_from_a_dict, d, 0.7)
+    y, dy = jvp(rule, enumerated_from_a_dict, (d, 0.7), (dd, 0.3))
+    # (d/dw: sum k x_k = 0.5 - 3.0 + 6.0; d/dx_k: k w)
+    assert dy == pytest.approx(0.3 * 3.5 + 0.7 * (1.0 * 1.0 + 2 * 0.25 - 3 * 0.5))
+
+
+def test_enumerate_of_a_value_of_unknown_type_gives_the_index_no_tangent() -> None:
+    # (before: the index's "tangent" was the index, a silent wrong number; list_methods too)
+    def weighted(w: float) -> float:
+        tr = Trace(w)
+        tr.items.extend([2.0 * w, 3.0])  # (an attribute: its type is unknown where it is read)
+        return sum(v * k for k, v in enumerate(tr.items))
+
+    rule = build_frule(weighted, 0.7)
+    assert jvp(rule, weighted, (0.7,), (1.0,))[1] == pytest.approx(2.0)
