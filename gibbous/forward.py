@@ -687,6 +687,19 @@ class DynamicCalls:
         n = len(rest) // 2
         return self.call(callee, dcallee, rest[:n], rest[n:], kwargs, {})
 
+    def named(
+        self, callee: t.Any, dcallee: t.Any, kwnames: tuple[str, ...], *rest: t.Any
+    ) -> tuple[t.Any, t.Any]:
+        """The call with keyword arguments that have tangents: ``rest`` is the positional
+        arguments, their tangents, the keywords' values, then theirs (None: none)."""
+        k = len(kwnames)
+        n = (len(rest) - 2 * k) // 2
+        values, named = rest[2 * n : 2 * n + k], rest[2 * n + k :]
+        dkwargs = {name: d for name, d in zip(kwnames, named) if d is not None}
+        return self.call(
+            callee, dcallee, rest[:n], rest[n : 2 * n], dict(zip(kwnames, values)), dkwargs
+        )
+
     def call(
         self,
         callee: t.Any,
@@ -712,6 +725,10 @@ class DynamicCalls:
             return self.call(fn, None, (obj, *args), (dcallee, *tangents), kwargs, dkwargs)
         if type(callee) is pytypes.BuiltinMethodType and type(callee.__self__) is list:
             return list_method(callee, dcallee, args, tangents, kwargs)
+        if _replace_method(callee) and not args:  # (a NamedTuple's: fields by keyword)
+            replaced = {k: FR.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
+            y = callee(**kwargs)
+            return y, (FR.like(y, None) if dcallee is None else dcallee(**replaced))
         named = [dkwargs.get(k) for k in kwargs]
         varied = tuple(d is not None for d in (*tangents, *named))
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
@@ -766,6 +783,8 @@ class DynamicCalls:
             raise ForwardModeError(f"forward mode: a call of {name}: {higher_order_hint()}")
         kwnames = tuple(kwargs)
         n = len(args)
+        if not any(varied) and not closure:  # (no tangent in: none out)
+            return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n:]))), None)
         try:
             registration = lookup_rule(self.builder.session.ctx, fn, types, kwnames)
         except (MissingRuleError, TypeError):
@@ -879,6 +898,13 @@ _LIST_WRITES: dict[str, frozenset[int]] = {
     "pop": frozenset(), "clear": frozenset(), "reverse": frozenset(), "remove": frozenset(),
 }  # fmt: skip
 _LIST_READS = frozenset({"index", "count", "copy", "__len__", "__contains__"})
+
+
+def _replace_method(fn: object) -> bool:
+    """``p._replace`` of a NamedTuple ``p``."""
+    if type(fn) is not pytypes.MethodType or getattr(fn, "__name__", None) != "_replace":
+        return False
+    return isinstance(fn.__self__, tuple) and hasattr(type(fn.__self__), "_fields")
 
 
 def _tangentless_value(a: object) -> bool:

@@ -636,14 +636,21 @@ class _Transform:
                 "callee known when it is built: call a module-level function there, or pass "
                 "the function's result instead"
             )
-        if any(varied[len(op.args) :]):
-            raise self.refuse(op, "a keyword argument with a tangent")
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"a call whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(op.args, varied)]
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
-        if op.callee in self.varied:
+        if any(varied[len(op.args) :]):  # (keywords with tangents: named, after the rest)
+            named = site.what.named  # type: ignore[attr-defined]
+            names.printable(named, "forward.dynamic_calls.named")
+            dcallee = self.tangent[op.callee] if op.callee in self.varied else Constant(None)
+            dkw = [self.tangent.get(v, Constant(None)) for v in op.kwargs.values()]
+            made = b.call(
+                named, callee, dcallee, Constant(tuple(op.kwargs)), *args, *tangents,
+                *kwargs.values(), *dkw, type=T.ANY,
+            )  # fmt: skip
+        elif op.callee in self.varied:
             dcallee = self.tangent[op.callee]
             with_tangent = site.what.with_tangent  # type: ignore[attr-defined]
             names.printable(with_tangent, "forward.dynamic_calls.with_tangent")
@@ -734,4 +741,6 @@ def _writes_nothing(op: Call) -> bool:
         return isinstance(ty, T.Tuple) and ty.cls is tuple
     if isinstance(callee.value, type) and issubclass(callee.value, BaseException):
         return callee.value.__module__ == "builtins"  # (an exception of Python's own)
-    return callee.value in WRITE_NOTHING
+    if getattr(callee.value, "__objclass__", None) is str:  # (``", ".join``: a new string)
+        return True
+    return callee.value in WRITE_NOTHING or callee.value in (np.ndarray.astype, int, round)

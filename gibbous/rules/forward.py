@@ -420,8 +420,9 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
 def _where_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Tangent | Emit | None:
-    """``np.where(c, a, b)``: linear in ``a`` and ``b``, the condition a constant."""
-    if kwnames or len(types) != 3 or varied[0] or not all(map(real_type, types[1:])):
+    """``np.where(c, a, b)``: linear in ``a`` and ``b``; the condition has no derivative,
+    whatever tangent a value of unknown type there was given."""
+    if kwnames or len(types) != 3 or not all(map(real_type, types[1:])):
         return None
 
     if static_types(types):
@@ -540,23 +541,6 @@ register_multilinear([np.einsum], 1)
 register_multilinear([np.tensordot, np.kron, np.vdot], 0, 1)
 
 
-def _norm_make(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | Emit | None:
-    """``np.linalg.norm(x)`` (the 2-norm of the flattened array): ``<x, dx> / |x|``, 0 at 0
-    (the reverse rule's convention there)."""
-    if kwnames or len(types) != 1 or not isinstance(types[0], T.Array) or not real_type(types[0]):
-        return None
-
-    def norm(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
-        if dx is None or z == 0:
-            return like(z, None)
-        return like(z, np.vdot(x, dx) / z)
-
-    return checked(norm, types)
-
-
-register(np.linalg.norm, _norm_make)
 register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
 register_linear([np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum], most=3)
 register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)

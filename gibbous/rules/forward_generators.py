@@ -66,6 +66,7 @@ def save_tangent(dframe: FrameTangent, *tangents: t.Any) -> None:
     dframe.values = tangents
 
 
+_NO_NUMBERS = (bool, int, str, bytes, type(None))
 _KNOWN = 64  # generator functions whose programs a ``Steps`` keeps at hand, oldest out first
 
 
@@ -125,6 +126,8 @@ class Steps:
         n = len(rest) // 2
         if type(frame) is runtime.GeneratorFrame:
             frame, dframe = self.drain(frame, dframe)
+        if type(frame) is list and all(isinstance(v, _NO_NUMBERS) for v in frame):
+            dframe = None  # (ints, strings: no tangent, whatever zeros stand for theirs)
         if type(frame) is list and not frame and all(d is None for d in rest[n:]):
             y = consumer(frame, *rest[:n], **kwargs)  # (nothing yielded: no derivative)
             return y, like(y, None)

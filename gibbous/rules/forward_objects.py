@@ -74,6 +74,9 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
     fields = getattr(type(obj), "_fields", None)
     if isinstance(obj, tuple) and fields and name in fields and isinstance(dobj, tuple):
         return like(z, dobj[fields.index(name)])
+    if isinstance(obj, tuple) and fields and name == "_replace" and isinstance(dobj, tuple):
+        named: t.Any = dobj if type(dobj) is type(obj) else type(obj)(*dobj)
+        return named._replace
     raise ForwardModeError(
         f"forward mode: the attribute {name!r} of a {type(obj).__name__} (a value whose type "
         "the build could not tell) has no forward rule"
@@ -99,6 +102,15 @@ def _getattr_make(
     if isinstance(owner, T.Any) and name not in _ARRAY_ATTRIBUTES:
         return _attribute_of_any
     fields = getattr(owner.cls, "_fields", None) if isinstance(owner, T.Tuple) else None
+    if fields and name == "_replace":  # (``p._replace(a=x)``: the same of the tangent)
+
+        def replace(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            d = tangents[0]
+            return b.call(getattr, zero(b, args[0]) if d is None else d, name, type=T.ANY)
+
+        return Emit(replace)
     if fields and name in fields:
         index = fields.index(name)
 

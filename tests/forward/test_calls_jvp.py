@@ -198,3 +198,25 @@ def test_enumerate_of_a_value_of_unknown_type_gives_the_index_no_tangent() -> No
 
     rule = build_frule(weighted, 0.7)
     assert jvp(rule, weighted, (0.7,), (1.0,))[1] == pytest.approx(2.0)
+
+
+class Params(t.NamedTuple):
+    k: float
+    c: float
+
+
+def replaced_and_named(x: np.ndarray, w: float) -> float:
+    p = Params(w, 2.0)
+    q = p._replace(c=w * x[0])  # (a NamedTuple's tangent: the NamedTuple of its fields')
+
+    def scale(a: float, b: float = 1.0) -> float:  # (a closure: a keyword with a tangent)
+        return a * b * w
+
+    label = ", ".join(str(int(v > 0)) for v in x)  # (strings: no tangent)
+    signs = set(int(v > 0) for v in x)
+    ok = {"x": x}["x"] > -5.0  # (a condition of unknown type)
+    return float(q.k * q.c + scale(x[2], b=x[1] * w) + np.sum(np.where(ok, x, 0.0))) * len(label) / len(signs)
+
+
+def test_named_tuples_keywords_and_strings() -> None:
+    check(replaced_and_named, np.array([0.3, -1.2, 0.8]), 0.7)

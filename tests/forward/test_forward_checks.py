@@ -33,7 +33,8 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (operator.imul, (X.copy(), X), {}, "checked"),  # (a write, through ``X * X``)
         (np.add, (X, X, np.empty((3, 4))), {}, "checked"),  # (out by position)
         (np.linalg.norm, (X,), {}, "checked"),
-        (np.linalg.norm, (X,), {"ord": 1}, "reverse-only"),
+        (np.linalg.norm, (X,), {"ord": 1}, "checked"),  # (the reverse rule's weights, transposed)
+        (np.gradient, (X,), {}, "reverse-only"),
         (np.max, (X,), {"axis": 1}, "checked"),
         (np.einsum, ("ij,kj->ik", X, X), {}, "checked"),
         (operator.setitem, (X.copy(), 0, 1.0), {}, "checked"),

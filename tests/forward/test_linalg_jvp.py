@@ -363,3 +363,20 @@ def test_hvp_matches_finite_differences_of_gradients(f: t.Callable[..., t.Any]) 
 def test_hvp_through_a_called_rule_is_refused_by_name() -> None:
     with pytest.raises(ForwardModeError, match=r"numpy\.linalg\.det\(.*Hessian-vector"):
         gibbous.build_hvp(det_squared, A3)
+
+
+_NORMS = [
+    ((5,), {}), ((5,), {"ord": np.inf}), ((5,), {"ord": -np.inf}), ((5,), {"ord": 1}),
+    ((5,), {"ord": 3.0}), ((5,), {"ord": 0}), ((3, 4), {}), ((3, 4), {"ord": "nuc"}),
+    ((3, 4), {"ord": 2}), ((3, 4), {"ord": -2}), ((3, 4), {"ord": 1}), ((3, 4), {"ord": np.inf}),
+    ((3, 4), {"axis": 1}), ((3, 4), {"axis": 0, "ord": 1, "keepdims": True}),
+    ((2, 3, 4), {"axis": (0, 2), "ord": "nuc"}), ((2, 3, 4), {"axis": (2, 1), "ord": 1}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("shape", "options"), _NORMS, ids=str)
+def test_norms_of_every_order(shape: tuple[int, ...], options: dict[str, t.Any]) -> None:
+    def norm(a: np.ndarray) -> t.Any:
+        return np.linalg.norm(a, **options)
+
+    check(norm, RNG.standard_normal(shape))

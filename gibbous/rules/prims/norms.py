@@ -12,6 +12,9 @@ import typing as t
 
 import numpy as np
 
+from gibbous.ir import types as T
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_ir import real_type
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -177,3 +180,49 @@ def scalar_norm_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 
 primitive(np.linalg.norm, NUMBER, ...)(scalar_norm_rrule)
+
+
+def _norm_tangent_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | None:
+    """The forward rule of ``np.linalg.norm(x, ord, axis, keepdims)`` of a real array: the
+    transpose of the reverse rule's gradient (the same weights: ``_vector_norm_grad``,
+    ``_matrix_norm_grad``, with a cotangent of 1) summed against ``dx`` over the reduced
+    axes.  The order itself gets no tangent."""
+    n = len(types) - len(kwnames)
+    if not 1 <= n <= 3 or not set(kwnames) <= set(NORM_PARAMETERS) or any(varied[1:]):
+        return None
+    if not isinstance(types[0], (T.Array, T.Any)) or isinstance(types[0], T.Array) and not (
+        real_type(types[0])
+    ):
+        return None
+
+    def tangent(z: t.Any, x: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        dx = a[n - 1]
+        options = {**dict(zip(NORM_PARAMETERS, a[: n - 1])), **kwargs}
+        if dx is None:
+            return FR.like(z, None)
+        order, axis = options.get("ord"), options.get("axis")
+        keepdims: t.Any = bool(options.get("keepdims", False))  # (NumPy 2.5's stubs: Any)
+        ndim = np.ndim(x)
+        axes = normalize_axes(axis, ndim)
+        matrix = (axis is None and ndim == 2 and order is not None) or (
+            isinstance(axis, tuple) and len(axis) == 2
+        )
+        with np.errstate(divide="ignore", invalid="ignore"):
+            zk = expand(z, axes, keepdims)
+            if not matrix:
+                w = _vector_norm_grad(x, zk, 1.0, order, axes)
+            else:
+                pair = tuple(int(k) % ndim for k in t.cast(tuple[int, int], axis or (0, 1)))
+                last = (-2, -1)
+                moved = _matrix_norm_grad(np.moveaxis(x, pair, last), np.moveaxis(zk, pair, last), 1.0, order)
+                w = np.moveaxis(moved, last, pair)
+        if w is None:  # (the count of non-zeros: no derivative)
+            return FR.like(z, None)
+        return FR.like(z, np.sum(w * dx, axis=axes, keepdims=keepdims))
+
+    return FR.checked(tangent, types[:1])
+
+
+FR.register(np.linalg.norm, _norm_tangent_make)
