@@ -68,7 +68,9 @@ def tangent_carrying(ty: T.Type) -> bool:
         # an instance of a Python class: its attributes' tangents; a tuple or list of items
         # of types unknown: one of their tangents)
         return issubclass(ty.cls, _ITERABLE) or user_class(ty.cls) or ty.cls in (tuple, list)
-    return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "f"
+    # (an array of a dtype the build could not tell, eig's: its tangent functions check at run
+    # time that it is real)
+    return isinstance(ty, T.Array) and (ty.dtype is None or np.dtype(ty.dtype).kind == "f")
 
 
 #: iterators, and a dict's views of its values: one over the tangent runs in step

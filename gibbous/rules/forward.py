@@ -444,7 +444,7 @@ def _where_make(
 
 register(np.where, _where_make)
 
-_LINEAR_ATTRIBUTES = {"T", "mT", "real"}
+_LINEAR_ATTRIBUTES = {"T", "mT", "real", "imag"}
 
 
 def _getattr_make(
@@ -470,6 +470,8 @@ def _getattr_make(
     def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
         return like(z, None if dx is None else getattr(dx, attribute))
 
+    if attribute in ("real", "imag"):  # (real-linear in a complex value too: eig's)
+        return attr
     return checked(attr, types)
 
 
@@ -741,6 +743,28 @@ def _sorted_make(
 
 
 register(builtins.sorted, _sorted_make)
+
+
+def _part_make(part: t.Callable[..., t.Any]) -> Maker:
+    """``np.real(z)`` / ``np.imag(z)`` of a value of a type the build could not tell, real or
+    complex (eig's eigenvalues): the same part of the tangent (both are real-linear)."""
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        if kwnames or len(types) != 1 or static_types(types):
+            return None
+
+        def tangent(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
+            return like(z, None if dx is None else part(dx))
+
+        return tangent
+
+    return make
+
+
+register(np.real, _part_make(np.real))
+register(np.imag, _part_make(np.imag))
 register(runtime.make_tuple, _made_of(runtime.make_tuple))
 register(runtime.make_list, _made_of(runtime.make_list))
 

@@ -223,9 +223,15 @@ def real_type(ty: T.Type) -> bool:
         return True
     if isinstance(ty, T.Const):
         return isinstance(ty.value, (bool, int, float, np.integer, np.floating))
-    if isinstance(ty, T.Array):
-        return ty.dtype is not None and np.dtype(ty.dtype).kind in "biuf"
+    if isinstance(ty, T.Array):  # (a dtype the build could not tell, eig's: checked too)
+        return ty.dtype is None or np.dtype(ty.dtype).kind in "biuf"
     return isinstance(ty, (T.Float, T.Int, T.Bool))
+
+
+def unknown(ty: T.Type) -> bool:
+    """A type whose values a tangent function checks at run time: ``Any``, or an array of a
+    dtype the build could not tell."""
+    return isinstance(ty, T.Any) or isinstance(ty, T.Array) and ty.dtype is None
 
 
 def _runtime_real(v: object) -> bool:
@@ -250,7 +256,7 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False
     """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
     or arrays (a formula's tangent of a complex number would not be its derivative); with
     ``sequences``, lists and tuples of them too (a linear function's: ``sum(xs)``)."""
-    where = [i for i, ty in enumerate(types) if isinstance(ty, T.Any)]
+    where = [i for i, ty in enumerate(types) if unknown(ty)]
     if not where:
         return tangent
     real = _runtime_reals if sequences else _runtime_real
@@ -419,7 +425,7 @@ runtime.register_object(item_zeros, "forward.item_zeros")
 
 
 def static_types(types: t.Sequence[T.Type]) -> bool:
-    return not any(isinstance(ty, T.Any) for ty in types)
+    return not any(map(unknown, types))
 
 
 # --------------------------------------------------------------------------------------------

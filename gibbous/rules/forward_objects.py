@@ -58,7 +58,7 @@ def _attribute(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.Any) -> 
 
 
 #: attributes whose tangent the array rule of ``getattr`` gives (``gibbous.rules.forward``)
-_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real"})
+_ARRAY_ATTRIBUTES = frozenset({"T", "mT", "real", "imag"})
 
 
 def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.Any) -> t.Any:

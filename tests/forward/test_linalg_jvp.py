@@ -380,3 +380,14 @@ def test_norms_of_every_order(shape: tuple[int, ...], options: dict[str, t.Any])
         return np.linalg.norm(a, **options)
 
     check(norm, RNG.standard_normal(shape))
+
+
+def _eigen_inside(a: np.ndarray) -> t.Any:
+    w = np.linalg.eigvals(a)  # (complex under NumPy 2.5, real under 2.4: the dtype unknown)
+    u, v = np.linalg.eig(a)
+    return float(np.sum(np.real(w) ** 2) + np.sum(np.abs(v.real)) + np.sum(u.imag))
+
+
+def test_eig_inside_a_function_of_the_user() -> None:
+    a = np.array([[2.0, 0.5, 0.1], [0.3, 1.0, 0.2], [0.0, 0.4, 3.0]])  # (a real spectrum)
+    check(_eigen_inside, a)
