@@ -24,13 +24,9 @@ from gibbous.api import (
     value_and_pullback,
 )
 from gibbous.backends.numpy.codegen import compile_function
-from gibbous.forward import (
-    ForwardModeError,
-    ProgramBuilder,
-    build_frule,
-    derivable_function,
-    jvp,
-)
+from gibbous.forward import ForwardModeError, build_frule, jvp
+from gibbous.forward.primitive import derivable_function
+from gibbous.forward.programs import ProgramBuilder
 from gibbous.ir import types as T
 from gibbous.passes.jvp import jvp_transform
 from gibbous.passes.jvp_activity import Default, bind_call, tangent_carrying

@@ -21,7 +21,7 @@ import types as pytypes
 import typing as t
 
 from gibbous.entry import bind, unwrap
-from gibbous.forward import ProgramBuilder
+from gibbous.forward.programs import ProgramBuilder
 from gibbous.ir.core import Function
 from gibbous.ir.types import typeof
 from gibbous.passes import Pass

@@ -425,6 +425,9 @@ def _register_builtins() -> None:
     for name in _BUILTINS:
         register_pure(getattr(builtins, name), all_plain)
     register_pure(builtins.getattr, _getattr_is_pure)
+    # (queries of a sequence: ``xs.index(v)``, ``xs.count(v)``, by the items' equality)
+    for query in (list.index, list.count, tuple.index, tuple.count):
+        register_pure(query, all_plain)
     for module in (math, cmath):
         for name, fn in vars(module).items():
             # Every function of math and cmath is a pure numeric function.

@@ -65,6 +65,10 @@ WRITE_NOTHING: CallableSet[object] = CallableSet([
     format,
     range,  # (calls its operands' __index__)
     slice,
+    list.index,  # (these four call their items' __eq__)
+    list.count,
+    tuple.index,
+    tuple.count,
 ])
 
 

@@ -99,7 +99,7 @@ class Site:
 
 
 class Resolver(t.Protocol):
-    """What the transform asks of the build about calls (``gibbous.forward.ProgramBuilder``)."""
+    """What the transform asks of the build about calls (``gibbous.forward.programs.ProgramBuilder``)."""
 
     def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
         """The call's ``Site`` (``varied[i]``: operand ``i`` has a tangent); raises
@@ -137,7 +137,7 @@ class Resolver(t.Protocol):
 
     def dynamic_calls(self) -> t.Callable[..., t.Any]:
         """``calls(callee, *args, *tangents) -> (y, dy)``, a callee's forward rule found at
-        run time (``gibbous.forward.DynamicCalls``)."""
+        run time (``gibbous.forward.dynamic.DynamicCalls``)."""
 
 
 def where(op: Operation | None, fn_name: str) -> str:
@@ -569,7 +569,7 @@ class _Transform:
 
     def construct(self, b: Builder, op: Call, cls: type, varied: tuple[bool, ...]) -> None:
         """``cls(*args)`` of a Python class: the object and its tangent, ``__init__``'s forward
-        program run on both (``gibbous.forward.Construct``)."""
+        program run on both (``gibbous.forward.programs.Construct``)."""
         r = op.result
         if op.kwargs:
             raise self.refuse(op, f"{callable_name(cls)}(...) with keyword arguments")

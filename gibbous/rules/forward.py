@@ -763,6 +763,22 @@ def _part_make(part: t.Callable[..., t.Any]) -> Maker:
     return make
 
 
+def _with_text(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """An arithmetic operator with a string operand: its result, when it has one, is a string
+    (``"ab" * 2``, ``"%.2f" % x``); with a float the call raises, as Python raises."""
+    if kwnames or not any(isinstance(ty, T.Str) for ty in types):
+        return None
+    return Emit(lambda b, z, args, tangents, kw: zero(b, z))
+
+
+for _op in (
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+    operator.mod, operator.pow, operator.iadd, operator.imul, operator.imod,
+):  # fmt: skip
+    register(_op, _with_text)
+
 register(np.real, _part_make(np.real))
 register(np.imag, _part_make(np.imag))
 register(runtime.make_tuple, _made_of(runtime.make_tuple))

@@ -11,7 +11,7 @@ function made over cells the tuple of their boxes, ``ClosureTangent``:
 * ``cell_set(cell, v)``: the box takes v's tangent (a write: ``forward_writes``);
 * ``make_function(..., closure)`` (and ``make_genexpr``'s): the boxes of its cells (every cell a function is made over
   has a box from where it is made: ``gibbous.passes.jvp_activity``), so a call of the function
-  (``DynamicCalls`` in ``gibbous.forward``) runs its forward program with them, where
+  (``DynamicCalls`` in ``gibbous.forward.dynamic``) runs its forward program with them, where
   ``closure_cell(fn, i)`` is box ``i``.
 
 The boxes are shared exactly as the cells are: the function that made a cell and every function

@@ -4,7 +4,7 @@ An instance of a class written in Python (with a ``__dict__`` or slots, not froz
 tangent ``ObjectTangent``: the tangents of its attributes, by name, written as the attributes
 are, so every name of the object sees one tangent (the reverse mode's ``MutableTangent``,
 forward).  ``cls(*args)`` makes the object as Python does (``object.__new__``) with an empty
-tangent, then runs ``__init__``'s forward program on both (``Construct``, ``gibbous.forward``);
+tangent, then runs ``__init__``'s forward program on both (``Construct``, ``gibbous.forward.programs``);
 ``obj.a = v`` (``setattr``) stores v's tangent; ``obj.a`` reads it (zeros for an attribute set
 from a constant: an array's zeros are kept in the tangent, so a later write into that array
 through any name meets one tangent array); ``obj.method`` is a bound method whose tangent is

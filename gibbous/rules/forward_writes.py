@@ -85,7 +85,9 @@ def written_operands(
             elif isinstance(w, str) and w in kwnames:
                 out.add(n + kwnames.index(w))
         return frozenset(out)
-    if n and isinstance(types[0], T.List) and (fn in _LIST_WRITES or fn is operator.setitem):
+    if n and isinstance(types[0], T.List) and (
+        fn in _LIST_WRITES or fn in _LIST_ORDERS or fn is operator.setitem
+    ):
         return frozenset({0})  # (the list object: its slots, not its items' memory)
     if n == 3 and isinstance(types[0], T.Dict) and fn is operator.setitem:
         return frozenset({0})  # (the dict: its value at a key)
@@ -129,6 +131,11 @@ def direct(
     if n and isinstance(types[0], T.List) and not kwnames:
         if fn is operator.setitem and n == 3 or fn in _LIST_WRITES:
             return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
+    if n and isinstance(types[0], T.List) and fn in _LIST_ORDERS:
+        # (``remove`` finds the value by equality: its tangent does not matter)
+        if fn is list.sort and (n != 1 or any(varied[1:])) or fn is not list.sort and kwnames:
+            return None
+        return _list_order(_LIST_ORDERS[fn])
     if fn is runtime.cell_set and n == 2 and not kwnames:
         return _cell_set
     if fn is runtime.dict_merge and n == 2 and not kwnames:
@@ -274,6 +281,55 @@ def _list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
         z = b.call(fn, *args, type=T.ANY)
         dz = b.call(fn, *targs, type=T.ANY)
         return z, dz if fn is list.pop else None
+
+    return emit
+
+
+def sort_both(xs: list[t.Any], dxs: list[t.Any], key: t.Any = None, reverse: bool = False) -> None:
+    """``xs.sort(key=key, reverse=reverse)``, and the tangents put in the order the values
+    take: the same stable sort of the positions, by the same key."""
+    by = xs.__getitem__ if key is None else (lambda i: key(xs[i]))
+    order = sorted(range(len(xs)), key=by, reverse=reverse)
+    xs.sort(key=key, reverse=reverse)
+    dxs[:] = [dxs[i] for i in order]
+
+
+def remove_both(xs: list[t.Any], dxs: list[t.Any], value: t.Any) -> None:
+    """``xs.remove(value)`` (the first item equal to it) and its tangent, at that position."""
+    k = xs.index(value)  # (ValueError, as ``remove`` raises it)
+    del xs[k]
+    del dxs[k]
+
+
+def reverse_both(xs: list[t.Any], dxs: list[t.Any]) -> None:
+    xs.reverse()
+    dxs.reverse()
+
+
+def clear_both(xs: list[t.Any], dxs: list[t.Any]) -> None:
+    xs.clear()
+    dxs.clear()
+
+
+#: list methods that reorder or drop items, and the call doing it on the list and its tangent
+_LIST_ORDERS: dict[object, t.Callable[..., None]] = {
+    list.sort: sort_both, list.remove: remove_both, list.reverse: reverse_both,
+    list.clear: clear_both,
+}  # fmt: skip
+for _both in _LIST_ORDERS.values():
+    runtime.register_object(_both, f"forward_writes.{_both.__name__}")
+
+
+def _list_order(both: t.Callable[..., None]) -> WriteEmit:
+    """``xs.sort()``, ``xs.remove(v)``, ...: one call doing it to the list and its tangent."""
+
+    def emit(
+        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+    ) -> tuple[Value, Value | None]:
+        dl = d[0]
+        assert dl is not None  # (the transform gives every written list a tangent)
+        z = b.call(both, args[0], dl, *args[1:], kwargs=kwargs, type=T.NONE)
+        return z, None
 
     return emit
 

@@ -28,7 +28,8 @@ import numpy as np
 
 from gibbous.api import build_rrule, value_and_pullback
 from gibbous.backends.numpy.codegen import compile_function
-from gibbous.forward import ProgramBuilder, primitive_program, primitive_run
+from gibbous.forward.primitive import primitive_program, primitive_run
+from gibbous.forward.programs import ProgramBuilder
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function

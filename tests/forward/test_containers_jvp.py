@@ -54,3 +54,32 @@ def test_lists_without_numbers_in_a_result_have_no_tangent() -> None:
     y, dy = jvp(rule, logs_after_the_tuple, (3.0,), (1.0,))
     assert y == (9.0, ["start", "end"], [1, 2])
     assert dy == (6.0, None, None)
+
+
+def reorders(xs: list[float]) -> t.Any:
+    lst = list(xs)
+    lst.append(0.5)
+    lst.sort()
+    lst.reverse()
+    lst.remove(lst[1])  # (by equality: the tangent of the item removed goes with it)
+    lst.sort(key=abs, reverse=True)
+    first = lst[0] * 2 + lst[-1] * lst[1]
+    lst.clear()
+    lst.append(first)
+    return first, lst
+
+
+def test_list_methods_that_reorder_or_drop_items() -> None:
+    """``sort`` (with a key, reversed), ``reverse``, ``remove`` and ``clear`` on a list with a
+    tangent move the tangents as the items move."""
+    xs = [3.0, -1.0, 2.0, -4.0]
+    d = [1.0, 10.0, 100.0, 1000.0]
+    rule = build_frule(reorders, xs)
+    y, dy = jvp(rule, reorders, (xs,), (d,))
+    assert y == reorders(xs)
+    h = 1e-6
+    up = reorders([x + h * e for x, e in zip(xs, d)])[0]
+    down = reorders([x - h * e for x, e in zip(xs, d)])[0]
+    assert dy[0] == pytest.approx((up - down) / (2 * h), rel=1e-7)
+    assert dy[1] == [dy[0]]
+    assert dy[0] == 2000.5  # (2 · 1000 from -4's tangent, 3 · 0 + 0.5 · 1)

@@ -74,7 +74,14 @@ def gradient(
     return at
 
 
-@pytest.mark.parametrize(("n", "fn", "args"), _params())
+def _positional() -> list[t.Any]:
+    """The corpus's cases without keyword arguments (``hvp`` takes positional ones)."""
+    return [
+        pytest.param(*p.values[:3], id=p.id, marks=p.marks) for p in _params() if not p.values[3]
+    ]
+
+
+@pytest.mark.parametrize(("n", "fn", "args"), _positional())
 def test_corpus_hvp(n: int, fn: t.Callable[..., t.Any], args: tuple[object, ...]) -> None:
     rng = np.random.default_rng(n)
     xs = copy.deepcopy(args)  # (a case's arguments are shared with the other corpus tests)

@@ -1,8 +1,8 @@
 """Forward mode over the whole frontend corpus: it refuses clearly or it is right.
 
-Each case of ``tests/frontend/corpus.py`` without keyword arguments (``build_frule`` takes
-positional values only) goes through ``build_frule`` and ``jvp`` along random tangents of its
-float and float-array arguments, and of the floats and float arrays held in its tuple and list
+Each case of ``tests/frontend/corpus.py`` goes through ``build_frule`` and ``jvp`` along random
+tangents of its positional float and float-array arguments (its keyword arguments are constants,
+as ``build_frule`` takes them), and of the floats and float arrays held in its tuple and list
 arguments (nested too: the tangent has the argument's structure, None for an item without one;
 a dict gets no tangent, as ``jvp`` takes none for it yet).  Forward mode may refuse what it does
 not take yet, with a ``ForwardModeError`` (or a ``TypeError`` of gibbous saying "forward mode" /
@@ -180,33 +180,33 @@ def refusal(e: Exception, words: tuple[str, ...] = ("forward mode", "jvp")) -> s
 def _params() -> list[t.Any]:
     out = []
     for n, ((fn, args, kwargs), id_) in enumerate(zip(CASES, IDS)):
-        if kwargs:
-            continue
         bug = KNOWN_BUGS.get(fn.__name__)
         marks = [pytest.mark.xfail(strict=True, raises=AssertionError, reason=bug)] if bug else []
-        out.append(pytest.param(n, fn, args, id=id_, marks=marks))
+        out.append(pytest.param(n, fn, args, kwargs, id=id_, marks=marks))
     return out
 
 
-@pytest.mark.parametrize(("n", "fn", "args"), _params())
-def test_corpus_jvp(n: int, fn: t.Callable[..., t.Any], args: tuple[object, ...]) -> None:
+@pytest.mark.parametrize(("n", "fn", "args", "kwargs"), _params())
+def test_corpus_jvp(
+    n: int, fn: t.Callable[..., t.Any], args: tuple[object, ...], kwargs: dict[str, object]
+) -> None:
     rng = np.random.default_rng(n)
     xs = copy.deepcopy(args)  # (a case's arguments are shared with the other corpus tests)
     if not any(map(has_tangent, xs)):
         types = ", ".join(type(x).__name__ for x in xs)
         pytest.skip(f"nothing to differentiate: no float argument ({types})")
     try:
-        expected = fn(*copy.deepcopy(xs))
+        expected = fn(*copy.deepcopy(xs), **copy.deepcopy(kwargs))
     except Exception as e:
         pytest.skip(f"nothing to differentiate: the primal raises {type(e).__name__}: {e}")
 
     # Two tangents through one rule: a warm rule must be as right as a cold one.
     runs = []
     try:
-        rule = build_frule(fn, *copy.deepcopy(xs))
+        rule = build_frule(fn, *copy.deepcopy(xs), **copy.deepcopy(kwargs))
         for _ in range(2):
             d = tangents(xs, rng)
-            y, dy = jvp(rule, fn, copy.deepcopy(xs), copy.deepcopy(d))
+            y, dy = jvp(rule, fn, copy.deepcopy(xs), copy.deepcopy(d), **copy.deepcopy(kwargs))
             runs.append((d, y, dy))
     except Exception as e:
         why = refusal(e)
@@ -226,10 +226,10 @@ def test_corpus_jvp(n: int, fn: t.Callable[..., t.Any], args: tuple[object, ...]
     w = rng.standard_normal(y0.size)
 
     def loss(*zs: object) -> float:
-        return float(np.sum(w * flat(fn(*copy.deepcopy(zs)))))
+        return float(np.sum(w * flat(fn(*copy.deepcopy(zs), **copy.deepcopy(kwargs)))))
 
     def at(d: t.Any, h: float) -> np.ndarray:
-        return flat(fn(*copy.deepcopy(_perturb_all(xs, d, h))))
+        return flat(fn(*copy.deepcopy(_perturb_all(xs, d, h)), **copy.deepcopy(kwargs)))
 
     for d, _, dy in runs:
         _, why = finite_differences(loss, xs, along(d), loss(*xs))

@@ -369,7 +369,7 @@ def test_callees_known_only_at_run_time(h: t.Callable[..., t.Any]) -> None:
 def test_run_time_callees_are_kept_boundedly() -> None:
     """A new closure per call (a new callee each time) is resolved each time, right, and the
     forward rule keeps no more than a bounded number of them."""
-    from gibbous import forward
+    from gibbous.forward import dynamic
 
     def outer(x: np.ndarray, n: int) -> t.Any:
         return _closing_over(lambda y: y * n + y**2)(x)
@@ -382,8 +382,8 @@ def test_run_time_callees_are_kept_boundedly() -> None:
             h = 1e-6
             fd = (outer(x + h, n) - outer(x - h, n)) / (2 * h)
             assert dy == pytest.approx(fd, rel=1e-6)
-    held = [c for c in gc.get_objects() if isinstance(c, forward.DynamicCalls)]
-    assert held and all(len(c.known) <= forward._KNOWN for c in held)
+    held = [c for c in gc.get_objects() if isinstance(c, dynamic.DynamicCalls)]
+    assert held and all(len(c.known) <= dynamic._KNOWN for c in held)
 
 
 # --- tuples and iteration --------------------------------------------------------------------

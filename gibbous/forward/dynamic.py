@@ -1,0 +1,324 @@
+"""Calls whose callee is known only at run time (read from a closure's cell, passed as an
+argument, a method of a value of unknown type): ``DynamicCalls`` finds the forward rule or
+program when the callee and its argument types are first seen, and keeps a bounded number."""
+
+from __future__ import annotations
+
+import types as pytypes
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import runtime
+from gibbous.ir import types as T
+from gibbous.passes.jvp import ForwardModeError
+from gibbous.passes.jvp_generators import frame_maker, generator_function
+from gibbous.passes.jvp_activity import Default, bind_packed, bound
+from gibbous.rules import forward as FR
+from gibbous.rules.forward_cells import ClosureTangent
+from gibbous.rules.forward_ir import ObjectTangent, user_class
+from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint
+from gibbous.rules.call_adapters import Packed
+from gibbous.rules.derived import ir_parameters
+from gibbous.rules.dynamic_calls import function_key
+from gibbous.rules.registry import MissingRuleError, lookup_rule
+from gibbous.forward.primitive import (
+    _user_object, _wrapped, derivable_function, primitive_program, primitive_run,
+)
+
+if t.TYPE_CHECKING:
+    from gibbous.forward.programs import ProgramBuilder
+
+
+_KNOWN = 256  # callees a ``DynamicCalls`` keeps, the oldest dropped first
+
+
+class DynamicCalls:
+    """The forward rule of a call whose callee is known only at run time (read from a
+    closure's cell, passed as an argument): found on each new callee and argument types, then
+    kept.  ``calls(callee, *args, *tangents)`` with None where an argument has no tangent
+    returns ``(y, dy)``."""
+
+    def __init__(self, builder: ProgramBuilder) -> None:
+        self.builder = builder
+        self.known: dict[tuple[object, ...], tuple[object, t.Callable[..., t.Any]]] = {}
+
+    def __call__(self, callee: t.Any, *rest: t.Any, **kwargs: t.Any) -> tuple[t.Any, t.Any]:
+        return self.with_tangent(callee, None, *rest, **kwargs)
+
+    def with_tangent(
+        self, callee: t.Any, dcallee: t.Any, *rest: t.Any, **kwargs: t.Any
+    ) -> tuple[t.Any, t.Any]:
+        """The call, ``dcallee`` the callee's tangent: a closure made in the differentiated
+        code has its cells' boxes (``ClosureTangent``), which its program takes first."""
+        n = len(rest) // 2
+        return self.call(callee, dcallee, rest[:n], rest[n:], kwargs, {})
+
+    def named(
+        self, callee: t.Any, dcallee: t.Any, kwnames: tuple[str, ...], *rest: t.Any
+    ) -> tuple[t.Any, t.Any]:
+        """The call with keyword arguments that have tangents: ``rest`` is the positional
+        arguments, their tangents, the keywords' values, then theirs (None: none)."""
+        k = len(kwnames)
+        n = (len(rest) - 2 * k) // 2
+        values, named = rest[2 * n : 2 * n + k], rest[2 * n + k :]
+        dkwargs = {name: d for name, d in zip(kwnames, named) if d is not None}
+        return self.call(
+            callee, dcallee, rest[:n], rest[n : 2 * n], dict(zip(kwnames, values)), dkwargs
+        )
+
+    def call(
+        self,
+        callee: t.Any,
+        dcallee: t.Any,
+        args: tuple[t.Any, ...],
+        tangents: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        dkwargs: dict[str, t.Any],
+    ) -> tuple[t.Any, t.Any]:
+        """``callee(*args, **kwargs)`` with the tangents of the arguments (None: none) and of
+        the keywords' values (``dkwargs``, by name: missing, none)."""
+        if type(callee) is pytypes.MethodType and user_class(type(callee.__self__)):
+            # ``obj.method(...)``: the function, with the object (and its tangent) first
+            d = dcallee if type(dcallee) is ObjectTangent else None
+            fn, obj = callee.__func__, callee.__self__
+            return self.call(fn, None, (obj, *args), (d, *tangents), kwargs, dkwargs)
+        if type(dcallee) is ObjectTangent:
+            # ``obj(...)``: its class's ``__call__``, with the object and its tangent first
+            if type(callee) is pytypes.MethodType:
+                fn, obj = callee.__func__, t.cast(t.Any, callee.__self__)
+            else:
+                fn, obj = type(callee).__call__, callee
+            return self.call(fn, None, (obj, *args), (dcallee, *tangents), kwargs, dkwargs)
+        if type(callee) is pytypes.BuiltinMethodType and type(callee.__self__) is list:
+            return list_method(callee, dcallee, args, tangents, kwargs)
+        if _replace_method(callee) and not args:  # (a NamedTuple's: fields by keyword)
+            replaced = {k: FR.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
+            y = callee(**kwargs)
+            return y, (FR.like(y, None) if dcallee is None else dcallee(**replaced))
+        named = [dkwargs.get(k) for k in kwargs]
+        varied = tuple(d is not None for d in (*tangents, *named))
+        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
+        # (a closure's program takes the function: closures made anew of one code share it)
+        shared = function_key(callee) if boxes is not None else None
+        key = (shared or id(callee), types, varied, tuple(kwargs), boxes is not None)
+        hit = self.known.get(key)
+        if hit is None or shared is None and hit[0] is not callee:
+            found = self._find(callee, args, kwargs, types, varied, boxes is not None)
+            if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
+                del self.known[next(iter(self.known))]
+            hit = self.known[key] = (callee if shared is None else None, found)
+        given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
+        y, dy = hit[1](*given) if boxes is None else hit[1](_wrapped(callee), boxes, *given)
+        return y, FR.like(y, None) if dy is None else dy
+
+    def star(
+        self,
+        callee: t.Any,
+        dcallee: t.Any,
+        args: t.Any,
+        dargs: t.Any,
+        kwargs: t.Any = None,
+        dkwargs: t.Any = None,
+    ) -> tuple[t.Any, t.Any]:
+        """``callee(*args, **kwargs)`` (``call_ex``), ``dargs`` the tangent of ``args`` (a
+        sequence of the items' tangents, or None) and ``dkwargs`` of ``kwargs`` (a dict)."""
+        args = tuple(args)
+        given = (None,) * len(args) if dargs is None else tuple(dargs)
+        # (an int's tangent in a container of tangents is 0.0: it has none)
+        tangents = tuple(None if _tangentless_value(a) else d for a, d in zip(args, given))
+        kwargs = dict(kwargs or {})
+        named = {
+            k: d for k, d in (dkwargs or {}).items() if not _tangentless_value(kwargs.get(k))
+        }
+        return self.call(callee, dcallee, args, tangents, kwargs, named)
+
+    def _find(
+        self,
+        fn: t.Any,
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+        closure: bool = False,
+    ) -> t.Callable[..., t.Any]:
+        """``run(*args, *kwarg_values, *tangents) -> (y, dy or None)`` for this callee (with
+        ``closure``, ``run(boxes, ...)``: a Python function made over cells with boxes)."""
+        name = entry_point_name(fn)
+        if name is not None:
+            raise ForwardModeError(f"forward mode: a call of {name}: {higher_order_hint()}")
+        kwnames = tuple(kwargs)
+        n = len(args)
+        if not any(varied) and not closure:  # (no tangent in: none out)
+            return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n:]))), None)
+        try:
+            registration = lookup_rule(self.builder.session.ctx, fn, types, kwnames)
+        except (MissingRuleError, TypeError):
+            registration = None
+        if registration is not None and registration.kind == "zero_derivative":
+            return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n : len(types)]))), None)
+        if any(varied[n:]) and not isinstance(fn, pytypes.FunctionType):
+            raise ForwardModeError(
+                f"forward mode: {callable_name(fn)}, called through a value computed at run "
+                "time with a keyword argument that has a tangent: pass it by position"
+            )
+        made = self.builder.primitive(fn, types, kwnames, varied, None)
+        if isinstance(made, FR.Emit):  # (its result's type, from the call at hand)
+            result_type = T.typeof(fn(*args, **kwargs))
+            return primitive_program(fn, types, kwnames, varied, made, result_type)
+        if made is not None:
+            return primitive_run(fn, made, types, kwnames, varied)
+        if generator_function(fn) and derivable_function(fn):
+            if self.builder.generator_writes(fn, types):
+                raise ForwardModeError(
+                    f"forward mode: the generator {callable_name(fn)}, called through a value "
+                    "computed at run time, writes into what it is given: forward mode follows "
+                    "such a write only where the callee is known when the rule is built (call "
+                    "it by its module-level name)"
+                )
+            return frame_maker(fn, n, kwnames, varied, closure)
+        if isinstance(fn, runtime.GenexprFunction) and not kwnames:
+            # (a generator expression run eagerly: its IR returns the list of its values)
+            return self.builder.program(fn, types, varied, closure)
+        if closure and not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
+            raise ForwardModeError(f"forward mode: {callable_name(fn)} with a closure tangent")
+        if isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
+            binding = bind_packed(fn, n, kwnames)
+            if binding is None:
+                raise ForwardModeError(
+                    f"forward mode: this call of {callable_name(fn)}, which Python would refuse"
+                )
+            full_types, full_varied = bound(binding, types, varied)
+            made = self.builder.program(fn, full_types, full_varied, closure)
+            written = self.builder.written_args(fn, full_types, full_varied)
+            # (an object with a tangent: its attributes' tangents are the caller's too)
+            written = frozenset(
+                i for i in written
+                if not (full_varied[i] and _user_object(full_types[i]))
+            )
+            if written:
+                raise ForwardModeError(
+                    f"forward mode: {callable_name(fn)}, called through a value computed at run "
+                    f"time, writes into its argument {min(written)}: forward mode follows such "
+                    "a write only where the callee is known when the rule is built (call it by "
+                    "its module-level name)"
+                )
+            if binding == list(range(n)):
+                return made
+            return bound_run(fn, binding, n + len(kwnames), varied, full_varied, made, closure)
+        raise ForwardModeError(
+            f"forward mode: {callable_name(fn)}({', '.join(map(str, types))}), called through a "
+            "value computed at run time, has no forward rule"
+        )
+
+
+
+
+def list_method(
+    method: t.Any,
+    dmethod: t.Any,
+    args: tuple[t.Any, ...],
+    tangents: tuple[t.Any, ...],
+    kwargs: dict[str, t.Any],
+) -> tuple[t.Any, t.Any]:
+    """``xs.append(x)`` and the other methods of a list, called through a value of a type the
+    build could not tell (``obj.items.append(x)``): the same method of the tangent list
+    (``dmethod``, from ``getattr``), with the tangents of the values and the primal's
+    indices, so the tangent list stays the list of the items' tangents."""
+    name = method.__name__
+    xs = method.__self__
+    if name in _LIST_READS:
+        y = method(*args, **kwargs)
+        return y, (dmethod(*args, **kwargs) if name == "copy" and dmethod is not None else None)
+    if name not in _LIST_WRITES or kwargs:
+        raise ForwardModeError(f"forward mode: list.{name}, called through a value computed at run time")
+    if type(dmethod) is not pytypes.BuiltinMethodType:  # (a list without a tangent)
+        if any(d is not None for d in tangents):
+            raise ForwardModeError(
+                f"forward mode: list.{name} of a value with a tangent into a list that has none "
+                "(a list made outside the differentiated code, or of constants where forward "
+                "mode could not see it written): make the list from the values differentiated"
+            )
+        return method(*args), None
+    if name == "remove":  # (by equality: the position the primal removes at)
+        k = xs.index(args[0])
+        method(*args)
+        t.cast(list[t.Any], dmethod.__self__).pop(k)
+        return None, None
+    if name == "extend" and not isinstance(args[0], (list, tuple)):
+        raise ForwardModeError(
+            f"forward mode: list.extend of a {type(args[0]).__name__}: its tangent is followed "
+            "for a list or a tuple"
+        )
+    values = _LIST_WRITES[name]  # (which arguments are values: the others are indices)
+    given = [FR.like(a, d) if k in values else a for k, (a, d) in enumerate(zip(args, tangents))]
+    y = method(*args)
+    dy = dmethod(*given)
+    return y, FR.like(y, dy) if name == "pop" else None
+
+
+#: the methods of a list that write into it, and which of their arguments are values
+_LIST_WRITES: dict[str, frozenset[int]] = {
+    "append": frozenset({0}), "extend": frozenset({0}), "insert": frozenset({1}),
+    "pop": frozenset(), "clear": frozenset(), "reverse": frozenset(), "remove": frozenset(),
+}  # fmt: skip
+_LIST_READS = frozenset({"index", "count", "copy", "__len__", "__contains__"})
+
+
+def _replace_method(fn: object) -> bool:
+    """``p._replace`` of a NamedTuple ``p``."""
+    if type(fn) is not pytypes.MethodType or getattr(fn, "__name__", None) != "_replace":
+        return False
+    return isinstance(fn.__self__, tuple) and hasattr(type(fn.__self__), "_fields")
+
+
+def _tangentless_value(a: object) -> bool:
+    return a is None or isinstance(a, (bool, int, str, bytes, np.integer, np.bool_))
+
+
+def bound_run(
+    fn: pytypes.FunctionType,
+    binding: list[int | Default | Packed],
+    total: int,
+    varied: tuple[bool, ...],
+    full_varied: tuple[bool, ...],
+    made: t.Callable[..., t.Any],
+    closure: bool,
+) -> t.Callable[..., t.Any]:
+    """``run([fn, boxes,] *args, *kwarg_values, *tangents of the varied) -> (y, dy)``: the
+    operands bound to ``fn``'s parameters (``binding``), then ``made``, its program for them.
+    Defaults are read from the function called (one made anew may have others)."""
+    names = ir_parameters(fn)
+    first = fn.__code__.co_argcount - len(fn.__defaults__ or ())  # (the first with a default)
+
+    def run(*a: t.Any) -> t.Any:
+        head, a = (a[:2], a[2:]) if closure else ((), a)
+        callee = head[0] if closure else fn
+        rest = iter(a[total:])
+        d = [next(rest) if v else None for v in varied]
+        values: list[t.Any] = []
+        tangents: list[t.Any] = []
+        for i, (w, v) in enumerate(zip(binding, full_varied)):
+            if isinstance(w, Default):
+                kw = callee.__kwdefaults__ or {}
+                pos: tuple[t.Any, ...] = callee.__defaults__ or ()
+                values.append(kw[names[i]] if names[i] in kw else pos[i - first])
+            elif isinstance(w, int):
+                values.append(a[w])
+                if v:
+                    tangents.append(d[w])
+            else:
+                items = [a[k] for k in w.indices]
+                ds = [FR.like(a[k], d[k]) for k in w.indices]
+                if w.names is None:
+                    values.append(tuple(items))
+                    tangents += [tuple(ds)] if v else []
+                else:
+                    values.append(dict(zip(w.names, items)))
+                    tangents += [dict(zip(w.names, ds))] if v else []
+        return made(*head, *values, *tangents)
+
+    return run
+
+

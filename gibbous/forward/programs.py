@@ -1,0 +1,345 @@
+"""The forward programs of one build (``ProgramBuilder``): one per Python function, argument
+types and varied arguments, compiled once and kept; recursion reaches a program still being
+built when it is called (``_Later``).  The builder answers the transform's questions about
+calls (``gibbous.passes.jvp``'s resolver): which rule a callee has, what a call may write
+into, how an object of a Python class is made (``Construct``)."""
+
+from __future__ import annotations
+
+import types as pytypes
+import typing as t
+
+
+from gibbous.backends.numpy.codegen import compile_function
+from gibbous.ir import names, runtime
+from gibbous.ir import types as T
+from gibbous.ir.core import Call, Constant, Function, Location
+from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform
+from gibbous.passes.jvp_generators import generator_function
+from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.passes.jvp_activity import Default, analyse, bind_call, bind_packed, bound, operands
+from gibbous.rules import forward as FR
+from gibbous.rules import forward_writes as FW
+from gibbous.rules.forward_generators import Steps
+from gibbous.rules.generators import FRAME
+from gibbous.rules.forward_ir import ObjectTangent
+from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint
+from gibbous.rules.call_adapters import Packed
+from gibbous.rules.dynamic_calls import function_key
+from gibbous.rules.registry import MissingRuleError, lookup_rule
+from gibbous.session import Session
+from gibbous.forward.dynamic import DynamicCalls
+from gibbous.forward.primitive import (
+    _GENERATOR_FLAGS, Programmed, _missing, _no_memory, _reads_itself_through_cells, _wrapped,
+    derivable_function,
+)
+
+
+class _Later:
+    """A forward program still being built (recursion): found when first called."""
+
+    __slots__ = ("builder", "key", "fn")
+
+    def __init__(self, builder: ProgramBuilder, key: tuple[object, ...]) -> None:
+        self.builder, self.key = builder, key
+        self.fn: t.Callable[..., t.Any] | None = None
+
+    def __call__(self, *args: t.Any) -> t.Any:
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = self.builder.done[self.key]
+        return fn(*args)
+
+
+class ProgramBuilder:
+    """The forward programs of one ``build_frule``, by function, argument types and varied
+    arguments."""
+
+    def __init__(self, session: Session, reversible: bool = False) -> None:
+        self.session = session
+        self.reversible = reversible  # (programs reverse mode differentiates: hvp's)
+        self.done: dict[tuple[object, ...], t.Callable[..., t.Any]] = {}
+        self.building: set[tuple[object, ...]] = set()
+        self.dynamic: DynamicCalls | None = None
+        self._steps: Steps | None = None
+        # closures whose IR reads their function otherwise than through its cells: a program
+        # each (``program``)
+        self.unshared: set[tuple[object, ...]] = set()
+        # which arguments each function's program may write into (by key as ``done``); None
+        # while being found (recursion: every argument may be)
+        self.written: dict[tuple[object, ...], frozenset[int] | None] = {}
+
+    def program(
+        self,
+        fn: Programmed,
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+        closure: bool = False,
+    ) -> t.Callable[..., t.Any]:
+        """``fn``'s forward program; with ``closure``, one that takes the boxes of ``fn``'s
+        cells first (``gibbous.rules.forward_cells``).  ``fn`` may be a generator's resume
+        function or a generator expression's (``gibbous.ir.runtime``): their IR reads the
+        cells of the Python function they wrap.
+
+        A closure's program reads the cells of the function it is given, so functions made
+        anew of one code (a closure made on every call) share it, keyed by ``function_key``:
+        one program, not one per function made (each compiled, and kept)."""
+        shared = function_key(fn) if closure else None
+        if shared is not None and shared in self.unshared:
+            shared = None
+        key: tuple[object, ...] = (fn, types, varied, closure) if shared is None else (
+            shared, types, varied
+        )
+        hit = self.done.get(key)
+        if hit is not None:
+            return hit
+        if key in self.building:
+            return _Later(self, key)
+        self.building.add(key)
+        try:
+            typed = self.typed(fn, types)
+            inner = _wrapped(fn)
+            if shared is not None and not _reads_itself_through_cells(typed, inner):
+                self.unshared.add(shared)  # (it reads the function otherwise too: one each)
+                self.building.discard(key)
+                return self.program(fn, types, varied, closure)
+            self.session.freeze(inner)  # (the globals the frontend froze into the IR)
+            name = callable_name(inner)
+            ir = jvp_transform(
+                typed, varied, self, name, reversible=self.reversible,
+                closure_of=inner if closure else None,
+            )  # fmt: skip
+            made = self.done[key] = compile_function(ir)
+        finally:
+            self.building.discard(key)
+        return made
+
+    def typed(self, fn: Programmed, types: tuple[T.Type, ...]) -> Function:
+        """``fn``'s typed IR for these argument types; what the frontend cannot read is a
+        ``ForwardModeError`` naming the function."""
+        name = callable_name(_wrapped(fn))
+        if isinstance(fn, pytypes.FunctionType) and fn.__code__.co_flags & _GENERATOR_FLAGS:
+            raise ForwardModeError(
+                f"forward mode: {name} is a generator function (or async), whose calls make "
+                "a generator: it has no forward program of its own"
+            )
+        try:
+            return self.session.primal_ir(fn, types)
+        except ForwardModeError:
+            raise
+        except (TypeError, UnsupportedConstructError) as e:
+            first = str(e).split("\n", 1)[0]
+            raise ForwardModeError(f"forward mode: {name}: {first}") from e
+
+    def steps(self) -> Steps:
+        """How the forward programs of this build step generators."""
+        if self._steps is None:
+            self._steps = Steps(self.resume_program)
+        return self._steps
+
+    def dynamic_calls(self) -> DynamicCalls:
+        """The forward rules of callees found at run time, for this build."""
+        if self.dynamic is None:
+            self.dynamic = names.printable(DynamicCalls(self), "forward.dynamic_calls")
+        return self.dynamic
+
+    def resume_program(self, fn: pytypes.FunctionType, closure: bool) -> t.Callable[..., t.Any]:
+        """The forward program of generator function ``fn``'s resume function: ``run([fn, boxes,]
+        frame, dframe) -> (y, dy)`` (``gibbous.rules.forward_generators``)."""
+        return self.program(runtime.GeneratorResume(fn), (FRAME,), (True,), closure)
+
+    def generator_writes(self, fn: pytypes.FunctionType, types: tuple[T.Type, ...]) -> frozenset[int]:
+        """The operands of a call of generator function ``fn`` its steps may write into: all
+        that may be arrays if its resume function writes into anything its frame holds (the
+        frame does not say which argument a value came from)."""
+        if not self.written_args(runtime.GeneratorResume(fn), (FRAME,), (True,)):
+            return frozenset()
+        return frozenset(i for i, ty in enumerate(types) if not _no_memory(ty))
+
+    def primitive(
+        self,
+        fn: object,
+        types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        varied: tuple[bool, ...],
+        loc: Location | None,
+    ) -> FR.Tangent | FR.Emit | None:
+        maker = FR.forward_maker(fn)
+        return None if maker is None else maker(types, kwnames, varied)
+
+    def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
+        if not isinstance(op.callee, Constant):
+            return Site("dynamic", self.dynamic_calls())
+        types = tuple(v.type for v in operands(op))
+        return self.primitive_site(op.callee.value, types, tuple(op.kwargs), varied, op.loc)
+
+    def primitive_site(
+        self,
+        fn: object,
+        types: tuple[T.Type, ...],
+        kwnames: tuple[str, ...],
+        varied: tuple[bool, ...],
+        loc: Location | None,
+    ) -> Site:
+        entry = entry_point_name(fn)
+        if entry is not None:
+            at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+            raise ForwardModeError(f"forward mode: a call of {entry}{at}: {higher_order_hint()}")
+        try:
+            registration = lookup_rule(self.session.ctx, fn, types, kwnames, loc=loc)
+        except (MissingRuleError, TypeError):
+            registration = None
+        if registration is not None and registration.kind == "zero_derivative":
+            return Site("zero")
+        tangent = self.primitive(fn, types, kwnames, varied, loc)
+        if tangent is not None:
+            shown = f"forward.tangent<{callable_name(fn)}>"  # (for the IR's text)
+            return Site("tangent", names.printable(tangent, shown))
+        if registration is None and self.derives(fn, types, kwnames):
+            if kwnames:
+                raise _missing(fn, types, kwnames, loc, "keyword arguments of a Python function")
+            n = len(types)
+            fn = t.cast(pytypes.FunctionType, fn)
+            return Site("derived", self.program(fn, types[:n], varied[:n]))
+        raise _missing(fn, types, kwnames, loc, "no forward rule")
+
+    def derives(self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
+        """Whether calls of ``fn`` get a forward program of its own (a Python function without
+        a registered rule)."""
+        if not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
+            return False
+        try:
+            return lookup_rule(self.session.ctx, fn, types, kwnames) is None
+        except (MissingRuleError, TypeError):
+            return True
+
+    def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
+        """The operands ``op`` may write into: a primitive's by ``forward_writes``; a Python
+        function's from its own IR, for these varied arguments."""
+        if not isinstance(op.callee, Constant):
+            return frozenset()  # (a callee found at run time is refused there if it writes)
+        fn = op.callee.value
+        types = tuple(v.type for v in operands(op))
+        kwnames = tuple(op.kwargs)
+        if generator_function(fn):
+            return self.generator_writes(fn, types)
+        if not self.derives(fn, types, kwnames):
+            return FW.written_operands(fn, types, kwnames)
+        fn = t.cast(pytypes.FunctionType, fn)
+        binding = bind_packed(fn, len(op.args), kwnames)
+        if binding is None:  # (refused where the call is made)
+            return frozenset()
+        full_types, full_varied = bound(binding, types, varied)
+        return written_operands(self.written_args(fn, full_types, full_varied), binding, fn, op.loc)
+
+    def derived(
+        self,
+        fn: pytypes.FunctionType,
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+    ) -> Site:
+        """The forward program of a Python function, for all its parameters' types."""
+        return Site("derived", self.program(fn, types, varied))
+
+    def construct(
+        self, cls: type, types: tuple[T.Type, ...], varied: tuple[bool, ...], loc: object
+    ) -> Construct:
+        """``cls(*args)`` of a Python class: ``object.__new__``, then ``__init__``'s forward
+        program on the object and its tangent."""
+        name = callable_name(cls)
+        at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+        if getattr(cls, "__new__") is not object.__new__:
+            raise ForwardModeError(f"forward mode: {name}{at} has a __new__ of its own")
+        init = getattr(cls, "__init__")
+        if init is object.__init__:
+            if types:
+                raise ForwardModeError(f"forward mode: {name}{at} takes no arguments")
+            return Construct(cls, None)
+        if not (isinstance(init, pytypes.FunctionType) and derivable_function(init)):
+            raise ForwardModeError(f"forward mode: {name}{at}: its __init__ is not Python code")
+        binding = bind_call(init, 1 + len(types), ())
+        if binding is None:
+            raise ForwardModeError(
+                f"forward mode: {name}(...){at}: an __init__ with *args, **kwargs or "
+                "keyword-only parameters"
+            )
+        full_types, full_varied = bound(binding, (T.Object(cls), *types), (True, *varied))
+        if self.written_args(init, full_types, full_varied) - {0}:
+            raise ForwardModeError(
+                f"forward mode: {name}.__init__{at} writes into an argument other than the object"
+            )
+        program = self.program(init, full_types, full_varied)
+        defaults = tuple(w.value for w in binding[1 + len(types) :] if isinstance(w, Default))
+        made = Construct(cls, program, len(types), defaults)
+        return names.printable(made, f"forward.construct<{name}>")
+
+    def written_args(
+        self, fn: Programmed, types: tuple[T.Type, ...], varied: tuple[bool, ...]
+    ) -> frozenset[int]:
+        """The arguments ``fn``'s program for these types may write into."""
+        key = (function_key(fn) or fn, types, varied)  # (functions made anew of one code: one)
+        if key in self.written:
+            known = self.written[key]
+            if known is None:  # (recursion: every array argument may be written)
+                return frozenset(i for i, ty in enumerate(types) if not _no_memory(ty))
+            return known
+        self.written[key] = None
+        try:
+            typed = self.typed(fn, types)
+            found = analyse(typed, varied, self.writes).written_args(typed)
+        finally:
+            self.written.pop(key, None)
+        self.written[key] = found
+        return found
+
+
+def written_operands(
+    written: frozenset[int],
+    binding: t.Sequence[int | Default | Packed],
+    fn: pytypes.FunctionType,
+    loc: object,
+) -> frozenset[int]:
+    """The operands of a call bound by ``binding`` (``bind_packed``) that ``fn`` writes into,
+    from the parameters it writes into; a default value written into is refused."""
+    out: set[int] = set()
+    for i in written:
+        where = binding[i]
+        if isinstance(where, Packed):  # (an item of ``*args`` or ``**kwargs``)
+            out.update(where.indices)
+        elif isinstance(where, Default):
+            at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
+            raise ForwardModeError(
+                f"forward mode: {callable_name(fn)}{at} writes into the default value of "
+                f"its parameter {i}, an array shared by every call: pass the array"
+            )
+        else:
+            out.add(where)
+    return frozenset(out)
+
+
+class Construct:
+    """``cls(*args)`` in a forward program: ``run(*args, *tangents) -> (obj, dobj)``, the
+    object made as Python makes it and its tangent (``ObjectTangent``) filled by ``__init__``'s
+    forward program (``init``: the object, the ``n`` arguments, the defaults, then the
+    tangents of the object and of the varied arguments)."""
+
+    __slots__ = ("cls", "init", "n", "defaults", "__weakref__")
+
+    def __init__(
+        self,
+        cls: type,
+        init: t.Callable[..., t.Any] | None,
+        n: int = 0,
+        defaults: tuple[object, ...] = (),
+    ) -> None:
+        self.cls, self.init, self.n, self.defaults = cls, init, n, defaults
+
+    def __call__(self, *a: t.Any) -> tuple[t.Any, ObjectTangent]:
+        obj: t.Any = object.__new__(self.cls)
+        dobj = ObjectTangent()
+        if self.init is not None:
+            n = self.n
+            self.init(obj, *a[:n], *self.defaults, dobj, *a[n:])
+        return obj, dobj
+
+
