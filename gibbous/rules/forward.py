@@ -736,8 +736,7 @@ def _sorted_make(
             )
         items = list(xs)
         d = like(items, None if rest[0] is None else list(rest[0]))
-        by = items.__getitem__ if key is None else (lambda i: key(items[i]))
-        return [d[i] for i in sorted(range(len(items)), key=by, reverse=reverse)]
+        return [d[i] for i in FW.sort_order(items, key, reverse)]
 
     return tangent
 

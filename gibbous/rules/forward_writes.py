@@ -288,10 +288,16 @@ def _list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
 def sort_both(xs: list[t.Any], dxs: list[t.Any], key: t.Any = None, reverse: bool = False) -> None:
     """``xs.sort(key=key, reverse=reverse)``, and the tangents put in the order the values
     take: the same stable sort of the positions, by the same key."""
-    by = xs.__getitem__ if key is None else (lambda i: key(xs[i]))
-    order = sorted(range(len(xs)), key=by, reverse=reverse)
-    xs.sort(key=key, reverse=reverse)
+    order = sort_order(xs, key, reverse)
+    xs[:] = [xs[i] for i in order]  # (what ``xs.sort`` leaves, the key called once per item)
     dxs[:] = [dxs[i] for i in order]
+
+
+def sort_order(items: t.Sequence[t.Any], key: t.Any, reverse: bool) -> list[int]:
+    """The positions of ``items`` in the order a stable sort by ``key`` puts them (``sorted``,
+    ``list.sort``: the same comparisons, so the same permutation)."""
+    by = items.__getitem__ if key is None else (lambda i: key(items[i]))
+    return sorted(range(len(items)), key=by, reverse=reverse)
 
 
 def remove_both(xs: list[t.Any], dxs: list[t.Any], value: t.Any) -> None:
