@@ -10,6 +10,7 @@ this order.
 
 from __future__ import annotations
 
+import contextlib
 import types as pytypes
 import typing as t
 import weakref
@@ -25,13 +26,18 @@ from gibbous.api import (
 )
 from gibbous.backends.numpy.codegen import compile_function
 from gibbous.forward import ForwardModeError, build_frule, jvp
-from gibbous.forward.primitive import derivable_function
+from gibbous.entry import bind, unwrap
+from gibbous.forward.dynamic import bound_run
+from gibbous.forward.primitive import derivable_function, primitive_program
 from gibbous.forward.programs import ProgramBuilder
 from gibbous.ir import types as T
 from gibbous.passes.jvp import jvp_transform
-from gibbous.passes.jvp_activity import Default, bind_call, tangent_carrying
+from gibbous.passes.jvp_activity import Default, bind_packed, bound, tangent_carrying
+from gibbous.rules import forward as FR
+from gibbous.rules.call_adapters import Packed
 from gibbous.rules.public_names import callable_name, entry_point
-from gibbous.rules.registry import DefaultContext
+from gibbous.rules.registry import DefaultContext, MissingRuleError
+from gibbous.rules.tangents import NoTangent
 from gibbous.session import Session
 
 __all__ = ["HessianVectorProduct", "build_hvp", "hessian", "hvp", "jacobian"]
@@ -39,69 +45,166 @@ __all__ = ["HessianVectorProduct", "build_hvp", "hessian", "hvp", "jacobian"]
 
 @entry_point
 class HessianVectorProduct:
-    """``h = build_hvp(f, x, *args)``; ``h(x, v, *args)`` is ``H v``, ``H`` the Hessian of
-    the real scalar ``f(x, *args)`` in its first argument ``x`` (a float or a float64
-    array), the other arguments held constant.  Built once, called many times."""
+    """``h = build_hvp(f, x, *args, **kwargs)``; ``h(x, v, *args, **kwargs)`` is ``H v``,
+    ``H`` the Hessian of the real scalar ``f(x, *args, **kwargs)`` in its first argument ``x``
+    (a float or a float64 array), the other arguments held constant.  Built once, called many
+    times.
 
-    def __init__(self, f: t.Callable[..., object], x: t.Any, args: tuple[t.Any, ...]) -> None:
-        if not (isinstance(f, pytypes.FunctionType) and derivable_function(f)):
-            raise ForwardModeError(
-                f"build_hvp: {callable_name(f)} is not a Python function; Hessian-vector "
-                "products are derived from a Python function's code"
-            )
-        types = (T.typeof(x), *map(T.typeof, args))
-        if not tangent_carrying(types[0]) or isinstance(types[0], T.Any):
+    ``f`` is any callable ``build_rrule`` takes (a bound method, a partial, a callable
+    instance, a library function with a forward rule); arguments bind as Python binds them."""
+
+    def __init__(
+        self, f: t.Callable[..., object], x: t.Any, args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+    ) -> None:  # fmt: skip
+        call = unwrap(f, (x, *args), kwargs)
+        target, operands = call.target, (*call.args, *call.kwargs.values())
+        self.f, self.target, self.kwnames = f, target, tuple(call.kwargs)
+        self.hidden = len(call.args) - 1 - len(args)  # (x's operand: after a method's object)
+        types = tuple(map(T.typeof, operands))
+        self.operand_types = types
+        if not tangent_carrying(types[self.hidden]) or isinstance(types[self.hidden], T.Any):
             raise TypeError(
                 f"build_hvp: the first argument must be a float or a float64 array, not "
-                f"{types[0]}"
+                f"{types[self.hidden]}"
             )
-        binding = bind_call(f, len(types), ())
-        if binding is None:
-            raise ForwardModeError(
-                f"build_hvp({callable_name(f)}, x, ...): pass one positional value per "
-                "parameter (those with defaults may be left out); *args, **kwargs and "
-                "keyword-only parameters are not taken by this version"
-            )
-        # (parameters left to their defaults: constants after the arguments given)
-        self.defaults = tuple(t.cast(Default, d).value for d in binding[len(types) :])
-        args = (*args, *self.defaults)
-        types = (*types, *map(T.typeof, self.defaults))
+        varied = tuple(i == self.hidden for i in range(len(operands)))
         builder = ProgramBuilder(Session(DefaultContext, False, None), reversible=True)
-        typed = builder.typed(f, types)
-        builder.session.freeze(f)  # (the globals the frontend froze into the IR)
-        varied = (True,) + (False,) * len(args)
+        tangent = builder.primitive(target, types, self.kwnames, varied, None)
+        self.slot: tuple[int, int | str | None]
+        if isinstance(tangent, FR.Emit):  # a library function: its tangent, written out
+            result = t.cast(t.Callable[..., object], target)(*_own(call.args), **call.kwargs)
+            self.directional = primitive_program(
+                target, types, self.kwnames, varied, tangent, T.typeof(result), True
+            )
+            self.slot = (self.hidden, None)
+            self.parameters: t.Callable[..., tuple[t.Any, ...]] = _given
+        else:
+            self._derive(target, tangent, builder, types, varied, len(call.args))
+        # g(*parameters, *their tangents) = ∇f·v; its gradient in x's parameter is H v
+        with self._helpers():
+            self.rule = build_rrule(self.directional, *self.parameters(*operands, _like(x)))
+
+    @contextlib.contextmanager
+    def _helpers(self) -> t.Iterator[None]:
+        """A helper of forward mode's without a reverse rule, met building the product or
+        calling it (in a callee's program, found at run time): named as the construct it is."""
+        try:
+            yield
+        except MissingRuleError as e:
+            raise ForwardModeError(
+                f"hvp: the forward program of {callable_name(self.target)} calls "
+                f"{callable_name(e.fn)}, which reverse mode cannot differentiate, at {e.loc}: "
+                "a Hessian-vector product does not go through that construct yet (jvp and "
+                "gradients do)"
+            ) from e
+
+    def _derive(
+        self,
+        target: object,
+        tangent: object,
+        builder: ProgramBuilder,
+        types: tuple[T.Type, ...],
+        varied: tuple[bool, ...],
+        n_args: int,
+    ) -> None:
+        """The directional derivative of the Python function ``target``, from its code."""
+        if tangent is not None or not (
+            isinstance(target, pytypes.FunctionType) and derivable_function(target)
+        ):
+            why = (
+                "its forward rule is a function called at run time, which reverse mode cannot "
+                "read" if tangent is not None else "it is not a Python function"
+            )
+            raise ForwardModeError(
+                f"build_hvp: {callable_name(target)}: {why}; Hessian-vector products are "
+                "derived from a Python function's code or a library function's written-out "
+                "forward rule (docs/rules.md lists them)"
+            )
+        binding = bind_packed(target, n_args, self.kwnames)
+        if binding is None:
+            bind(target, types[:n_args], dict(zip(self.kwnames, types[n_args:])))
+            raise TypeError(f"build_hvp: {callable_name(target)} does not take these arguments")
+        full_types, full_varied = bound(binding, types, varied)
+        # (a *args or **kwargs without x is a constant, as the other arguments are: their
+        # tangents would all be zeros)
+        full_varied = tuple(
+            v and (not isinstance(w, Packed) or self.hidden in w.indices)
+            for w, v in zip(binding, full_varied)
+        )
+        typed = builder.typed(target, full_types)
+        builder.session.freeze(target)  # (the globals the frontend froze into the IR)
         directional = jvp_transform(
-            typed, varied, builder, callable_name(f), tangent_only=True
+            typed, full_varied, builder, callable_name(target), tangent_only=True
         )
         # (a callee known only at run time was refused by the transform: no reverse rule)
-        self.f = f
-        self.arg_types = types[: len(types) - len(self.defaults)]
-        # The globals f's programs froze: the reverse rule of the compiled forward program
-        # cannot see them (its code reads none), so this product checks them itself.
+        self.directional = compile_function(directional)
+        self.slot = _slot(binding, self.hidden)
+        self.parameters = bound_run(
+            target, binding, len(types), varied, full_varied, _given, False
+        )
+        # The globals the programs froze: the reverse rule of the compiled directional
+        # derivative cannot see them (its code reads none), so this product checks them itself.
         self.frozen = builder.session.frozen
-        self.directional = compile_function(directional)  # g(x, *args, v) = ∇f(x)·v
-        self.rule = build_rrule(self.directional, x, *args, _like(x))
+
+    frozen: t.Sequence[tuple[dict[str, object], str, object]] = ()
 
     def stale(self) -> str | None:
         """Which global ``f``'s code read has been rebound since this was built, if one has."""
-        return rebound_global(self.frozen, self.f)
+        return rebound_global(self.frozen, self.target)
 
-    def __call__(self, x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
+    def __call__(self, x: t.Any, v: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+        call = unwrap(self.f, (x, *args), kwargs)
+        return self.at((*call.args, *call.kwargs.values()), tuple(call.kwargs), v)
+
+    def at(self, operands: tuple[t.Any, ...], kwnames: tuple[str, ...], v: t.Any) -> t.Any:
+        """``H v`` at ``operands`` (the unwrapped callable's, keywords' values last)."""
         stale = self.stale()
         if stale is not None:
             raise StaleRuleError(f"{stale}; build the product again (gibbous.hvp does)")
+        if kwnames != self.kwnames or len(operands) != len(self.operand_types):
+            raise TypeError(
+                f"hvp: {self!r} was built for other arguments; build one for these"
+            )
+        x = operands[self.hidden]
         if np.shape(v) != np.shape(x):
             raise TypeError(
                 f"hvp: v must have x's shape {np.shape(x)}; it has shape {np.shape(v)}"
             )
         v = float(v) if isinstance(x, float) else np.asarray(v, dtype=np.float64)
-        v, *rest = _apart(x, v, *args, *self.defaults)
-        _, grads = value_and_gradient(self.rule, self.directional, x, *rest, v)
-        return grads[1]
+        others = [a for i, a in enumerate(operands) if i != self.hidden]
+        v, *others = _apart(x, v, *others)
+        others.insert(self.hidden, x)
+        with self._helpers():
+            given = self.parameters(*others, v)
+            _, grads = value_and_gradient(self.rule, self.directional, *given)
+        where, item = self.slot
+        g = grads[1 + where]
+        if item is not None and not isinstance(g, NoTangent):
+            g = g[item]
+        return np.zeros(np.shape(x)) if isinstance(g, NoTangent) else g
 
     def __repr__(self) -> str:
-        types = ", ".join(map(str, self.arg_types))
-        return f"<Hessian-vector product of {callable_name(self.f)}({types})>"
+        n = len(self.operand_types) - len(self.kwnames)
+        shown = [str(ty) for ty in self.operand_types[self.hidden : n]]
+        shown += [f"{k}={ty}" for k, ty in zip(self.kwnames, self.operand_types[n:])]
+        return f"<Hessian-vector product of {callable_name(self.f)}({', '.join(shown)})>"
+
+
+def _given(*given: t.Any) -> tuple[t.Any, ...]:
+    return given
+
+
+def _slot(binding: t.Sequence[int | Default | Packed], x: int) -> tuple[int, int | str | None]:
+    """Where operand ``x`` is among the bound parameters: a parameter, or an item of the
+    ``*args`` tuple or ``**kwargs`` dict made for the call."""
+    for i, b in enumerate(binding):
+        if b == x:
+            return i, None
+        if isinstance(b, Packed) and x in b.indices:
+            j = b.indices.index(x)
+            return i, (j if b.names is None else b.names[j])
+    raise AssertionError("the differentiated argument is bound to no parameter")
 
 
 def _own(values: t.Sequence[t.Any]) -> list[t.Any]:
@@ -142,58 +245,71 @@ def _like(x: t.Any) -> t.Any:
 
 
 @entry_point
-def build_hvp(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> HessianVectorProduct:
+def build_hvp(f: t.Callable[..., object], x: t.Any, *args: t.Any, **kwargs: t.Any) -> HessianVectorProduct:
     """The Hessian-vector product of ``f`` in its first argument, for arguments of these
-    types: ``h(x, v, *args)``."""
-    return HessianVectorProduct(f, x, args)
+    types: ``h(x, v, *args, **kwargs)``."""
+    return HessianVectorProduct(f, x, args, kwargs)
 
 
-# ``hvp(f, x, v)``: one product per function and argument types, kept while ``f`` lives.
-_HVPS: weakref.WeakKeyDictionary[object, dict[tuple[T.Type, ...], HessianVectorProduct]] = (
-    weakref.WeakKeyDictionary()
-)
+# ``hvp(f, x, v)``: one product per callable under its wrappers (a bound method's function, a
+# partial's) and operand types, kept while that callable lives (a library function that takes
+# no weak reference lives as long as its module: kept in a plain dict).
+_Products = dict[tuple[tuple[T.Type, ...], tuple[str, ...]], HessianVectorProduct]
+_HVPS: weakref.WeakKeyDictionary[object, _Products] = weakref.WeakKeyDictionary()
+_HVPS_OF_BUILTINS: dict[object, _Products] = {}
 
 
 @entry_point
-def hvp(f: t.Callable[..., object], x: t.Any, v: t.Any, *args: t.Any) -> t.Any:
-    """``H v``: the Hessian of ``f(x, *args)`` in ``x`` times ``v`` (built on the first call
-    for these argument types, then reused)."""
-    types = (T.typeof(x), *map(T.typeof, args))
-    mine = _HVPS.setdefault(f, {})
-    made = mine.get(types)
+def hvp(f: t.Callable[..., object], x: t.Any, v: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+    """``H v``: the Hessian of ``f(x, *args, **kwargs)`` in ``x`` times ``v`` (built on the
+    first call for these argument types, then reused)."""
+    call = unwrap(f, (x, *args), kwargs)
+    operands = (*call.args, *call.kwargs.values())
+    key = (tuple(map(T.typeof, operands)), tuple(call.kwargs))
+    try:
+        mine = _HVPS.setdefault(call.target, {})
+    except TypeError:
+        mine = _HVPS_OF_BUILTINS.setdefault(call.target, {})
+    made = mine.get(key)
     if made is None or made.stale() is not None:  # (a rebound global: built again)
-        made = mine[types] = build_hvp(f, x, *args)
-    return made(x, v, *args)
+        made = mine[key] = build_hvp(f, x, *args, **kwargs)
+    return made.at(operands, key[1], v)
 
 
 @entry_point
-def hessian(f: t.Callable[..., object], x: t.Any, *args: t.Any) -> t.Any:
-    """The Hessian of ``f(x, *args)`` in ``x``: one Hessian-vector product per element of
-    ``x``, of shape ``x.shape + x.shape`` (a float for a float ``x``)."""
-    made = build_hvp(f, x, *args)
+def hessian(f: t.Callable[..., object], x: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+    """The Hessian of ``f(x, *args, **kwargs)`` in ``x``: one Hessian-vector product per
+    element of ``x``, of shape ``x.shape + x.shape`` (a float for a float ``x``)."""
+    made = build_hvp(f, x, *args, **kwargs)
     if isinstance(x, float):
-        return float(made(x, 1.0, *args))
+        return float(made(x, 1.0, *args, **kwargs))
     x = np.asarray(x)
     out = np.empty((x.size, x.size))
     basis = np.zeros(x.size)
     for i in range(x.size):
         basis[i] = 1.0
-        out[:, i] = np.ravel(made(x, basis.reshape(x.shape), *args))
+        out[:, i] = np.ravel(made(x, basis.reshape(x.shape), *args, **kwargs))
         basis[i] = 0.0
     return out.reshape(x.shape + x.shape)
 
 
 @entry_point
 def jacobian(
-    f: t.Callable[..., object], x: t.Any, *args: t.Any, mode: str = "auto"
+    f: t.Callable[..., object], x: t.Any, *args: t.Any, mode: str = "auto", **kwargs: t.Any
 ) -> t.Any:
-    """The Jacobian of ``f(x, *args)`` (a float or a real array) in ``x``, of shape
+    """The Jacobian of ``f(x, *args, **kwargs)`` (a float or a real array) in ``x``, of shape
     ``y.shape + x.shape``: by forward mode, one jvp per element of ``x``, where ``x`` has
     no more elements than ``y`` (``jacfwd``); else by reverse mode, one pullback per element
     of ``y`` (``jacrev``).  ``mode`` ("forward", "reverse") chooses.  A function that writes
     into its arguments is called on copies: every column is taken at ``x``, which stays the
     caller's."""
-    y: t.Any = f(*_own((x, *args)))
+
+    def owned() -> tuple[list[t.Any], dict[str, t.Any]]:
+        mine = _own((x, *args, *kwargs.values()))
+        return mine[: 1 + len(args)], dict(zip(kwargs, mine[1 + len(args) :]))
+
+    given, named = owned()
+    y: t.Any = f(*given, **named)
     x_size, y_size = int(np.size(x)), int(np.size(y))
     if mode == "auto":
         mode = "forward" if x_size <= y_size else "reverse"
@@ -202,28 +318,24 @@ def jacobian(
     x_shape, y_shape = np.shape(x), np.shape(y)
     out = np.empty((y_size, x_size))
     if mode == "forward":
-        rule = build_frule(f, x, *args)
+        rule = build_frule(f, x, *args, **kwargs)
         # The other arguments are constants: zero tangents where the rule gives them one.
-        held = [
-            (np.zeros_like(a, dtype=np.float64) if isinstance(a, np.ndarray) else 0.0)
-            if varied
-            else None
-            for a, varied in zip(args, rule.varied[1:])
-        ]
+        held = [FR.like(a, None) if varied else None for a, varied in zip(args, rule.varied[1:])]
         for i in range(x_size):
             e = np.zeros(x_size)
             e[i] = 1.0
             d = float(e[0]) if isinstance(x, float) else e.reshape(x_shape)
-            _, dy = jvp(rule, f, _own((x, *args)), (d, *held))
+            given, named = owned()
+            _, dy = jvp(rule, f, given, (d, *held), **named)
             out[:, i] = np.ravel(dy)
     else:
         args = tuple(_apart(x, *args))
-        reverse = build_rrule(f, x, *args)
+        reverse = build_rrule(f, x, *args, **kwargs)
         for k in range(y_size):
             e = np.zeros(y_size)
             e[k] = 1.0
             ybar = float(e[0]) if np.ndim(y) == 0 else e.reshape(y_shape)
-            _, grads = value_and_pullback(reverse, ybar, f, x, *args)
+            _, grads = value_and_pullback(reverse, ybar, f, x, *args, **kwargs)
             out[k, :] = np.ravel(grads[1])
     result = out.reshape(y_shape + x_shape)
     return float(result) if result.ndim == 0 else result

@@ -53,9 +53,11 @@ def primitive_program(
     varied: tuple[bool, ...],
     emit: FR.Emit,
     result_type: T.Type,
+    tangent_only: bool = False,
 ) -> t.Callable[..., t.Any]:
     """``f(*args, **kwargs)`` and its tangent as a compiled program (a library function at
-    the entry): ``run(*args, *kwarg_values, *tangents_of_varied) -> (y, dy)``."""
+    the entry): ``run(*args, *kwarg_values, *tangents_of_varied) -> (y, dy)``, or ``dy``
+    alone (``tangent_only``: the directional derivative a Hessian-vector product reads)."""
     params = [(f"x{i}", ty) for i, ty in enumerate(types)]
     params += [(f"dx{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
     ir = Function(f"{getattr(f, '__name__', 'f')}_jvp", params)
@@ -66,7 +68,8 @@ def primitive_program(
     tangents = [next(rest) if v else None for v in varied]
     kwargs = dict(zip(kwnames, values[n:]))
     z = b.call(f, *values[:n], kwargs=kwargs, type=result_type)
-    b.ret(pair(b, z, emit.fn(b, z, values[:n], tangents[:n] + tangents[n:], kwargs)))
+    dz = emit.fn(b, z, values[:n], tangents[:n] + tangents[n:], kwargs)
+    b.ret(dz if tangent_only else pair(b, z, dz))
     return compile_function(ir)
 
 #: What gets a forward program: a Python function, or the resume function of a generator

@@ -14,7 +14,8 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import names, runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location
-from gibbous.passes.jvp import ForwardModeError, Site, jvp_transform
+from gibbous.passes.jvp import ForwardModeError, jvp_transform
+from gibbous.passes.jvp_calls import Site
 from gibbous.passes.jvp_generators import generator_function
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.passes.jvp_activity import Default, analyse, bind_call, bind_packed, bound, operands

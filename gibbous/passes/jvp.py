@@ -38,10 +38,9 @@ import types
 import typing as t
 from types import FunctionType
 
-import attrs
 import numpy as np
 
-from gibbous.ir import names, runtime
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.cfg import reverse_postorder
@@ -66,83 +65,19 @@ from gibbous.passes.activity import WRITE_NOTHING
 from gibbous.passes.jvp_generators import lower as lower_generator
 from gibbous.passes.jvp_generators import seeds as generator_seeds
 from gibbous.passes.jvp_quicker import fold_scales, quicker_sums, reuse_temporaries
+from gibbous.passes.jvp_calls import Calls, Resolver
 from gibbous.passes.jvp_activity import (
-    Default,
     analyse,
-    bind_call,
-    bind_packed,
-    bound,
     operands,
     tangent_carrying,
     tangentless,
 )
 from gibbous.rules import forward as FR
+from gibbous.rules import forward_structure as FS
 from gibbous.rules import forward_writes as FW
-from gibbous.rules.call_adapters import Packed
-from gibbous.rules.forward_cells import closure_box
-from gibbous.rules.forward_generators import Steps
 from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
 from gibbous.rules.forward_ir import item_tangent, user_class
 from gibbous.rules.public_names import callable_name
-
-
-@attrs.frozen
-class Site:
-    """How a call with varied operands is differentiated: ``kind`` is ``"zero"`` (its result
-    has no tangent), ``"tangent"`` (``what`` is the tangent function) or ``"derived"``
-    (``what`` is the callee's forward program, called with the operands and the tangents of
-    the varied ones) or ``"dynamic"`` (a callee known only at run time: ``what(callee,
-    *operands, *tangents)``, None for an operand without one, resolves it then)."""
-
-    kind: t.Literal["zero", "tangent", "derived", "dynamic"]
-    what: object = None
-
-
-class Resolver(t.Protocol):
-    """What the transform asks of the build about calls (``gibbous.forward.programs.ProgramBuilder``)."""
-
-    def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
-        """The call's ``Site`` (``varied[i]``: operand ``i`` has a tangent); raises
-        ``ForwardModeError`` if the call has no forward rule."""
-
-    def primitive_site(
-        self,
-        fn: object,
-        types: tuple[T.Type, ...],
-        kwnames: tuple[str, ...],
-        varied: tuple[bool, ...],
-        loc: Location | None,
-    ) -> Site:
-        """The same for a call the transform writes itself (``z * x`` of ``z *= x``)."""
-
-    def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
-        """The operands the call may write into (``gibbous.passes.jvp_activity.Writes``)."""
-
-    def derives(self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
-        """Whether calls of ``fn`` get a forward program of their own (a Python function
-        without a registered rule)."""
-
-    def derived(
-        self, fn: FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
-    ) -> Site:
-        """The forward program of ``fn`` for its parameters' types (all of them bound)."""
-
-    def construct(
-        self, cls: type, types: tuple[T.Type, ...], varied: tuple[bool, ...], loc: object
-    ) -> t.Callable[..., t.Any]:
-        """``run(*args, *tangents of the varied ones) -> (obj, dobj)`` for ``cls(*args)``."""
-
-    def steps(self) -> Steps:
-        """How the programs step generators (``gibbous.passes.jvp_generators``)."""
-
-    def dynamic_calls(self) -> t.Callable[..., t.Any]:
-        """``calls(callee, *args, *tangents) -> (y, dy)``, a callee's forward rule found at
-        run time (``gibbous.forward.dynamic.DynamicCalls``)."""
-
-
-def where(op: Operation | None, fn_name: str) -> str:
-    loc = None if op is None else op.loc
-    return f"{loc.file}:{loc.line}" if isinstance(loc, Location) else f"in {fn_name}"
 
 
 def jvp_transform(
@@ -166,7 +101,7 @@ def jvp_transform(
     return made.run(made.reversible)
 
 
-class _Transform:
+class _Transform(Calls):
     def __init__(
         self,
         f: Function,
@@ -211,15 +146,6 @@ class _Transform:
         self.exposed = found.exposed
         return set(found.values)
 
-    def refuse(self, op: Operation | None, what: str) -> ForwardModeError:
-        return ForwardModeError(
-            f"forward mode cannot differentiate {what} ({where(op, self.fn_name)}, in "
-            f"{self.fn_name}): this version of build_frule takes floats and float64 arrays "
-            "through NumPy's functions, Python functions, closures and objects made of those, "
-            "lists, tuples and writes into arrays; use build_rrule and value_and_pullback for "
-            "the rest"
-        )
-
     # -- emission ---------------------------------------------------------------------------
 
     def run(self, reversible: bool) -> Function:
@@ -259,25 +185,13 @@ class _Transform:
         else:  # (nor for a call on a tangent that may be None: there it is not)
             for call in self.out.calls():
                 callee = call.callee
-                if isinstance(callee, Constant) and callee.value in FR.ON_TANGENT:
-                    call.set_operand(0, Constant(FR.ON_TANGENT[callee.value]))
+                if isinstance(callee, Constant) and callee.value in FS.ON_TANGENT:
+                    call.set_operand(0, Constant(FS.ON_TANGENT[callee.value]))
         primal = {v.op for v in self.primal.values() if isinstance(v, Result) and isinstance(v.op, Call)}
         fold_scales(self.out, primal | self.plain_values)
         if not reversible:  # (reverse mode has no rule for ``reuse``)
             reuse_temporaries(self.out, primal | self.plain_values)
         return self.out
-
-    def p(self, v: Value) -> Value:
-        if isinstance(v, Constant):
-            return Constant(v.value)
-        return self.primal[v]
-
-    def d(self, b: Builder, v: Value) -> Value:
-        """``v``'s tangent: its own, or zeros shaped as it (a value without one)."""
-        hit = self.tangent.get(v)
-        if hit is not None:
-            return hit
-        return FR.zero(b, self.p(v))
 
     def emit(self, b: Builder, op: Operation) -> None:
         if isinstance(op, Call):
@@ -382,6 +296,16 @@ class _Transform:
             dx = [self.tangent[a] if v else None for a, v in zip(given, varied)]
             self.tangent[r] = site.what.fn(b, z, args, dx, kwargs)
         else:
+            written = (
+                FR.unknown_operands_emit(fn, types, tuple(op.kwargs), varied)
+                if self.reversible
+                else None
+            )
+            if written is not None:  # (its written form, checked first)
+                dx = [self.tangent[a] if v else None for a, v in zip(given, varied)]
+                self.tangent[r] = written.fn(b, z, args, dx, kwargs)
+                self.settle(b, op)
+                return
             if self.reversible:  # (a tangent function: reverse mode cannot look inside)
                 shown = ", ".join(str(a.type) for a in given)
                 raise self.refuse(
@@ -393,61 +317,6 @@ class _Transform:
             tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(given, varied)]
             self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
         self.settle(b, op)
-
-    def derived_call(
-        self, b: Builder, op: Call, fn: FunctionType, varied: tuple[bool, ...]
-    ) -> None:
-        """A call of a Python function: its own forward program, called with every parameter
-        bound (keywords by name, defaults filled in) and the tangents of the varied ones."""
-        r, given = op.result, operands(op)
-        name = callable_name(fn)
-        binding = bind_packed(fn, len(op.args), tuple(op.kwargs))
-        if binding is None:
-            raise self.refuse(op, f"this call of {name}, which Python would refuse")
-        if r not in self.varied and not tangentless(r.type):
-            raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
-        types, full_varied = bound(binding, tuple(v.type for v in given), varied)
-        site = self.resolver.derived(fn, types, full_varied)
-        values = [self.bound_value(b, w, given, ty) for w, ty in zip(binding, types)]
-        tangents = [
-            self.bound_tangent(b, w, given, ty)
-            for w, ty, v in zip(binding, types, full_varied)
-            if v
-        ]
-        made = b.call(site.what, *values, *tangents, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
-            self.settle(b, op)
-
-    def bound_value(
-        self, b: Builder, w: int | Default | Packed, given: t.Sequence[Value], ty: T.Type
-    ) -> Value:
-        """A parameter's value in a bound call: an operand, a default, or the tuple (dict) of
-        the operands a ``*args`` (``**kwargs``) is made of."""
-        if isinstance(w, Default):
-            return Constant(w.value)
-        if isinstance(w, int):
-            return self.p(given[w])
-        items = [self.p(given[i]) for i in w.indices]
-        if w.names is None:
-            return b.call(runtime.make_tuple, *items, type=ty)
-        pairs = [x for k, v in zip(w.names, items) for x in (Constant(k), v)]
-        return b.call(runtime.make_dict, *pairs, type=ty)
-
-    def bound_tangent(
-        self, b: Builder, w: int | Default | Packed, given: t.Sequence[Value], ty: T.Type
-    ) -> Value:
-        """The tangent of a varied parameter in a bound call (a ``*args``'s: the tuple of its
-        operands' tangents, zeros for one without)."""
-        if isinstance(w, int):
-            return self.tangent[given[w]]
-        assert isinstance(w, Packed)
-        items = [item_tangent(b, self.p(given[i]), self.tangent.get(given[i])) for i in w.indices]
-        if w.names is None:
-            return b.call(runtime.make_tuple, *items, type=ty)
-        pairs = [x for k, d in zip(w.names, items) for x in (Constant(k), d)]
-        return b.call(runtime.make_dict, *pairs, type=ty)
 
     def constant(self, b: Builder, r: Value) -> None:
         """``r`` has no derivative; if a write may reach it later, it gets a tangent of zeros,
@@ -465,7 +334,7 @@ class _Transform:
         """Where a write may reach the result of ``op`` (or it may be a view of an array a
         write reaches), its tangent must alias as it does (``FW.fresh`` checks, or copies)."""
         r = op.result
-        if isinstance(r.type, (T.Float, T.Const)):
+        if isinstance(r.type, _NOT_ARRAYS):  # (``fresh`` keeps the tangent of what is none)
             return
         given = operands(op)
         if r not in self.exposed and (returns_fresh(op) or not any(a in self.exposed for a in given)):
@@ -476,7 +345,9 @@ class _Transform:
         if self.reversible:  # (``fresh`` has no reverse rule: what it would find, known here)
             callee = op.callee.value if isinstance(op.callee, Constant) else None
             if returns_fresh(op) or callee in _COPIES:  # new memory: so its tangent
-                self.tangent[r] = b.call(np.copy, self.tangent[r], type=r.type)
+                # (``+d``: a copy of an array, a float itself, where the type is unknown)
+                copy = np.copy if isinstance(r.type, T.Array) else operator.pos
+                self.tangent[r] = b.call(copy, self.tangent[r], type=r.type)
                 return
             raise self.refuse(
                 op,
@@ -567,99 +438,6 @@ class _Transform:
         b.call(np.copyto, dtarget, dt, type=T.NONE)
         return z, dtarget
 
-    def construct(self, b: Builder, op: Call, cls: type, varied: tuple[bool, ...]) -> None:
-        """``cls(*args)`` of a Python class: the object and its tangent, ``__init__``'s forward
-        program run on both (``gibbous.forward.programs.Construct``)."""
-        r = op.result
-        if op.kwargs:
-            raise self.refuse(op, f"{callable_name(cls)}(...) with keyword arguments")
-        if self.reversible:  # (``Construct`` has no reverse rule)
-            raise self.refuse(op, f"{callable_name(cls)}(...) in a Hessian-vector product")
-        site = self.resolver.construct(cls, tuple(a.type for a in op.args), varied, op.loc)
-        tangents = [self.tangent[a] for a, v in zip(op.args, varied) if v]
-        made = b.call(site, *(self.p(a) for a in op.args), *tangents, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        self.tangent[r] = b.call(operator.getitem, made, 1, type=T.ANY)
-
-    def closure_cell(self, b: Builder, op: Call, args: list[Value]) -> None:
-        """``closure_cell(fn, i)``: of the function itself, with boxes passed in, box ``i``
-        (``closure_box`` where a write reaches it: a cell made outside has none); of a function
-        made outside the differentiated code, a constant, which no write may reach."""
-        r = op.result
-        if r in self.own_cells:  # (of the function called, not of the one built for)
-            args = [self.closure_fn, *args[1:]]
-        self.primal[r] = b.call(self.p(op.callee), *args, type=r.type, name=r.name)
-        if r in self.own_cells:
-            get = closure_box if r in self.exposed else operator.getitem
-            self.tangent[r] = b.call(get, self.dclosure, args[1], type=T.ANY)
-            return
-        if r in self.exposed:
-            raise self.refuse(
-                op,
-                "a write into a variable of an enclosing function (nonlocal) of a function made "
-                "outside the differentiated code",
-            )
-        self.varied.discard(r)
-
-    def star_call(self, b: Builder, op: Call, varied: tuple[bool, ...]) -> None:
-        """``call_ex(f, args[, kwargs])``, ``f(*args, **kwargs)``: found at run time, when the
-        arguments are known (``DynamicCalls.star``), the tangent of ``args`` unpacked beside
-        them; the keywords' values may not have one."""
-        r = op.result
-        if self.reversible:  # (no reverse rule for it)
-            raise self.refuse(op, "a call with *args in a Hessian-vector product")
-        fn, given = op.args[0], op.args[1]
-        star = self.resolver.dynamic_calls().star  # type: ignore[attr-defined]
-        names.printable(star, "forward.dynamic_calls.star")
-        pairs = [
-            x for v in op.args[:3]
-            for x in (self.p(v), self.tangent[v] if v in self.varied else Constant(None))
-        ]  # fmt: skip
-        made = b.call(star, *pairs, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
-
-    def dynamic(
-        self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
-    ) -> None:
-        """A callee known only at run time: the resolver's handler finds its forward rule or
-        program then, and returns the pair.  A callee with a tangent (a closure made in the
-        differentiated code) passes its cells' boxes along."""
-        r = op.result
-        if self.reversible:  # (``DynamicCalls`` has no reverse rule)
-            loc = op.loc
-            at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
-            raise ForwardModeError(
-                f"build_hvp: {self.fn_name} calls a function known only at run time{at} (read "
-                "from a closure's cell or an argument); a Hessian-vector product needs every "
-                "callee known when it is built: call a module-level function there, or pass "
-                "the function's result instead"
-            )
-        if r not in self.varied and not tangentless(r.type):
-            raise self.refuse(op, f"a call whose result ({r.type}) depends on a float")
-        site = self.resolve(op, varied)
-        tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(op.args, varied)]
-        kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
-        if any(varied[len(op.args) :]):  # (keywords with tangents: named, after the rest)
-            named = site.what.named  # type: ignore[attr-defined]
-            names.printable(named, "forward.dynamic_calls.named")
-            dcallee = self.tangent[op.callee] if op.callee in self.varied else Constant(None)
-            dkw = [self.tangent.get(v, Constant(None)) for v in op.kwargs.values()]
-            made = b.call(
-                named, callee, dcallee, Constant(tuple(op.kwargs)), *args, *tangents,
-                *kwargs.values(), *dkw, type=T.ANY,
-            )  # fmt: skip
-        elif op.callee in self.varied:
-            dcallee = self.tangent[op.callee]
-            with_tangent = site.what.with_tangent  # type: ignore[attr-defined]
-            names.printable(with_tangent, "forward.dynamic_calls.with_tangent")
-            made = b.call(with_tangent, callee, dcallee, *args, *tangents, kwargs=kwargs, type=T.ANY)
-        else:
-            made = b.call(site.what, callee, *args, *tangents, kwargs=kwargs, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
 
 class _GuardingBuilder(Builder):
     """A builder that guards the first call it makes after ``pending`` is set with the
@@ -688,10 +466,15 @@ _SAME_VIEWS = frozenset([
     runtime.unpack, np.transpose, np.ndarray.transpose, np.swapaxes, np.ndarray.swapaxes,
     np.moveaxis, np.expand_dims, np.squeeze, np.ndarray.squeeze, np.broadcast_to,
     np.atleast_1d, np.atleast_2d, np.flip, np.copy, np.ndarray.copy, np.array,
+    builtins.list, builtins.tuple,  # (an array's rows: views by its shape alone)
 ])  # fmt: skip
 
+#: types whose values are never arrays: ``FW.fresh`` returns their tangents as they are (a
+#: tuple's items are aliased as the primal's are: ``make_tuple`` of the items' tangents)
+_NOT_ARRAYS = (T.Float, T.Const, T.Tuple, T.List, T.Dict, T.Int, T.Bool, T.Str, T.NoneType)
+
 #: calls that return new memory whatever their operands (their tangents are new too)
-_COPIES = frozenset([np.copy, np.ndarray.copy, np.array])
+_COPIES = frozenset([np.copy, np.ndarray.copy, np.array, builtins.sum])  # (sum: 0 + ...)
 
 
 def _namedtuple(fn: object) -> t.TypeGuard[type[tuple[t.Any, ...]]]:

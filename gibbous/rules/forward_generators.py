@@ -15,7 +15,7 @@ state does, and a generator stopped half-way and resumed later resumes its tange
 Values inside a resume function have types inference cannot tell (they come out of the frame),
 so their tangents are found by the tangent functions at run time, as for any value of type
 ``Any``; an iterator the generator keeps (``range``'s) has no tangent, None, and steps without
-one (``gibbous.rules.forward.on_tangent``).
+one (``gibbous.rules.forward_structure.on_tangent``).
 """
 
 from __future__ import annotations

@@ -252,6 +252,22 @@ def _runtime_reals(v: object) -> bool:
     return _runtime_real(v)
 
 
+def real_operands(sequences: bool, *values: object) -> None:
+    """Raises unless every value is a real number or array (with ``sequences``, or a list or
+    tuple of them): the check a tangent written out for operands whose type was ``Any`` makes
+    before it is computed, as ``checked`` makes it before a tangent function's."""
+    real = _runtime_reals if sequences else _runtime_real
+    for v in values:
+        if not real(v):
+            raise ForwardModeError(
+                f"forward mode: an operand is {type(v).__name__}, where a real number or array "
+                "was expected (complex values and containers are not taken yet)"
+            )
+
+
+runtime.register_object(real_operands, "forward.real_operands")
+
+
 def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False) -> Tangent:
     """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
     or arrays (a formula's tangent of a complex number would not be its derivative); with
@@ -330,7 +346,10 @@ class Writer:
             return args[0]  # (``x ** (2 - 1)`` of ``x ** 2``'s formula)
         if not self.arrays:  # a float: ``math``'s functions where they never raise
             fn = _FLOAT_FUNCTIONS.get(fn, fn)
-        ty = elementwise_type([_type_of(a) for a in args], boolean)
+        types = [_type_of(a) for a in args]
+        # (an operand of a type the build could not tell: a result of one, written out for a
+        # Hessian-vector product after ``real_operands`` checked it)
+        ty = T.ANY if any(map(unknown, types)) else elementwise_type(types, boolean)
         return self.b.call(fn, *args, type=ty)
 
     def formula(self, e: Expr, env: t.Mapping[str, Operand]) -> Operand:

@@ -3,6 +3,7 @@ against central finite differences of gradients and of values."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import typing as t
@@ -106,8 +107,14 @@ def test_jacobian_matches_finite_differences(mode: str) -> None:
 
 
 def test_refusals() -> None:
+    with pytest.raises(ForwardModeError, match="numpy.linalg.norm: its forward rule is a function"):
+        gibbous.build_hvp(np.linalg.norm, np.ones(3))
     with pytest.raises(ForwardModeError, match="not a Python function"):
-        gibbous.build_hvp(np.sin, 1.0)
+        gibbous.build_hvp(print, 1.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'scale'"):
+        gibbous.build_hvp(rosenbrock, np.ones(3), scale=2.0)
+    with pytest.raises(TypeError, match="built for other arguments"):
+        gibbous.build_hvp(np.sin, 1.0)(1.0, 1.0, where=True)
     with pytest.raises(TypeError, match="float or a float64 array"):
         gibbous.build_hvp(rosenbrock, np.arange(3))
     with pytest.raises(TypeError, match="shape"):
@@ -216,3 +223,106 @@ def test_arguments_sharing_memory_with_x_are_held_constant() -> None:
         J = gibbous.jacobian(lambda y, a: y * a, x, x, mode=mode)
         np.testing.assert_allclose(J, np.diag(x), rtol=1e-12)
     np.testing.assert_array_equal(x, before)
+
+
+# --------------------------------------------------------------------------------------------
+# What build_rrule takes, hvp takes: library functions, methods, partials, callable objects,
+# *args, keyword-only parameters, **kwargs and defaults (keywords are constants)
+
+
+def _fd_hvp_of(call: t.Callable[[t.Any], t.Any], x: t.Any, v: t.Any) -> t.Any:
+    """The central difference of ``call``'s reverse-mode gradient along ``v``."""
+
+    def gradient(z: t.Any) -> t.Any:
+        rule = gibbous.build_rrule(call, z)
+        return gibbous.value_and_gradient(rule, call, z)[1][1]
+
+    h = 1e-5
+    return (gradient(x + h * v) - gradient(x - h * v)) / (2 * h)
+
+
+class Weighted:
+    def __init__(self, w: np.ndarray) -> None:
+        self.w = w
+
+    def loss(self, x: np.ndarray, *, power: float = 3.0) -> t.Any:
+        return np.sum(self.w * np.abs(x) ** power)
+
+    def __call__(self, x: np.ndarray) -> t.Any:
+        return np.sum(self.w * np.sin(x) * x)
+
+
+def packed(a: float, *xs: np.ndarray, scale: float = 1.0, **terms: float) -> t.Any:
+    total = scale * a * np.sum(xs[0] ** 3 * xs[1])
+    for name, c in terms.items():
+        total = total + c * np.sum(np.cos(xs[0]) * len(name))
+    return total
+
+
+def with_default(x: np.ndarray, b: float = 2.0) -> t.Any:
+    return b * np.sum(np.exp(x) * x)
+
+
+def all_packed(*xs: np.ndarray, **kw: float) -> t.Any:
+    return np.sum(xs[0] ** 2 * np.sin(xs[1])) * kw["c"]
+
+
+def test_hvp_takes_what_build_rrule_takes() -> None:
+    x = np.linspace(0.3, 1.2, 4)
+    v = np.array([1.0, -2.0, 0.5, 0.25])
+    w = np.array([1.0, 2.0, 3.0, 0.5])
+    m = Weighted(w)
+    other = np.linspace(-1.0, 1.0, 4)
+    cases: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...], dict[str, t.Any], t.Any]] = [
+        (m.loss, (), {}, lambda z: m.loss(z)),
+        (m.loss, (), {"power": 4.0}, lambda z: m.loss(z, power=4.0)),
+        (m, (), {}, lambda z: m(z)),
+        (functools.partial(packed, 2.0), (other,), {"scale": 3.0, "ab": 0.5},
+         lambda z: packed(2.0, z, other, scale=3.0, ab=0.5)),
+        (all_packed, (other,), {"c": 2.0}, lambda z: all_packed(z, other, c=2.0)),
+        (with_default, (), {}, lambda z: with_default(z)),
+        (with_default, (3.0,), {}, lambda z: with_default(z, 3.0)),
+        (np.sum, (), {}, lambda z: np.sum(z * 1.0)),
+        (np.prod, (), {}, lambda z: np.prod(z)),
+    ]  # fmt: skip
+    for f, args, kwargs, plain in cases:
+        product = gibbous.build_hvp(f, x, *args, **kwargs)
+        expected = _fd_hvp_of(plain, x, v)
+        for _ in range(2):  # (built once, called again)
+            got = product(x, v, *args, **kwargs)
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-7, err_msg=repr(product))
+        np.testing.assert_allclose(gibbous.hvp(f, x, v, *args, **kwargs), got, rtol=1e-12)
+        H = gibbous.hessian(f, x, *args, **kwargs)
+        np.testing.assert_allclose(H @ v, got, rtol=1e-10, atol=1e-12)
+    assert "power=f64" in repr(gibbous.build_hvp(m.loss, x, power=4.0))
+    # another object of the same class: the product (kept per function and types) reads it
+    np.testing.assert_allclose(
+        gibbous.hvp(Weighted(2 * w).loss, x, v), 2 * gibbous.hvp(m.loss, x, v), rtol=1e-12
+    )
+
+
+def test_hvp_of_a_library_function_with_a_written_out_forward_rule() -> None:
+    np.testing.assert_allclose(gibbous.hvp(np.sin, 0.7, 2.0), -2.0 * math.sin(0.7))
+    np.testing.assert_allclose(gibbous.hessian(math.exp, 0.3), math.exp(0.3))
+
+
+def test_jacobian_takes_keywords_and_methods() -> None:
+    x = np.linspace(0.3, 1.2, 4)
+    m = Weighted(np.array([1.0, 2.0, 3.0, 0.5]))
+    expected = m.w * 4.0 * np.sign(x) * np.abs(x) ** 3.0
+    for mode in ("forward", "reverse"):
+        J = gibbous.jacobian(m.loss, x, power=4.0, mode=mode)
+        np.testing.assert_allclose(J, expected, rtol=1e-12)
+        J = gibbous.jacobian(np.multiply, x, x[::-1].copy(), mode=mode)
+        np.testing.assert_allclose(J, np.diag(x[::-1]), rtol=1e-12)
+
+
+def test_operands_of_unknown_type_are_checked_at_run_time() -> None:
+    """``self.w * x`` has an operand whose type the build cannot tell: the product writes
+    its tangent out after checking that it is real, so a complex ``w`` is refused, never a
+    wrong product."""
+    x, v = np.linspace(0.3, 1.2, 4), np.ones(4)
+    real = Weighted(np.arange(1.0, 5.0))
+    np.testing.assert_allclose(gibbous.hvp(real.loss, x, v), real.w * 6 * x, rtol=1e-12)
+    with pytest.raises(ForwardModeError, match="complex values"):
+        gibbous.hvp(Weighted(np.arange(1.0, 5.0) * 1j).loss, x, v)

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules import forward_ir
+from gibbous.rules import forward, forward_ir
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -297,6 +297,10 @@ CASES += [
     case(runtime.is_stop, runtime.STOP),
     case(forward_ir.like, [1.5, np.ones(2), 3], None),  # (a forward program's zeros)
     case(forward_ir.item_zeros, (1.5, np.ones(2), 3)),
+    # (a forward program's run-time checks: a Hessian-vector product differentiates them)
+    case(forward_ir.real_operands, False, 1.5, np.ones(2)),
+    case(forward_ir.real_operands, True, [1.5, (np.ones(2), 3)]),
+    case(forward.not_an_array, 1.5, "operator.iadd"),
     case(builtins.next, enumerate(range(2, 9))),  # warm calls take items too
     case(builtins.next, zip(range(8), "abcdefgh"), 1.5),  # the default is not used
     case(builtins.next, zip((), ()), 1.5),  # exhausted: the default, with its gradient

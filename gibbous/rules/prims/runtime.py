@@ -32,6 +32,7 @@ import weakref
 import attrs
 
 from gibbous.ir import runtime
+from gibbous.rules import forward as FR
 from gibbous.rules import forward_ir
 from gibbous.rules.prims.common import ANY, CD, NT, RuleResult, nothing
 from gibbous.rules.prims.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
@@ -304,3 +305,5 @@ def dict_merge_rrule(f: CD, d: CD, other: CD) -> RuleResult:
 # differentiates a forward program, must know of them.
 zero_derivative(forward_ir.like, ANY, "none")
 zero_derivative(forward_ir.item_zeros, ANY)
+zero_derivative(forward_ir.real_operands, ...)  # (checks: each raises or returns None)
+zero_derivative(FR.not_an_array, ...)
