@@ -17,11 +17,12 @@ from gibbous.passes.jvp_activity import Default, bind_packed, bound
 from gibbous.rules import forward as FR
 from gibbous.rules.forward_cells import ClosureTangent
 from gibbous.rules.forward_ir import ObjectTangent, user_class
+from gibbous.rules.tangent_classes import Machinery
 from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint
 from gibbous.rules.call_adapters import Packed
 from gibbous.rules.derived import ir_parameters
 from gibbous.rules.dynamic_calls import function_key
-from gibbous.rules.registry import MissingRuleError, lookup_rule
+from gibbous.rules.registry import MissingRuleError, lookup_rule, zero_derivative
 from gibbous.forward.primitive import (
     _user_object, _wrapped, derivable_function, primitive_program, primitive_run,
 )
@@ -33,7 +34,7 @@ if t.TYPE_CHECKING:
 _KNOWN = 256  # callees a ``DynamicCalls`` keeps, the oldest dropped first
 
 
-class DynamicCalls:
+class DynamicCalls(Machinery):
     """The forward rule of a call whose callee is known only at run time (read from a
     closure's cell, passed as an argument): found on each new callee and argument types, then
     kept.  ``calls(callee, *args, *tangents)`` with None where an argument has no tangent
@@ -98,20 +99,66 @@ class DynamicCalls:
             return y, (FR.like(y, None) if dcallee is None else dcallee(**replaced))
         named = [dkwargs.get(k) for k in kwargs]
         varied = tuple(d is not None for d in (*tangents, *named))
-        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
         boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
+        run = self.found(callee, args, kwargs, varied, boxes is not None)
+        given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
+        y, dy = run(*given) if boxes is None else run(_wrapped(callee), boxes, *given)
+        return y, FR.like(y, None) if dy is None else dy
+
+    def found(
+        self,
+        callee: t.Any,
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        varied: tuple[bool, ...],
+        closure: bool,
+    ) -> t.Callable[..., t.Any]:
+        """The forward rule or program of ``callee`` for these arguments (``_find``), kept."""
+        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
         # (a closure's program takes the function: closures made anew of one code share it)
-        shared = function_key(callee) if boxes is not None else None
-        key = (shared or id(callee), types, varied, tuple(kwargs), boxes is not None)
+        shared = function_key(callee) if closure else None
+        key = (shared or id(callee), types, varied, tuple(kwargs), closure)
         hit = self.known.get(key)
         if hit is None or shared is None and hit[0] is not callee:
-            found = self._find(callee, args, kwargs, types, varied, boxes is not None)
+            found = self._find(callee, args, kwargs, types, varied, closure)
             if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
                 del self.known[next(iter(self.known))]
             hit = self.known[key] = (callee if shared is None else None, found)
-        given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
-        y, dy = hit[1](*given) if boxes is None else hit[1](_wrapped(callee), boxes, *given)
-        return y, FR.like(y, None) if dy is None else dy
+        return hit[1]
+
+    def program(
+        self,
+        callee: t.Any,
+        dcallee: t.Any,
+        kwnames: tuple[str, ...],
+        varied: tuple[bool, ...],
+        *values: t.Any,
+    ) -> t.Callable[..., t.Any]:
+        """For a program reverse mode differentiates (a Hessian-vector product's): the
+        compiled forward program of ``callee(*args, **kwargs)`` (``values``: the positional
+        arguments, then the keywords'), ``run([callee, dcallee,] *values, *tangents of the
+        varied)``, with ``callee, dcallee`` first where ``dcallee`` is the tuple of its cells'
+        tangents.  Reverse mode calls it as it calls any function found at run time, deriving
+        its rule from the program's IR; what has no such program is refused."""
+        n = len(values) - len(kwnames)
+        args, kwargs = values[:n], dict(zip(kwnames, values[n:]))
+        closure = dcallee is not None
+        name = callable_name(callee)
+        if closure and not (type(dcallee) is tuple and type(callee) is pytypes.FunctionType):
+            raise ForwardModeError(
+                f"hvp: {name}, called through a value computed at run time with a tangent of "
+                "its own: only a function made over cells (a closure) is taken there"
+            )
+        run = self.found(callee, args, kwargs, varied, closure)
+        if getattr(run, "__gibbous_ir__", None) is None:  # (a function reverse mode cannot read)
+            raise ForwardModeError(
+                f"hvp: {name}({', '.join(type(a).__name__ for a in values)}), called through a "
+                "value computed at run time: its forward rule is a function called at run time "
+                "(a library function's tangent function, a call binding defaults, *args or "
+                "**kwargs, a generator), which reverse mode cannot differentiate again; call it "
+                "by its module-level name with its arguments by position"
+            )
+        return run
 
     def star(
         self,
@@ -213,6 +260,23 @@ class DynamicCalls:
         )
 
 
+
+
+def program_of(
+    calls: DynamicCalls,
+    callee: t.Any,
+    dcallee: t.Any,
+    kwnames: tuple[str, ...],
+    varied: tuple[bool, ...],
+    *values: t.Any,
+) -> t.Callable[..., t.Any]:
+    """``calls.program(...)``: what a Hessian-vector product's program calls (a function of
+    the callee and the arguments' types, without a derivative)."""
+    return calls.program(callee, dcallee, kwnames, varied, *values)
+
+
+runtime.register_object(program_of, "forward.program_of")
+zero_derivative(program_of, ...)
 
 
 def list_method(

@@ -297,7 +297,7 @@ class _Transform(Calls):
             self.tangent[r] = site.what.fn(b, z, args, dx, kwargs)
         else:
             written = (
-                FR.unknown_operands_emit(fn, types, tuple(op.kwargs), varied)
+                FR.written_form(fn, types, tuple(op.kwargs), varied)
                 if self.reversible
                 else None
             )
@@ -325,6 +325,9 @@ class _Transform(Calls):
             z = self.primal[r]
             if isinstance(z.type, T.Array):
                 self.tangent[r] = b.call(np.zeros_like, z, type=z.type)
+            elif self.reversible and _calls(r, runtime.make_cell):
+                # (an empty cell: its tangent a real one, which reverse mode follows)
+                self.tangent[r] = b.call(runtime.make_cell, type=z.type)
             else:
                 self.tangent[r] = b.call(FR.like, z, None, type=z.type)
         else:
@@ -334,13 +337,17 @@ class _Transform(Calls):
         """Where a write may reach the result of ``op`` (or it may be a view of an array a
         write reaches), its tangent must alias as it does (``FW.fresh`` checks, or copies)."""
         r = op.result
-        if isinstance(r.type, _NOT_ARRAYS):  # (``fresh`` keeps the tangent of what is none)
+        if isinstance(r.type, _NOT_ARRAYS) or (
+            isinstance(r.type, T.Object) and not issubclass(r.type.cls, np.ndarray)
+        ):  # (``fresh`` keeps the tangent of what is never an array: a function, a cell)
             return
         given = operands(op)
         if r not in self.exposed and (returns_fresh(op) or not any(a in self.exposed for a in given)):
             return
         callee = op.callee.value if isinstance(op.callee, Constant) else None
-        if callee in _SAME_VIEWS:
+        if callee in _SAME_VIEWS or callee in _NEVER_ARRAYS:
+            return
+        if self.reversible and callee is runtime.cell_get:  # (the tangent the cell holds)
             return  # (the same call on the tangent: a view exactly where the primal's is)
         if self.reversible:  # (``fresh`` has no reverse rule: what it would find, known here)
             callee = op.callee.value if isinstance(op.callee, Constant) else None
@@ -380,7 +387,7 @@ class _Transform(Calls):
             self.primal[r] = b.call(self.p(op.callee), *args, kwargs=kwargs, type=r.type)
             self.constant(b, r)
             return
-        emit = FW.direct(fn, types, kwnames, varied, self.tangent_only)
+        emit = FW.direct(fn, types, kwnames, varied, self.reversible)
         if emit is not None:
             z, dz = emit(b, args, kwargs, d)
         else:
@@ -473,8 +480,22 @@ _SAME_VIEWS = frozenset([
 #: tuple's items are aliased as the primal's are: ``make_tuple`` of the items' tangents)
 _NOT_ARRAYS = (T.Float, T.Const, T.Tuple, T.List, T.Dict, T.Int, T.Bool, T.Str, T.NoneType)
 
+#: calls whose results are never arrays (whatever type inference could tell of them)
+_NEVER_ARRAYS = frozenset([
+    runtime.make_cell, runtime.make_function, runtime.make_genexpr, runtime.make_tuple,
+    runtime.make_list, runtime.make_dict,
+])  # fmt: skip
+
 #: calls that return new memory whatever their operands (their tangents are new too)
 _COPIES = frozenset([np.copy, np.ndarray.copy, np.array, builtins.sum])  # (sum: 0 + ...)
+
+
+def _calls(r: Value, fn: object) -> bool:
+    """Whether ``r`` is the result of a call of ``fn``."""
+    if not isinstance(r, Result) or not isinstance(r.op, Call):
+        return False
+    callee = r.op.callee
+    return isinstance(callee, Constant) and callee.value is fn
 
 
 def _namedtuple(fn: object) -> t.TypeGuard[type[tuple[t.Any, ...]]]:

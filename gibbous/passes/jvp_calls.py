@@ -81,6 +81,11 @@ class Resolver(t.Protocol):
         """``calls(callee, *args, *tangents) -> (y, dy)``, a callee's forward rule found at
         run time (``gibbous.forward.dynamic.DynamicCalls``)."""
 
+    def program_of(self) -> t.Callable[..., t.Any]:
+        """``program_of(calls, callee, dcallee, kwnames, varied, *values) -> run``: a callee's
+        compiled forward program found at run time, for a program reverse mode differentiates
+        (``gibbous.forward.dynamic.program_of``)."""
+
 
 def where(op: Operation | None, fn_name: str) -> str:
     loc = None if op is None else op.loc
@@ -207,7 +212,10 @@ class Calls:
             args = [self.closure_fn, *args[1:]]
         self.primal[r] = b.call(self.p(op.callee), *args, type=r.type, name=r.name)
         if r in self.own_cells:
-            get = closure_box if r in self.exposed else operator.getitem
+            # (``closure_box`` checks a cell made outside is not written; reverse mode, which
+            # has no rule for it, reads the tuple: a tangent cell or None, never written then)
+            written = r in self.exposed and not self.reversible
+            get = closure_box if written else operator.getitem
             self.tangent[r] = b.call(get, self.dclosure, args[1], type=T.ANY)
             return
         if r in self.exposed:
@@ -243,17 +251,11 @@ class Calls:
         program then, and returns the pair.  A callee with a tangent (a closure made in the
         differentiated code) passes its cells' boxes along."""
         r = op.result
-        if self.reversible:  # (``DynamicCalls`` has no reverse rule)
-            loc = op.loc
-            at = f" at {loc.file}:{loc.line}" if isinstance(loc, Location) else ""
-            raise ForwardModeError(
-                f"build_hvp: {self.fn_name} calls a function known only at run time{at} (read "
-                "from a closure's cell or an argument); a Hessian-vector product needs every "
-                "callee known when it is built: call a module-level function there, or pass "
-                "the function's result instead"
-            )
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"a call whose result ({r.type}) depends on a float")
+        if self.reversible:  # (``DynamicCalls`` has no reverse rule: its program is called)
+            self.dynamic_program(b, op, callee, args, varied)
+            return
         site = self.resolve(op, varied)
         tangents = [self.tangent[a] if v else Constant(None) for a, v in zip(op.args, varied)]
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
@@ -276,3 +278,24 @@ class Calls:
         self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
         if r in self.varied:
             self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+
+    def dynamic_program(
+        self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
+    ) -> None:
+        """The same in a program reverse mode differentiates: the callee's compiled forward
+        program, found at run time (``program_of``, which has no derivative), called as a
+        value, so that reverse mode derives its rule from the program's IR when it meets it."""
+        r = op.result
+        closure = op.callee in self.varied  # (a closure made here: its cells' tangents first)
+        dcallee = self.tangent[op.callee] if closure else Constant(None)
+        values = [*args, *(self.p(v) for v in op.kwargs.values())]
+        calls = Constant(self.resolver.dynamic_calls())
+        kwnames, flags = Constant(tuple(op.kwargs)), Constant(varied)
+        run = b.call(self.resolver.program_of(), calls, callee, dcallee, kwnames, flags, *values, type=T.ANY)
+        tangents = [self.tangent[a] for a, v in zip(operands(op), varied) if v]
+        head = [callee, dcallee] if closure else []
+        made = b.call(run, *head, *values, *tangents, type=T.ANY)
+        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
+        if r in self.varied:
+            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+

@@ -112,20 +112,24 @@ def forward_maker(fn: object) -> Maker | None:
     return make
 
 
-#: Tangents written out for operands of a type the build could not tell (``Any``), where the
-#: formula holds for any real number or array: what a program reverse mode differentiates
-#: again (a Hessian-vector product's) takes in place of a tangent function, which it cannot
-#: see into.  The operands are checked at run time first (``unknown_operands_emit``).
-_UNKNOWN: dict[object, list[Maker]] = {}
+#: Written forms a program that reverse mode differentiates again (a Hessian-vector
+#: product's) takes in place of a tangent function, which it cannot see into: for operands of
+#: a type the build could not tell (``Any``), where the formula holds for any real number or
+#: array, checked at run time first (``_register_unknown``); for closures' cells, real cells
+#: holding the tangents (``gibbous.rules.forward_cells``).
+_WRITTEN: dict[object, list[Maker]] = {}
 
 
-def unknown_operands_emit(
+def register_written(fn: object, make: Maker) -> None:
+    """``make`` makes ``fn``'s written forms for the programs reverse mode differentiates."""
+    _WRITTEN.setdefault(fn, []).append(make)
+
+
+def written_form(
     fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Emit | None:
-    """``fn``'s tangent written out for these types, some unknown, or None: first a call of
-    ``real_operands`` on the operands of unknown type (lists and tuples of reals pass where
-    the rule takes them), then the rule's written form."""
-    for maker in reversed(_UNKNOWN.get(fn, [])):
+    """``fn``'s written form for these types (the latest registration that makes one)."""
+    for maker in reversed(_WRITTEN.get(fn, [])):
         made = maker(types, kwnames, varied)
         if isinstance(made, Emit):
             return made
@@ -146,7 +150,7 @@ def _checked_emit(emit: Emit, sequences: bool, operand: int | None) -> Emit:
 def _register_unknown(
     fn: object, make: Maker, sequences: bool = False, operand: int | None = None
 ) -> None:
-    """``make``'s Emit, where it makes one for unknown types, checked first (``_UNKNOWN``):
+    """``make``'s Emit, where it makes one for unknown types, checked first (a written form):
     the operands, or the one ``operand`` a linear function's tangent is taken along (an index
     or an axis of unknown type is a constant, whatever it is)."""
 
@@ -156,7 +160,7 @@ def _register_unknown(
         emit = make(types, kwnames, varied)
         return _checked_emit(emit, sequences, operand) if isinstance(emit, Emit) else None
 
-    _UNKNOWN.setdefault(fn, []).append(made)
+    register_written(fn, made)
 
 
 def has_forward_rule(fn: object) -> bool:

@@ -15,7 +15,13 @@ function made over cells the tuple of their boxes, ``ClosureTangent``:
   ``closure_cell(fn, i)`` is box ``i``.
 
 The boxes are shared exactly as the cells are: the function that made a cell and every function
-made over it hold the same box, so a ``nonlocal`` write in one is read in the others.  Default
+made over it hold the same box, so a ``nonlocal`` write in one is read in the others.
+
+A program reverse mode differentiates again (a Hessian-vector product's) cannot see into a
+box: there a cell's tangent is a real cell, made, read and written by the same runtime calls
+as the cell (``make_cell(dv)``, ``cell_get(dcell, name)``, ``cell_set(dcell, dv)``), and a
+function's tangent is the tuple of its cells' (the tangent of its closure operand), which the
+program of a call of it takes as the boxes (``written forms``, below).  Default
 values with tangents (``def g(a, b=x)``) are refused: a call would have to take the default's
 tangent too.
 """
@@ -26,8 +32,19 @@ import typing as t
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
 from gibbous.rules import forward as FR
-from gibbous.rules.forward_ir import ForwardModeError, TangentCell, like
+from gibbous.rules.forward_ir import (
+    Emit,
+    ForwardModeError,
+    Keywords,
+    TangentCell,
+    Tangents,
+    Values,
+    item_tangent,
+    like,
+)
 
 
 class ClosureTangent:
@@ -117,3 +134,59 @@ FR.register(runtime.make_function, _maker(_make_function, frozenset({"annotation
 FR.register(runtime.make_genexpr, _maker(_make_genexpr))
 for _helper in (_make_cell, _cell_get, _make_function, _make_genexpr, closure_box):
     runtime.register_object(_helper, f"forward_cells.{_helper.__name__.lstrip('_')}")
+
+
+# --------------------------------------------------------------------------------------------
+# Written forms: real cells for the tangents, in a program reverse mode differentiates
+
+
+def _written(
+    emit: t.Callable[[Builder, Value, Values, Tangents, Keywords], Value],
+    keywords: frozenset[str] = frozenset(),
+) -> FR.Maker:
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Emit | None:
+        return Emit(emit) if set(kwnames) <= keywords else None
+
+    return make
+
+
+def _make_cell_written(
+    b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords
+) -> Value:
+    if not args:  # (an empty cell: a later ``cell_set`` fills both)
+        return b.call(runtime.make_cell, type=z.type)
+    return b.call(runtime.make_cell, item_tangent(b, args[0], tangents[0]), type=z.type)
+
+
+def _cell_get_written(
+    b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords
+) -> Value:
+    dcell = tangents[0]
+    if dcell is None:  # (a cell made outside the differentiated code: a constant)
+        return FR.zero(b, z)
+    return b.call(runtime.cell_get, dcell, *args[1:], type=z.type)
+
+
+def _closure_written(at: int) -> t.Callable[[Builder, Value, Values, Tangents, Keywords], Value]:
+    """``make_function`` / ``make_genexpr``: the tangent of the closure operand ``at``."""
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        if any(d is not None for d in tangents[2:4]) and at == 4:
+            raise ForwardModeError(
+                "forward mode: a nested function with a default value with a tangent (def g(a, "
+                "b=x) with x depending on a float), in a Hessian-vector product: pass the value "
+                "as an argument instead"
+            )
+        d = tangents[at] if at < len(tangents) else None
+        return Constant(None) if d is None else d
+
+    return emit
+
+
+FR.register_written(runtime.make_cell, _written(_make_cell_written))
+FR.register_written(runtime.cell_get, _written(_cell_get_written))
+FR.register_written(
+    runtime.make_function, _written(_closure_written(4), frozenset({"annotations"}))
+)

@@ -117,7 +117,7 @@ def direct(
     types: tuple[T.Type, ...],
     kwnames: tuple[str, ...],
     varied: tuple[bool, ...],
-    tangent_only: bool,
+    reversible: bool,
 ) -> WriteEmit | None:
     """The rule of a write that needs no other rule: item assignment, ``copyto``, ``fill``,
     ``+=`` / ``-=``, a stateful ``matmul(out=)``, a user's registration."""
@@ -137,7 +137,7 @@ def direct(
             return None
         return _list_order(_LIST_ORDERS[fn])
     if fn is runtime.cell_set and n == 2 and not kwnames:
-        return _cell_set
+        return _cell_set_real if reversible else _cell_set
     if fn is runtime.dict_merge and n == 2 and not kwnames:
         return _dict_merge
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Dict):
@@ -154,7 +154,7 @@ def direct(
         return _assign(np.ndarray.fill, value=1)
     if fn in _LINEAR_IN_PLACE and n == 2 and not kwnames:
         return _linear_in_place(fn)
-    if not tangent_only:  # (reverse mode differentiates the plain forms: no state there)
+    if not reversible:  # (reverse mode differentiates the plain forms: no state there)
         ufunc = _in_place_ufunc(fn) if n == 2 and not kwnames else None
         if isinstance(fn, np.ufunc) and fn.nout == 1 and (
             kwnames == ("out",) and n == fn.nin or not kwnames and n == fn.nin + 1
@@ -173,7 +173,7 @@ def direct(
     if (
         (fn is np.matmul or fn is np.dot)
         and (n == 2 and kwnames == ("out",) or n == 3 and not kwnames)
-        and not tangent_only  # (reverse mode differentiates the plain form: no state there)
+        and not reversible  # (reverse mode differentiates the plain form: no state there)
         and all(_matrix(ty) for ty in types)
         and len({t.cast(T.Array, ty).dtype for ty in types}) == 1
     ):
@@ -363,6 +363,19 @@ def _cell_set(
     z = b.call(runtime.cell_set, *args, type=T.NONE)
     dv = Constant(None) if d[1] is None else d[1]
     b.call(setattr, dcell, "contents", dv, type=T.NONE)
+    return z, None
+
+
+def _cell_set_real(
+    b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+) -> tuple[Value, Value | None]:
+    """The same where the cell's tangent is a real cell (``gibbous.rules.forward_cells``, in
+    a program reverse mode differentiates): it takes v's tangent as the cell takes v."""
+    dcell = d[0]
+    assert dcell is not None
+    z = b.call(runtime.cell_set, *args, type=T.NONE)
+    dv = d[1] if d[1] is not None else item_tangent(b, args[1], None)
+    b.call(runtime.cell_set, dcell, dv, type=T.NONE)
     return z, None
 
 

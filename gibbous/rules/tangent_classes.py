@@ -21,10 +21,18 @@ import numpy as np
 
 from gibbous.rules.tangent_values import NoTangent
 
-__all__ = ["NEVER_DIFFERENTIABLE", "field_names", "has_fields", "instance_fields", "is_frozen"]
+__all__ = ["NEVER_DIFFERENTIABLE", "Machinery", "field_names", "has_fields", "instance_fields", "is_frozen"]
+
+class Machinery:
+    """A base of gibbous's own run-time objects that a program it differentiates may hold as
+    a constant (``forward.DynamicCalls``, whose caches must not be read as tangent state)."""
+
+    __slots__ = ()
+
 
 # Classes whose instances, and whose subclasses' instances, never have a tangent.
 NEVER_DIFFERENTIABLE: tuple[type, ...] = (
+    Machinery,
     # Exceptions carry no derivative: what is passed into one and read back in a handler is a
     # constant there (docs/decisions.md).
     BaseException,

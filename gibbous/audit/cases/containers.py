@@ -32,6 +32,10 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.rules import forward, forward_ir
+from gibbous.forward.dynamic import DynamicCalls, program_of
+from gibbous.forward.programs import ProgramBuilder
+from gibbous.rules.registry import DefaultContext
+from gibbous.session import Session
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -108,6 +112,12 @@ class Slotted:
 class Pair(t.NamedTuple):
     a: float
     b: np.ndarray
+
+
+
+def _reversible_calls() -> DynamicCalls:
+    """The run-time callee finder of a build for a Hessian-vector product."""
+    return ProgramBuilder(Session(DefaultContext, False, None), reversible=True).dynamic_calls()
 
 
 CASES: list[RuleCase] = []
@@ -301,6 +311,8 @@ CASES += [
     case(forward_ir.real_operands, False, 1.5, np.ones(2)),
     case(forward_ir.real_operands, True, [1.5, (np.ones(2), 3)]),
     case(forward.not_an_array, 1.5, "operator.iadd"),
+    # (a Hessian-vector product's program finds a callee's forward program at run time)
+    case(program_of, _reversible_calls(), np.sin, None, (), (True,), 0.5),
     case(builtins.next, enumerate(range(2, 9))),  # warm calls take items too
     case(builtins.next, zip(range(8), "abcdefgh"), 1.5),  # the default is not used
     case(builtins.next, zip((), ()), 1.5),  # exhausted: the default, with its gradient
