@@ -4,6 +4,7 @@ program when the callee and its argument types are first seen, and keeps a bound
 
 from __future__ import annotations
 
+import inspect
 import types as pytypes
 import typing as t
 
@@ -97,9 +98,13 @@ class DynamicCalls(Machinery):
             replaced = {k: FR.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
             y = callee(**kwargs)
             return y, (FR.like(y, None) if dcallee is None else dcallee(**replaced))
+        boxes = None
+        if type(dcallee) is ClosureTangent:
+            boxes = dcallee.cells
+            if dcallee.defaults is not None or dcallee.kwdefaults is not None:
+                kwargs, dkwargs = _explicit_defaults(callee, dcallee, args, kwargs, dkwargs)
         named = [dkwargs.get(k) for k in kwargs]
         varied = tuple(d is not None for d in (*tangents, *named))
-        boxes = dcallee.cells if type(dcallee) is ClosureTangent else None
         run = self.found(callee, args, kwargs, varied, boxes is not None)
         given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
         y, dy = run(*given) if boxes is None else run(_wrapped(callee), boxes, *given)
@@ -260,6 +265,40 @@ class DynamicCalls(Machinery):
         )
 
 
+
+
+def _explicit_defaults(
+    fn: pytypes.FunctionType,
+    dfn: ClosureTangent,
+    args: tuple[t.Any, ...],
+    kwargs: dict[str, t.Any],
+    dkwargs: dict[str, t.Any],
+) -> tuple[dict[str, t.Any], dict[str, t.Any]]:
+    """The keywords of a call of ``fn``, whose default values have tangents (``dfn``), with
+    the defaults it leaves out passed by name with their tangents: what the call means, and
+    what a forward program of ``fn`` bound with keywords takes."""
+    try:
+        given = inspect.signature(fn).bind(*args, **kwargs).arguments
+    except TypeError:  # (Python's error, raised by the call itself)
+        return kwargs, dkwargs
+    kwargs, dkwargs = dict(kwargs), dict(dkwargs)
+    code = fn.__code__
+    names = code.co_varnames[: code.co_argcount]
+    values = fn.__defaults__ or ()
+    first = len(names) - len(values)
+    for i, d in enumerate(dfn.defaults or ()):
+        name = names[first + i]
+        if d is not None and name not in given:
+            if first + i < code.co_posonlyargcount:
+                raise ForwardModeError(
+                    f"forward mode: {callable_name(fn)}: the positional-only parameter {name!r} "
+                    "has a default value with a tangent: pass the value as an argument"
+                )
+            kwargs[name], dkwargs[name] = values[i], d
+    for name, d in (dfn.kwdefaults or {}).items():
+        if d is not None and name not in given:
+            kwargs[name], dkwargs[name] = (fn.__kwdefaults__ or {})[name], d
+    return kwargs, dkwargs
 
 
 def program_of(

@@ -21,9 +21,11 @@ A program reverse mode differentiates again (a Hessian-vector product's) cannot 
 box: there a cell's tangent is a real cell, made, read and written by the same runtime calls
 as the cell (``make_cell(dv)``, ``cell_get(dcell, name)``, ``cell_set(dcell, dv)``), and a
 function's tangent is the tuple of its cells' (the tangent of its closure operand), which the
-program of a call of it takes as the boxes (``written forms``, below).  Default
-values with tangents (``def g(a, b=x)``) are refused: a call would have to take the default's
-tangent too.
+program of a call of it takes as the boxes (``written forms``, below; a default value with a
+tangent is refused there).
+
+Default values with tangents (``def g(a, b=x)``) ride on the function's tangent
+(``ClosureTangent``): a call that leaves them out passes them by keyword, with their tangents.
 """
 
 from __future__ import annotations
@@ -48,15 +50,23 @@ from gibbous.rules.forward_ir import (
 
 
 class ClosureTangent:
-    """The tangent of a function made over cells: their boxes, in ``co_freevars`` order."""
+    """The tangent of a function made in the differentiated code: its cells' boxes, in
+    ``co_freevars`` order (None: made over no cells), and the tangents of its default values
+    where one has a tangent (``def g(a, b=x)``: a call leaving ``b`` out passes it by keyword
+    with its tangent, ``gibbous.forward.dynamic``)."""
 
-    __slots__ = ("cells",)
+    __slots__ = ("cells", "defaults", "kwdefaults")
 
-    def __init__(self, cells: tuple[TangentCell | None, ...]) -> None:
-        self.cells = cells
+    def __init__(
+        self,
+        cells: tuple[TangentCell | None, ...] | None,
+        defaults: tuple[t.Any, ...] | None = None,
+        kwdefaults: dict[str, t.Any] | None = None,
+    ) -> None:
+        self.cells, self.defaults, self.kwdefaults = cells, defaults, kwdefaults
 
     def __repr__(self) -> str:
-        return f"ClosureTangent({self.cells!r})"
+        return f"ClosureTangent({self.cells!r}, {self.defaults!r}, {self.kwdefaults!r})"
 
 
 def _make_cell(z: t.Any, *a: t.Any) -> TangentCell:
@@ -72,22 +82,17 @@ def _cell_get(z: t.Any, *a: t.Any) -> t.Any:
 
 def _make_function(z: t.Any, *a: t.Any, **annotations: t.Any) -> ClosureTangent | None:
     """``make_function(code, owner[, defaults, kwdefaults, closure], annotations=...)``: the
-    closure's boxes; a default value with a tangent is refused."""
+    closure's boxes, and the tangents of the default values that have one."""
     n = (len(a) - len(annotations)) // 2  # (a: the positional values, then every tangent)
     values, tangents = a[:n], a[n:]
-    for k in (2, 3):  # (defaults, kwdefaults)
-        if k < n and _carries(tangents[k]):
-            raise ForwardModeError(
-                f"forward mode: {getattr(z, '__qualname__', z)} has a default value with a "
-                "tangent (def g(a, b=x) with x depending on a float): a call using the "
-                "default would lose its tangent; pass the value as an argument instead"
-            )
-    if n < 5 or values[4] is None:
+    defaults = tangents[2] if n > 2 and _carries(tangents[2]) else None
+    kwdefaults = tangents[3] if n > 3 and _carries(tangents[3]) else None
+    dcells = tangents[4] if n > 4 and values[4] is not None else None
+    # (cells made outside the differentiated code, dcells None: constants)
+    cells = None if dcells is None else tuple(c if type(c) is TangentCell else None for c in dcells)
+    if cells is None and defaults is None and kwdefaults is None:
         return None
-    dcells = tangents[4]
-    if dcells is None:  # (cells made outside the differentiated code: constants)
-        return None
-    return ClosureTangent(tuple(c if type(c) is TangentCell else None for c in dcells))
+    return ClosureTangent(cells, defaults, kwdefaults)
 
 
 def _make_genexpr(z: t.Any, *a: t.Any) -> ClosureTangent | None:

@@ -9,6 +9,7 @@ import typing as t
 import numpy as np
 import pytest
 
+import gibbous
 from gibbous.forward import ForwardModeError, build_frule, jvp
 
 RNG = np.random.default_rng(41)
@@ -132,10 +133,23 @@ def default_with_tangent(x: float) -> float:
     return g(2.0)
 
 
-def test_a_default_value_with_a_tangent_is_refused() -> None:
-    rule = build_frule(default_with_tangent, 1.0)
+def defaults_of_every_kind(x: float, w: np.ndarray) -> float:
+    def g(a: float, b: np.ndarray = np.sin(w) * x, *, c: float = x * x, d: float = 3.0) -> float:
+        return float(np.sum(a * b)) + c * d
+
+    # left out, given by position, given by keyword, a keyword-only one given
+    return g(2.0) + g(x, w) + 2 * g(1.0, b=w * w) + g(x, c=0.5)
+
+
+def test_default_values_with_tangents_pass_theirs() -> None:
+    """A call leaving out a default that depends on a float gets its tangent (by keyword)."""
+    check(default_with_tangent, 1.3)
+    check(defaults_of_every_kind, 0.7, RNG.standard_normal(4))
+
+
+def test_a_default_value_with_a_tangent_is_refused_in_a_product() -> None:
     with pytest.raises(ForwardModeError, match="default value with a tangent"):
-        jvp(rule, default_with_tangent, (1.0,), (1.0,))
+        gibbous.hvp(default_with_tangent, 1.0, 1.0)
 
 
 def made_outside() -> t.Callable[[float], float]:
