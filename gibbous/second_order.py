@@ -10,7 +10,6 @@ this order.
 
 from __future__ import annotations
 
-import contextlib
 import types as pytypes
 import typing as t
 import weakref
@@ -82,22 +81,20 @@ class HessianVectorProduct:
         else:
             self._derive(target, tangent, builder, types, varied, len(call.args))
         # g(*parameters, *their tangents) = ∇f·v; its gradient in x's parameter is H v
-        with self._helpers():
+        try:
             self.rule = build_rrule(self.directional, *self.parameters(*operands, _like(x)))
+        except MissingRuleError as e:
+            raise self._helper(e) from e
 
-    @contextlib.contextmanager
-    def _helpers(self) -> t.Iterator[None]:
+    def _helper(self, e: MissingRuleError) -> ForwardModeError:
         """A helper of forward mode's without a reverse rule, met building the product or
         calling it (in a callee's program, found at run time): named as the construct it is."""
-        try:
-            yield
-        except MissingRuleError as e:
-            raise ForwardModeError(
-                f"hvp: the forward program of {callable_name(self.target)} calls "
-                f"{callable_name(e.fn)}, which reverse mode cannot differentiate, at {e.loc}: "
-                "a Hessian-vector product does not go through that construct yet (jvp and "
-                "gradients do)"
-            ) from e
+        return ForwardModeError(
+            f"hvp: the forward program of {callable_name(self.target)} calls "
+            f"{callable_name(e.fn)}, which reverse mode cannot differentiate, at {e.loc}: "
+            "a Hessian-vector product does not go through that construct yet (jvp and "
+            "gradients do)"
+        )
 
     def _derive(
         self,
@@ -140,9 +137,12 @@ class HessianVectorProduct:
         # (a callee known only at run time was refused by the transform: no reverse rule)
         self.directional = compile_function(directional)
         self.slot = _slot(binding, self.hidden)
-        self.parameters = bound_run(
-            target, binding, len(types), varied, full_varied, _given, False
-        )
+        if binding == list(range(len(types))):  # (each operand its parameter, as given)
+            self.parameters = _given
+        else:
+            self.parameters = bound_run(
+                target, binding, len(types), varied, full_varied, _given, False
+            )
         # The globals the programs froze: the reverse rule of the compiled directional
         # derivative cannot see them (its code reads none), so this product checks them itself.
         self.frozen = builder.session.frozen
@@ -175,9 +175,10 @@ class HessianVectorProduct:
         others = [a for i, a in enumerate(operands) if i != self.hidden]
         v, *others = _apart(x, v, *others)
         others.insert(self.hidden, x)
-        with self._helpers():
-            given = self.parameters(*others, v)
-            _, grads = value_and_gradient(self.rule, self.directional, *given)
+        try:
+            _, grads = value_and_gradient(self.rule, self.directional, *self.parameters(*others, v))
+        except MissingRuleError as e:
+            raise self._helper(e) from e
         where, item = self.slot
         g = grads[1 + where]
         if item is not None and not isinstance(g, NoTangent):
