@@ -315,6 +315,7 @@ def test_hvp_takes_what_build_rrule_takes() -> None:
         (np.sum, (), {}, lambda z: np.sum(z * 1.0)),
         (np.prod, (), {}, lambda z: np.prod(z)),
     ]  # fmt: skip
+    held = [a.copy() for a in (x, v, w, other)]
     for f, args, kwargs, plain in cases:
         product = gibbous.build_hvp(f, x, *args, **kwargs)
         expected = _fd_hvp_of(plain, x, v)
@@ -324,6 +325,8 @@ def test_hvp_takes_what_build_rrule_takes() -> None:
         np.testing.assert_allclose(gibbous.hvp(f, x, v, *args, **kwargs), got, rtol=1e-12)
         H = gibbous.hessian(f, x, *args, **kwargs)
         np.testing.assert_allclose(H @ v, got, rtol=1e-10, atol=1e-12)
+    for a, b in zip((x, v, m.w, other), held):  # (no argument, nor the object, written)
+        np.testing.assert_array_equal(a, b)
     assert "power=f64" in repr(gibbous.build_hvp(m.loss, x, power=4.0))
     # another object of the same class: the product (kept per function and types) reads it
     np.testing.assert_allclose(
