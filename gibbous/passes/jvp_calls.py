@@ -155,10 +155,18 @@ class Calls:
             if v
         ]
         made = b.call(site.what, *values, *tangents, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+        if self.unpair(b, r, made):
             self.settle(b, op)
+
+    def unpair(self, b: Builder, r: Value, made: Value, *, always: bool = False) -> bool:
+        """``r`` and its tangent from the (value, tangent) pair a forward program returns; the
+        tangent only where ``r`` is varied, or ``always`` (an object's, whose type is unknown
+        here).  Whether ``r`` got a tangent."""
+        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
+        if not (always or r in self.varied):
+            return False
+        self.tangent[r] = b.call(operator.getitem, made, 1, type=T.ANY if always else r.type)
+        return True
 
     def bound_value(
         self, b: Builder, w: int | Default | Packed, given: t.Sequence[Value], ty: T.Type
@@ -200,8 +208,7 @@ class Calls:
         site = self.resolver.construct(cls, tuple(a.type for a in op.args), varied, op.loc)
         tangents = [self.tangent[a] for a, v in zip(op.args, varied) if v]
         made = b.call(site, *(self.p(a) for a in op.args), *tangents, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        self.tangent[r] = b.call(operator.getitem, made, 1, type=T.ANY)
+        self.unpair(b, r, made, always=True)
 
     def closure_cell(self, b: Builder, op: Call, args: list[Value]) -> None:
         """``closure_cell(fn, i)``: of the function itself, with boxes passed in, box ``i``
@@ -240,9 +247,7 @@ class Calls:
             for x in (self.p(v), self.tangent[v] if v in self.varied else Constant(None))
         ]  # fmt: skip
         made = b.call(star, *pairs, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+        self.unpair(b, r, made)
 
     def dynamic(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
@@ -275,9 +280,7 @@ class Calls:
             made = b.call(with_tangent, callee, dcallee, *args, *tangents, kwargs=kwargs, type=T.ANY)
         else:
             made = b.call(site.what, callee, *args, *tangents, kwargs=kwargs, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+        self.unpair(b, r, made)
 
     def dynamic_program(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
@@ -295,7 +298,5 @@ class Calls:
         tangents = [self.tangent[a] for a, v in zip(operands(op), varied) if v]
         head = [callee, dcallee] if closure else []
         made = b.call(run, *head, *values, *tangents, type=T.ANY)
-        self.primal[r] = b.call(operator.getitem, made, 0, type=r.type, name=r.name)
-        if r in self.varied:
-            self.tangent[r] = b.call(operator.getitem, made, 1, type=r.type)
+        self.unpair(b, r, made)
 
