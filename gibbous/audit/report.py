@@ -139,6 +139,8 @@ def render(report: AuditReport) -> str:
     for r in report.registrations:
         if r.forward.startswith("reverse-only"):
             why = r.forward.split(": ", 1)[1]
+            if why.startswith("forward mode"):  # (a refusal's own message: one category)
+                why = "its forward rule refuses these operands when it is made or called"
             reasons[why] = reasons.get(why, 0) + 1
     zero = sum(1 for r in report.registrations if r.forward == "zero derivative")
     structural = sum(1 for r in report.registrations if r.forward.startswith("structural"))

@@ -200,7 +200,7 @@ def jvp(
         given = _apart(rule, args, given)
     y, dy = rule.run(*args, *given)
     if dy is None:
-        dy = FR.like(y, None) if _is_real(y) else NoTangent()
+        dy = FR.like(y, None) if _is_number(y) else NoTangent()
     return y, dy
 
 
@@ -278,7 +278,7 @@ def _copied(d: t.Any) -> t.Any:
     """A tangent with every array in it (and every list, dict or object's tangent holding
     one) new."""
     if isinstance(d, np.ndarray):
-        return np.array(d, dtype=np.float64)
+        return np.array(d, dtype=d.dtype if d.dtype.kind == "c" else np.float64)
     if isinstance(d, list):
         return [_copied(i) for i in d]
     if isinstance(d, tuple):
@@ -290,9 +290,9 @@ def _copied(d: t.Any) -> t.Any:
     return d
 
 
-def _is_real(y: object) -> bool:
-    return isinstance(y, (float, int, np.floating, np.integer)) or (
-        isinstance(y, np.ndarray) and y.dtype.kind in "biuf"
+def _is_number(y: object) -> bool:
+    return isinstance(y, (float, int, complex, np.number)) or (
+        isinstance(y, np.ndarray) and y.dtype.kind in "biufc"
     )
 
 
@@ -334,18 +334,30 @@ def _checked_tangent(i: int | str, a: t.Any, dx: t.Any) -> t.Any:
             f"jvp: the tangent of argument {i} ({type(a).__name__}) must be a dict of its "
             f"attributes' tangents by name (or None); {type(dx).__name__} given"
         )
+    if isinstance(a, (complex, np.complexfloating)):
+        if isinstance(dx, (bool, np.bool_)) or not isinstance(dx, (int, float, complex, np.number)):
+            raise TypeError(
+                f"jvp: the tangent of argument {i} (a complex number) must be a number; "
+                f"{type(dx).__name__} given"
+            )
+        return complex(dx)
     if isinstance(a, np.ndarray):
-        if not isinstance(dx, np.ndarray) or dx.shape != a.shape or dx.dtype.kind not in "biuf":
+        # (a complex array's tangent may be real: its imaginary part 0)
+        complex_ = a.dtype.kind == "c"
+        kinds = "biufc" if complex_ else "biuf"
+        if not isinstance(dx, np.ndarray) or dx.shape != a.shape or dx.dtype.kind not in kinds:
             what = (
                 f"an array of shape {dx.shape} and dtype {dx.dtype}"
                 if isinstance(dx, np.ndarray)
                 else type(dx).__name__
             )
+            expected = "a complex (or real)" if complex_ else "a real"
             raise TypeError(
-                f"jvp: the tangent of argument {i} must be a real array of shape {a.shape}; "
+                f"jvp: the tangent of argument {i} must be {expected} array of shape {a.shape}; "
                 f"{what} given"
             )
-        return dx if dx.dtype == np.float64 else dx.astype(np.float64)
+        dtype = a.dtype if complex_ else np.float64
+        return dx if dx.dtype == dtype else dx.astype(dtype)
     real = isinstance(dx, (int, float, np.integer, np.floating))
     if isinstance(dx, (bool, np.bool_)) or not real:
         raise TypeError(

@@ -53,10 +53,11 @@ Writes = t.Callable[[Call, tuple[bool, ...]], frozenset[int]]
 
 
 def tangent_carrying(ty: T.Type) -> bool:
-    """Whether values of ``ty`` get a tangent here: floats and real float arrays, and values
-    whose type inference could not tell (``Any``: a recursive call's result, ``x[k]``), whose
-    tangent functions check at run time what they are given."""
-    if isinstance(ty, (T.Float, T.Any)):
+    """Whether values of ``ty`` get a tangent here: real and complex numbers and arrays
+    (complex ones: complex tangents), and values whose type inference could not tell (``Any``:
+    a recursive call's result, ``x[k]``), whose tangent functions check at run time what they
+    are given."""
+    if isinstance(ty, (T.Float, T.Complex, T.Any)):
         return True
     if isinstance(ty, T.Tuple):  # (a tuple of tangents and Nones)
         return any(map(tangent_carrying, ty.items))
@@ -70,7 +71,7 @@ def tangent_carrying(ty: T.Type) -> bool:
         return issubclass(ty.cls, _ITERABLE) or user_class(ty.cls) or ty.cls in (tuple, list)
     # (an array of a dtype the build could not tell, eig's: its tangent functions check at run
     # time that it is real)
-    return isinstance(ty, T.Array) and (ty.dtype is None or np.dtype(ty.dtype).kind == "f")
+    return isinstance(ty, T.Array) and (ty.dtype is None or np.dtype(ty.dtype).kind in "fc")
 
 
 #: iterators, and a dict's views of its values: one over the tangent runs in step

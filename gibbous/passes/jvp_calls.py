@@ -112,10 +112,10 @@ class Calls:
     def refuse(self, op: Operation | None, what: str) -> ForwardModeError:
         return ForwardModeError(
             f"forward mode cannot differentiate {what} ({where(op, self.fn_name)}, in "
-            f"{self.fn_name}): this version of build_frule takes floats and float64 arrays "
-            "through NumPy's functions, Python functions, closures and objects made of those, "
-            "lists, tuples and writes into arrays; use build_rrule and value_and_pullback for "
-            "the rest"
+            f"{self.fn_name}): this version of build_frule takes real and complex numbers and "
+            "arrays through NumPy's functions, Python functions, closures and objects made of "
+            "those, lists, tuples and writes into arrays; use build_rrule and "
+            "value_and_pullback for the rest"
         )
 
     def p(self, v: Value) -> Value:

@@ -256,6 +256,51 @@ BINARY: dict[str, Expr] = {
 }
 
 
+# --------------------------------------------------------------------------------------------
+# The tangent of a complex operand, from its gradient formula
+
+
+def complex_tangent(e: Expr) -> Expr | None:
+    """The tangent along ``g`` of the function whose gradient formula is ``e``, for complex
+    operands (None: a formula this cannot turn).
+
+    A formula is a real-linear map of the cotangent, ``P(g)``; the tangent is its adjoint under
+    the real inner product ``Re <a, b>``.  Where ``g`` enters as ``g * c`` (never conjugated,
+    ``conj(g)`` aside), that adjoint is ``conj(P(conj(d)))``: the same tree with ``conj``
+    pushed down to the leaves, where two cancel (``g * conj(cos(x))`` becomes
+    ``g * cos(x)``).  A real result keeps the real part of it (``abs``: ``Re(g conj(x)/|x|)``),
+    which the renderer takes.  On real operands the renderings drop ``conj`` and this is the
+    formula itself."""
+    if "g" not in e.variables():
+        return _conj(e)
+    if e.op == "var":
+        return e
+    if e.op == "conj":
+        inner = complex_tangent(e.args[0])
+        return None if inner is None else _conj(inner)
+    carriers = ["g" in a.variables() for a in e.args]
+    linear = {"neg": 1, "+": 2, "-": 2, "*": 1, "/": 1, "where": 2}
+    if e.op not in linear or sum(carriers) > linear[e.op]:
+        return None
+    if e.op == "/" and carriers[1] or e.op == "where" and carriers[0]:
+        return None
+    if e.op == "where":  # (the condition reads the operands, which the transform keeps)
+        branches = [complex_tangent(a) for a in e.args[1:]]
+        if None in branches:
+            return None
+        return Expr("where", (e.args[0], *t.cast(list[Expr], branches)))
+    args = [complex_tangent(a) for a in e.args]
+    if None in args:
+        return None
+    return Expr(e.op, tuple(t.cast(list[Expr], args)))
+
+
+def _conj(e: Expr) -> Expr:
+    if e.op == "conj":
+        return e.args[0]
+    return e if e.op == "const" else conj(e)
+
+
 # Which formulas NumPy's ufuncs take, by name: for arrays and scalars (``numpy_ufuncs``) and
 # with ``out=`` (``inplace``).
 _SAME_NAMES = """exp exp2 expm1 log log2 log10 log1p sqrt cbrt square reciprocal sin cos tan arcsin

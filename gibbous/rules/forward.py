@@ -21,8 +21,9 @@ The derivatives are not written again here:
 * a function registered as having no derivative (``zero_derivative``) has a result without a
   tangent (``ZERO``).
 
-Complex operands are refused for now: the reverse formulas of non-holomorphic functions do not
-give their tangents (docs/decisions.md, "Forward mode").
+Complex operands take the formulas' complex forms (``formulas.complex_tangent``: the adjoint of
+the reverse formula under the real inner product, docs/decisions.md, "Complex values in
+forward mode"); linear and bilinear functions are their own derivatives on them too.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
 from gibbous.rules import forward_writes as FW
+from gibbous.rules import formulas as formulas_
 from gibbous.rules.formulas import Expr
 from gibbous.rules.forward_ir import Emit as Emit
 from gibbous.rules.forward_ir import ForwardModeError
@@ -48,6 +50,8 @@ from gibbous.rules.forward_ir import (
     Inexpressible,
     Operand,
     Writer,
+    complex_type,
+    number_type,
     real_operands,
     real_type,
     scalar_of,
@@ -219,9 +223,13 @@ def register_elementwise(
 
     formulas = [None if g is None else FORMULA.get(g) for g in grads]
 
+    complex_forms = [None if f is None else formulas_.complex_tangent(f) for f in formulas]
+
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
+        if not kwnames and len(types) == len(grads) and any(map(complex_type, types)):
+            return _complex_elementwise(complex_forms, types, varied)
         if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
             return None
         if static_types(types) and all(f is not None for f, v in zip(formulas, varied) if v):
@@ -276,6 +284,23 @@ def register_elementwise(
         _register_unknown(fn, make_unknown)
 
 
+def _complex_elementwise(
+    forms: t.Sequence[Expr | None], types: tuple[T.Type, ...], varied: tuple[bool, ...]
+) -> Emit | None:
+    """The written form of an elementwise function of complex operands (types known): the
+    formulas' complex forms; no tangent function (None where a form is missing)."""
+    if not all(map(number_type, types)) or not static_types(types):
+        return None
+    if any(f is None for f, v in zip(forms, varied) if v):
+        return None
+    emit = _elementwise_emit(forms, arrays=True)
+    try:
+        _probe(emit, types, varied)
+    except Inexpressible:
+        return None
+    return emit
+
+
 def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
     names = ("x", "y")
 
@@ -295,6 +320,8 @@ def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
             total = term if total is None else w.call(operator.add, total, term)
         if total is None:
             return zero(b, z)
+        if w.complex_(total) and real_type(z.type) and not unknown(z.type):
+            total = w.call(np.real, total)  # (``abs``: a real result's)
         return fit(b, w.value(total), z)
 
     return Emit(emit)
@@ -332,7 +359,7 @@ def register_linear(
             n = len(types) - len(kwnames)
             if n <= operand or n > most or "out" in kwnames:
                 return None
-            if not (real_type(types[operand]) or _real_sequence(types[operand])):
+            if not number_operand(types[operand]):
                 return None
             if any(v for i, v in enumerate(varied) if i != operand):
                 return None  # (an index or a shape with a tangent: not this rule's)
@@ -374,13 +401,14 @@ def register_linear(
             FW.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
 
 
-def _real_sequence(ty: T.Type) -> bool:
-    """A list or tuple of real numbers or arrays (``np.array([x, y])``, ``np.stack(xs)``):
-    its tangent is the same sequence of the items' tangents."""
+def _real_sequence(ty: T.Type, item: t.Callable[[T.Type], bool] = real_type) -> bool:
+    """A list or tuple of real numbers or arrays (``item``: of those; a linear function's,
+    complex too) (``np.array([x, y])``, ``np.stack(xs)``): its tangent is the same sequence
+    of the items' tangents."""
     if isinstance(ty, T.List):
-        return real_type(ty.item) or _real_sequence(ty.item)
+        return item(ty.item) or _real_sequence(ty.item, item)
     if isinstance(ty, T.Tuple):
-        return all(real_type(i) or _real_sequence(i) for i in ty.items)
+        return all(item(i) or _real_sequence(i, item) for i in ty.items)
     return False
 
 
@@ -388,6 +416,11 @@ def real_operand(ty: T.Type) -> bool:
     """A real number or array, or a list or tuple of them: what NumPy makes a real array of
     (``np.var([a, b])``)."""
     return real_type(ty) or _real_sequence(ty)
+
+
+def number_operand(ty: T.Type) -> bool:
+    """The same, real or complex: what a (real-)linear function takes the tangent of."""
+    return number_type(ty) or _real_sequence(ty, number_type)
 
 
 def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: int) -> None:
@@ -403,7 +436,7 @@ def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: i
             n = len(types) - len(kwnames)
             if n <= max(linear) or n > most or "out" in kwnames:
                 return None
-            if not all(real_operand(types[i]) for i in linear):
+            if not all(number_operand(types[i]) for i in linear):
                 return None
             if any(v for i, v in enumerate(varied) if i not in linear):
                 return None
@@ -447,7 +480,7 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
-            if kwnames or len(types) != 2 or not all(map(real_type, types)):
+            if kwnames or len(types) != 2 or not all(map(number_type, types)):
                 return None
 
             if static_types(types) or written:
@@ -491,7 +524,7 @@ def _where_make(
 ) -> Tangent | Emit | None:
     """``np.where(c, a, b)``: linear in ``a`` and ``b``; the condition has no derivative,
     whatever tangent a value of unknown type there was given."""
-    if kwnames or len(types) != 3 or not all(map(real_type, types[1:])):
+    if kwnames or len(types) != 3 or not all(map(number_type, types[1:])):
         return None
 
     if static_types(types):
@@ -520,7 +553,7 @@ def _getattr_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Tangent | Emit | None:
     """``x.T``: the attributes of an array that are linear in it (a view of it)."""
-    if kwnames or len(types) != 2 or not real_type(types[0]):
+    if kwnames or len(types) != 2 or not number_type(types[0]):
         return None
     name = types[1]
     if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
@@ -588,7 +621,7 @@ def register_multilinear(fns: t.Iterable[object], first: int, last: int | None =
             linear = range(first, end)
             if "out" in kwnames or any(v for i, v in enumerate(varied) if i not in linear):
                 return None
-            if not all(real_type(types[i]) for i in linear):
+            if not all(number_type(types[i]) for i in linear):
                 return None
 
             def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
@@ -622,9 +655,11 @@ register_linear([
     np.moveaxis, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy,
     np.asarray, np.array,
     np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
-    np.rot90, np.tril, np.triu, np.real, operator.getitem, operator.pos, builtins.float,
+    np.rot90, np.tril, np.triu, np.real, np.imag, operator.getitem, operator.pos, builtins.float,
     np.float64, math.fsum, np.diag, np.ndarray.item, np.asanyarray, np.ascontiguousarray,
 ])  # fmt: skip
+# (real-linear: the conjugate of a tangent; of a real one, the tangent itself, as the primal)
+register_linear([np.ndarray.conj, np.ndarray.conjugate, complex.conjugate, float.conjugate])
 register_linear([np.rollaxis, np.delete], most=3)  # (a, axis, start); (arr, obj, axis)
 register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
 register_linear([builtins.sum], added={1, "start"})

@@ -30,6 +30,7 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
 from gibbous.ir.exceptions import GibbousError
 from gibbous.rules import render as R
+from gibbous.rules import formulas as F
 from gibbous.rules.formulas import Expr
 from gibbous.rules.tangent_classes import (
     NEVER_DIFFERENTIABLE,
@@ -72,6 +73,8 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
         return dz
     if kind is float or kind is int or kind is bool:
         return 0.0 if dz is None else float(dz)
+    if kind is complex:
+        return 0j if dz is None else complex(dz)
     if kind is tuple or kind is list:  # (zeros: 0.0 for an int; None for a string, None)
         if dz is not None:
             return dz
@@ -85,7 +88,7 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
             return z.dtype.type(0)
         return ObjectTangent() if user_class(type(z)) else None
     if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
-        return np.float64(dz) if z.dtype.kind != "f" else z.dtype.type(dz)
+        return np.float64(dz) if z.dtype.kind not in "fc" else z.dtype.type(dz)
     return dz
 
 
@@ -228,6 +231,21 @@ def real_type(ty: T.Type) -> bool:
     return isinstance(ty, (T.Float, T.Int, T.Bool))
 
 
+def complex_type(ty: T.Type) -> bool:
+    """Whether values of ``ty`` are complex numbers or arrays: their tangents are complex, and
+    a formula takes them in its complex form (``gibbous.rules.formulas.complex_tangent``)."""
+    if isinstance(ty, T.Complex):
+        return True
+    if isinstance(ty, T.Const):
+        return isinstance(ty.value, (complex, np.complexfloating))
+    return isinstance(ty, T.Array) and ty.dtype is not None and np.dtype(ty.dtype).kind == "c"
+
+
+def number_type(ty: T.Type) -> bool:
+    """A real or complex number or array: what a linear function's tangent is taken of."""
+    return real_type(ty) or complex_type(ty)
+
+
 def unknown(ty: T.Type) -> bool:
     """A type whose values a tangent function checks at run time: ``Any``, or an array of a
     dtype the build could not tell."""
@@ -308,12 +326,14 @@ _IR_FUNCTIONS: dict[str, t.Callable[..., t.Any]] = {
 _FLOAT_FUNCTIONS: dict[t.Callable[..., t.Any], t.Callable[..., t.Any]] = {
     np.sin: math.sin, np.cos: math.cos,
 }  # fmt: skip
-Operand = t.Union[Value, float, int, bool]
+Operand = t.Union[Value, float, int, bool, complex]
+#: functions whose result is real whatever their operands: the type of a complex one's
+_REAL_RESULTS = frozenset([np.abs, np.real, np.imag])
 
 
 def scalar_of(v: Value) -> Operand:
     """A constant operand as its number (so that ``where(y == 0, ...)`` of ``x ** 2`` folds)."""
-    if isinstance(v, Constant) and isinstance(v.value, (bool, int, float)):
+    if isinstance(v, Constant) and isinstance(v.value, (bool, int, float, complex)):
         return v.value
     return v
 
@@ -326,11 +346,19 @@ def elementwise_type(types: t.Sequence[T.Type], boolean: bool = False) -> T.Type
     """The type of an elementwise result: an array of the most dimensions if any operand is
     an array (unknown if some array's are), else a float (or a bool)."""
     arrays = [ty for ty in types if isinstance(ty, T.Array)]
+    complex_ = not boolean and any(map(complex_type, types))
     if not arrays:
-        return T.BOOL if boolean else T.FLOAT
+        return T.BOOL if boolean else T.COMPLEX if complex_ else T.FLOAT
     dims = [ty.ndim for ty in arrays]
     ndim = None if None in dims else max(t.cast(list[int], dims))
-    return T.Array("bool" if boolean else "float64", ndim)
+    return T.Array("bool" if boolean else "complex128" if complex_ else "float64", ndim)
+
+
+def real_part_type(ty: T.Type) -> T.Type:
+    """The type of a complex value's real part (``np.abs``'s, ``np.real``'s)."""
+    if isinstance(ty, T.Array) and complex_type(ty):
+        return T.Array("float64", ty.ndim)
+    return T.FLOAT if complex_type(ty) else ty
 
 
 class Writer:
@@ -344,13 +372,18 @@ class Writer:
             return t.cast(Operand, fn(*args))  # (numbers: folded)
         if fn is operator.pow and isinstance(args[1], (int, float)) and args[1] == 1:
             return args[0]  # (``x ** (2 - 1)`` of ``x ** 2``'s formula)
-        if not self.arrays:  # a float: ``math``'s functions where they never raise
-            fn = _FLOAT_FUNCTIONS.get(fn, fn)
         types = [_type_of(a) for a in args]
+        if not self.arrays and not any(map(complex_type, types)):
+            fn = _FLOAT_FUNCTIONS.get(fn, fn)  # (a float: ``math``'s where they never raise)
         # (an operand of a type the build could not tell: a result of one, written out for a
         # Hessian-vector product after ``real_operands`` checked it)
         ty = T.ANY if any(map(unknown, types)) else elementwise_type(types, boolean)
+        if fn in _REAL_RESULTS:
+            ty = real_part_type(ty)
         return self.b.call(fn, *args, type=ty)
+
+    def complex_(self, v: Operand) -> bool:
+        return complex_type(_type_of(v))
 
     def formula(self, e: Expr, env: t.Mapping[str, Operand]) -> Operand:
         op = e.op
@@ -367,11 +400,18 @@ class Writer:
             a, b = (self.formula(x, env) for x in e.args[1:])
             return self.call(np.where, cond, a, b)
         if op == "call" and e.name == "lift_base":  # (the base itself, for reals)
-            return self.formula(e.args[0], env)
+            base, z = (self.formula(a, env) for a in e.args)
+            if self.complex_(z) and not self.complex_(base):  # (a negative one's power)
+                return self.call(operator.add, base, 0j)
+            return base
+        if op == "call" and e.name == "unit" and self.complex_(self.formula(e.args[0], env)):
+            return self.formula(F.ratio(e.args[0], F.magnitude(e.args[0])), env)  # x / |x|
         args = [self.formula(a, env) for a in e.args]
-        if op == "conj":
-            return args[0]
-        if op == "call" and e.name == "real_log":  # log |x|
+        if op == "conj":  # (of a real operand: itself)
+            return self.call(np.conj, args[0]) if self.complex_(args[0]) else args[0]
+        if op == "call" and e.name == "real_log":  # log |x| (log x of a complex x)
+            if self.complex_(args[0]):
+                return self.call(np.log, args[0])
             return self.call(np.log, self.call(np.abs, args[0]))
         if op == "call":
             fn = _IR_FUNCTIONS.get(e.name)
@@ -381,14 +421,16 @@ class Writer:
         return self.call(R.PY_OPERATORS[op], *args, boolean=op in _COMPARISONS)
 
     def value(self, v: Operand) -> Value:
-        return v if isinstance(v, Value) else Constant(float(v))
+        if isinstance(v, Value):
+            return v
+        return Constant(complex(v) if isinstance(v, complex) else float(v))
 
 
 def fit(b: Builder, d: Value, z: Value) -> Value:
     """``d`` as ``z``'s tangent: broadcast to ``z``'s shape where the types cannot tell that it
     has it (a float operand's term of an array result)."""
     dt, zt = d.type, z.type
-    if isinstance(zt, T.Float) and isinstance(dt, (T.Float, T.Const)):
+    if isinstance(zt, (T.Float, T.Complex)) and isinstance(dt, (T.Float, T.Complex, T.Const)):
         return d
     if isinstance(zt, T.Array) and isinstance(dt, T.Array) and zt.ndim is not None:
         if dt.ndim == zt.ndim:
@@ -403,6 +445,8 @@ def zero(b: Builder, z: Value) -> Value:
         isinstance(z.type, T.Const) and isinstance(z.type.value, (float, int))
     ):
         return Constant(0.0)
+    if isinstance(z.type, T.Complex):
+        return Constant(0j)
     if isinstance(z.type, T.Array):
         return b.call(np.zeros_like, z, type=z.type)
     return b.call(like, z, None, type=z.type)
@@ -416,7 +460,7 @@ def item_tangent(b: Builder, a: Value, d: Value | None) -> Value:
     if isinstance(a.type, T.List) and isinstance(a.type.item, _NO_NUMBERS):
         # (none: zeros of a list taken here would miss its later appends)
         return Constant(None)
-    if isinstance(a.type, (T.Float, T.Array, T.Tuple, T.List, T.Any)):
+    if isinstance(a.type, (T.Float, T.Complex, T.Array, T.Tuple, T.List, T.Any)):
         return zero(b, a)
     if isinstance(a.type, (T.Int, T.Bool)) or (
         isinstance(a.type, T.Const) and isinstance(a.type.value, (int, float, np.number))

@@ -39,8 +39,10 @@ from gibbous.rules.forward_ir import (
     item_tangent,
     item_zeros,
     like,
+    number_type,
     real_type,
     refuse_computed,
+    unknown,
     user_class,
 )
 
@@ -164,6 +166,9 @@ def direct(
         if ufunc is not None and _ufunc_partials(ufunc) and _float_array(target):
             if all(real_type(ty) and not isinstance(ty, T.Any) for ty in types):
                 return _ufunc_out(fn, ufunc, ufunc is not fn, varied[: ufunc.nin])
+        if ufunc is not None and _complex_partials(ufunc) and _complex_array(target):
+            if all(number_type(ty) and not unknown(ty) for ty in types):
+                return _ufunc_out(fn, ufunc, ufunc is not fn, varied[: ufunc.nin], True)
     added = LINEAR.get(fn)
     if added is not None and "out" in kwnames and "where" not in kwnames:
         given = set(range(n)) | set(kwnames)
@@ -223,6 +228,16 @@ def _ufunc_partials(ufunc: np.ufunc) -> t.Any:
 
     table = inplace.UNARY_PARTIALS if ufunc.nin == 1 else inplace.BINARY_PARTIALS
     return table.get(ufunc)
+
+
+def _complex_array(ty: T.Type) -> bool:
+    return isinstance(ty, T.Array) and ty.dtype == "complex128"
+
+
+def _complex_partials(ufunc: np.ufunc) -> t.Any:
+    from gibbous.rules import inplace  # (registers rules: not at this module's import)
+
+    return inplace.COMPLEX_TANGENTS.get(ufunc)
 
 
 def _matrix(ty: T.Type) -> bool:
@@ -493,10 +508,15 @@ class UfuncOut:
     __slots__ = ("fn", "partials", "steps", "nin", "in_place", "local", "__weakref__")
 
     def __init__(
-        self, fn: t.Callable[..., t.Any], ufunc: np.ufunc, in_place: bool, varied: tuple[bool, ...]
+        self,
+        fn: t.Callable[..., t.Any],
+        ufunc: np.ufunc,
+        in_place: bool,
+        varied: tuple[bool, ...],
+        complex_: bool = False,
     ) -> None:
         self.fn, self.nin, self.in_place = fn, ufunc.nin, in_place
-        self.partials = _ufunc_partials(ufunc)
+        self.partials = _complex_partials(ufunc) if complex_ else _ufunc_partials(ufunc)
         # (the operands with a tangent and a partial, known when the rule is built)
         self.steps = tuple(
             (i, p) for i, (p, v) in enumerate(zip(self.partials.fns, varied)) if p is not None and v
@@ -550,9 +570,9 @@ class UfuncOut:
 
 
 def _ufunc_out(
-    fn: object, ufunc: np.ufunc, in_place: bool, varied: tuple[bool, ...]
+    fn: object, ufunc: np.ufunc, in_place: bool, varied: tuple[bool, ...], complex_: bool = False
 ) -> WriteEmit:
-    site = UfuncOut(t.cast(t.Callable[..., t.Any], fn), ufunc, in_place, varied)
+    site = UfuncOut(t.cast(t.Callable[..., t.Any], fn), ufunc, in_place, varied, complex_)
 
     def emit(
         b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]

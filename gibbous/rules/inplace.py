@@ -149,11 +149,11 @@ class Partials:
 
 
 def _partials(
-    ufunc: np.ufunc, names: tuple[str | None, ...], real: bool = True
+    ufunc: np.ufunc, names: tuple[str | None, ...], real: bool = True, tangent: bool = False
 ) -> Partials:
     table = F.UNARY if len(names) == 1 else F.BINARY
     kernels = [
-        None if n is None else R.kernel(table[n], len(names), ufunc, real, R.KERNEL)
+        None if n is None else R.kernel(_form(table[n], tangent), len(names), ufunc, real, R.KERNEL)
         for n in names
     ]
     done = [k for k in kernels if k is not None]
@@ -163,6 +163,14 @@ def _partials(
         max([k.masks for k in done], default=0),
         any(k.singular for k in done),
     )
+
+
+def _form(e: F.Expr, tangent: bool) -> F.Expr:
+    if not tangent:
+        return e
+    form = F.complex_tangent(e)
+    assert form is not None, e  # (every formula of a complex in-place rule has one)
+    return form
 
 
 # Each ufunc's formulas (``None``: piecewise constant, the output is overwritten and restored,
@@ -191,6 +199,13 @@ COMPLEX_UNARY_PARTIALS = {
     if n is not None and u not in _REAL_ONLY
 }
 COMPLEX_BINARY_PARTIALS = {u: _partials(u, BINARY_FORMULAS[u], False) for u in _COMPLEX_BINARY}
+# ... and, for forward mode, the tangent kernels of the same ufuncs on complex128 arrays: each
+# formula in its complex form (``formulas.complex_tangent``; on real arrays the partials above
+# are the tangents' kernels too, the conjugates dropped)
+COMPLEX_TANGENTS: dict[np.ufunc, Partials] = {
+    **{u: _partials(u, (UNARY_FORMULAS[u],), False, True) for u in COMPLEX_UNARY_PARTIALS},
+    **{u: _partials(u, BINARY_FORMULAS[u], False, True) for u in _COMPLEX_BINARY},
+}
 
 # NumPy deprecates passing their output by position (a third operand may one day be an input).
 KEYWORD_OUT_ONLY = frozenset({np.maximum, np.minimum})

@@ -84,8 +84,7 @@ def check_forward(
     if registration is not None and registration.kind == "zero_derivative":
         return ForwardCheck("zero")
     complex_items = any(map(_holds_complex, (*args, *kwargs.values())))
-    if complex_items or any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types):
-        return ForwardCheck("reverse-only", "complex operands (forward rules take real ones)")
+    complex_ = complex_items or any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types)
     # Copies: arguments that share memory (``x`` and ``x.T``) share one cotangent in reverse
     # mode, while the check gives each its own direction.
     args = tuple(map(_apart, args))
@@ -105,13 +104,13 @@ def check_forward(
         # what the next case sees)
         known, _ = purity_entry(f)  # (unknown purity is not an effect)
         pure = is_pure(f, types[: len(args)], dict(zip(kwnames, types[len(args) :])))
-        why = _EFFECTS if known and not pure else _why_not(kwnames, maker)
+        why = _EFFECTS if known and not pure else _COMPLEX if complex_ else _why_not(kwnames, maker)
         return ForwardCheck("reverse-only", why)
     rng = np.random.default_rng(rng)
     y0 = f(*args, **kwargs)
     if isinstance(y0, _STRUCTURES):  # (no numbers to compare)
         return ForwardCheck("structural", _STRUCTURAL)
-    if _holds_complex(y0):  # (NumPy 2.5's eig: complex whatever the spectrum)
+    if _holds_complex(y0) and not complex_:  # (NumPy 2.5's eig: complex whatever the spectrum)
         return ForwardCheck("reverse-only", _COMPLEX_RESULTS)
     if isinstance(made, FR.Emit):
         run = primitive_program(f, types, kwnames, varied, made, T.typeof(y0))
@@ -142,7 +141,7 @@ def check_forward(
 
 def _verdict(types: tuple[T.Type, ...], y0: t.Any, worst_fd: float, worst_t: float) -> ForwardCheck:
     # (float32 operands or result: no useful central difference, a looser identity)
-    low = any(_low_precision(ty) for ty in (*types, T.typeof(y0)))
+    low = any(_low_precision(ty) for ty in (*types, T.typeof(y0))) or _holds_single(y0)
     if worst_t > (1e-4 if low else 1e-10) or (worst_fd > 1e-3 and not low):
         return ForwardCheck(
             "failed",
@@ -160,7 +159,8 @@ _STRUCTURAL = (
     "(gibbous.rules.forward_cells, forward_dicts), checked through the programs of "
     "tests/forward/test_closures_jvp.py and test_dicts_jvp.py"
 )
-_COMPLEX_RESULTS = "complex results (forward rules are checked on real ones)"
+_COMPLEX_RESULTS = "complex results of real operands (forward rules are checked on real ones)"
+_COMPLEX = "complex operands: its forward rule takes real ones"
 _STRUCTURES = (pytypes.CellType, pytypes.FunctionType, abc.ItemsView, abc.ValuesView)
 
 
@@ -258,7 +258,7 @@ def _allocates(
     primal = compile_function(body)
     run = compile_function(jvp_transform(body, varied, builder, callable_name(f)))
     values = [np.array(a) if isinstance(a, np.ndarray) else a for a in operands]
-    tangents = [np.zeros(np.shape(a)) for a, v in zip(operands, varied) if v]
+    tangents = [np.zeros(np.shape(a), complex if _holds_complex(a) else float) for a, v in zip(operands, varied) if v]
     if measure(lambda mark: primal(*values)).allocated:
         return 0
     return measure(lambda mark: run(*values, *tangents)).allocated
@@ -272,7 +272,17 @@ def _why_not(kwnames: tuple[str, ...], maker: t.Any) -> str:
 
 def _low_precision(ty: T.Type) -> bool:
     dtype = ty.dtype if isinstance(ty, (T.Array, T.Float)) else None
-    return dtype is not None and np.dtype(dtype).itemsize < 8
+    return dtype is not None and np.dtype(dtype).itemsize < (16 if np.dtype(dtype).kind == "c" else 8)
+
+
+def _holds_single(v: t.Any) -> bool:
+    """A single-precision number or array, or a container holding one (a list's items, whose
+    type the build could not tell: ``unpack`` of ``[1.5, np.float32(2.5)]``)."""
+    if isinstance(v, (tuple, list)):
+        return any(map(_holds_single, v))
+    if isinstance(v, dict):
+        return any(map(_holds_single, v.values()))
+    return isinstance(v, (np.ndarray, np.generic)) and v.dtype in (np.float32, np.complex64)
 
 
 def _complex_array(ty: T.Type) -> bool:
@@ -353,8 +363,8 @@ def _carries(v: t.Any) -> bool:
     if isinstance(v, dict):
         return any(map(_carries, v.values()))
     if isinstance(v, np.ndarray):
-        return bool(v.dtype.kind == "f")
-    return isinstance(v, (float, np.floating))
+        return bool(v.dtype.kind in "fc")
+    return isinstance(v, (float, complex, np.inexact))
 
 
 def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.Any:
@@ -375,8 +385,12 @@ def _direction(rng: np.random.Generator, like: t.Any, none: t.Any = None) -> t.A
         return none  # (no numbers: no tangent, no cotangent)
     if none is not None and _tangentless(like):
         return none  # (a boolean or integer result has no cotangent: a comparison's)
+    if isinstance(like, np.ndarray) and like.dtype.kind == "c":
+        return rng.standard_normal(like.shape) + 1j * rng.standard_normal(like.shape)
     if isinstance(like, np.ndarray):
         return rng.standard_normal(like.shape)
+    if isinstance(like, (complex, np.complexfloating)):
+        return complex(rng.standard_normal(), rng.standard_normal())
     return float(rng.standard_normal())
 
 
@@ -405,7 +419,10 @@ def _flat(v: t.Any) -> np.ndarray:
     if isinstance(v, (tuple, list)):
         leaves = [_flat(i) for i in v]
         return np.concatenate(leaves) if leaves else np.zeros(0)
-    if isinstance(v, (int, float, np.number, np.ndarray)):
+    if isinstance(v, (int, float, complex, np.number, np.ndarray)):
+        if np.iscomplexobj(v):  # (the real inner product: real and imaginary parts)
+            a = np.asarray(v).ravel()
+            return np.concatenate([a.real, a.imag])
         return np.asarray(v, dtype=float).ravel()
     return np.zeros(0)
 

@@ -28,7 +28,10 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (math.log, (2.0,), {}, "checked"),
         (np.where, (X > 0, X, 0.0), {}, "checked"),
         (np.floor, (X,), {}, "zero"),
-        (np.exp, (X + 0j,), {}, "reverse-only"),
+        (np.exp, (X + 0j,), {}, "checked"),  # (complex: the formula's complex form)
+        (np.abs, (X + 1j * X.T[:1].T,), {}, "checked"),  # (a real result of a complex one)
+        (operator.imul, (X + 0j, X * 1j), {}, "checked"),  # (complex tangent kernels)
+        (np.linalg.inv, (np.eye(3) + 0.1j,), {}, "reverse-only"),
         (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "checked"),  # (the stateful rule)
         (operator.imul, (X.copy(), X), {}, "checked"),  # (a write, through ``X * X``)
         (np.add, (X, X, np.empty((3, 4))), {}, "checked"),  # (out by position)

@@ -18,12 +18,14 @@ import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Value
+from gibbous.ir.core import Constant, Value
 from gibbous.rules import forward as FR
 from gibbous.rules.forward_ir import (
     ForwardModeError,
     added,
+    complex_type,
     is_none,
+    number_type,
     operand_positions,
     real_type,
     refuse_complex,
@@ -508,3 +510,33 @@ def angle_rrule(f: CD, z: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 for _kind in NUMERIC:
     primitive(np.angle, _kind, ...)(angle_rrule)
+
+
+def angle_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.angle(z, deg=False)``: ``Im(dz / z)`` of a complex ``z`` (0 at 0, the reverse
+    rule's choice), times ``180 / pi`` in degrees; of a real one, 0 (piecewise constant)."""
+    if len(types) > 2 or kwnames not in ((), ("deg",)) or not static_types(types):
+        return None
+    deg = T.Const(False) if len(types) == 1 else types[1]
+    if not isinstance(deg, T.Const) or not number_type(types[0]):
+        return None
+    scale = 180 / np.pi if deg.value else 1.0
+
+    def emit(b: Builder, z: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+        x, dx = args[0], ds[0]
+        if dx is None or not complex_type(x.type):
+            return FR.zero(b, z)
+        ty, real = x.type, z.type
+        boolean = T.Array("bool", ty.ndim) if isinstance(ty, T.Array) else T.BOOL
+        at_zero = b.call(np.equal, x, Constant(0), type=boolean)
+        safe = b.call(np.where, at_zero, Constant(1), x, type=ty)
+        slope = b.call(np.imag, b.call(operator.truediv, dx, safe, type=ty), type=real)
+        chosen = b.call(np.where, at_zero, Constant(0.0), slope, type=real)
+        return chosen if scale == 1.0 else b.call(operator.mul, chosen, Constant(scale), type=real)
+
+    return FR.Emit(emit)
+
+
+FR.register(np.angle, angle_tangent)
