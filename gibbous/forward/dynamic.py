@@ -16,6 +16,7 @@ from gibbous.passes.jvp import ForwardModeError
 from gibbous.passes.jvp_generators import frame_maker, generator_function
 from gibbous.passes.jvp_activity import Default, bind_packed, bound
 from gibbous.rules import forward as FR
+from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_cells import ClosureTangent
 from gibbous.rules.forward_ir import ObjectTangent, user_class
 from gibbous.rules.tangent_classes import Machinery
@@ -185,6 +186,25 @@ class DynamicCalls(Machinery):
             k: d for k, d in (dkwargs or {}).items() if not _tangentless_value(kwargs.get(k))
         }
         return self.call(callee, dcallee, args, tangents, kwargs, named)
+
+    def in_place(self, fn: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
+        """``x += y`` (``fn``, an in-place operator) with ``x`` of a type the build could not
+        tell (an attribute: ``p.vel += a * dt``): into a number, a new value and its tangent;
+        into an array, the tangent of ``x op y`` from the operands before the write, then the
+        write, then that tangent written into ``dx``, the array's tangent (an attribute's is
+        kept in its object's tangent), so every name of the array sees both."""
+        if type(x) is not np.ndarray:
+            return self.call(fn, None, (x, y), (dx, dy), {}, {})
+        if type(dx) is not np.ndarray or dx.shape != x.shape:
+            raise ForwardModeError(
+                f"forward mode: {callable_name(fn)} writes into an array here that has no "
+                "tangent of its own (an array the differentiated code did not get or make from "
+                "an argument): its other names' tangents would miss the write"
+            )
+        _, d = self.call(FW.IN_PLACE_OF[fn], None, (x, y), (dx, dy), {}, {})
+        z = fn(x, y)
+        np.copyto(dx, d)
+        return z, dx
 
     def _find(
         self,

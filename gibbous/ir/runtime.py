@@ -72,6 +72,12 @@ def make_locals(*names_and_values: object) -> dict[object, object]:
     return {name: value for name, value in pairs if value is not UNBOUND}
 
 
+def bound_like(value: object, d: object) -> object:
+    """``d``, or ``UNBOUND`` where ``value`` is: a local's tangent for ``make_locals``, which
+    leaves out what is unbound (a Hessian-vector product's ``locals()``)."""
+    return UNBOUND if value is UNBOUND else d
+
+
 def _non_iterable(seq: object) -> TypeError:
     return TypeError(f"cannot unpack non-iterable {type(seq).__name__} object")
 

@@ -283,7 +283,10 @@ class _Transform(Calls):
             raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
         if fn in FR.IN_PLACE and op.args and isinstance(op.args[0].type, T.Any):
             # ``x += y`` into a float makes a new value; into an array (of a type inference
-            # could not tell) it writes, which the tangents of its aliases would miss
+            # could not tell) it writes, into its tangent too when it has one
+            if not self.reversible and op.args[0] in self.varied and len(op.args) == 2:
+                self.in_place_of_any(b, op, fn, varied)
+                return
             b.call(FR.not_an_array, self.p(op.args[0]), name, type=T.NONE)
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")

@@ -87,8 +87,9 @@ def tangentless(ty: T.Type) -> bool:
     if isinstance(ty, T.Tuple):  # ``x.shape``
         return all(map(tangentless, ty.items))
     if isinstance(ty, T.Object):  # (ranges and slices hold ints, whatever made them; an
-        # exception made of a float is raised or read for its message, not differentiated)
-        return issubclass(ty.cls, (range, slice, str, bytes, BaseException))
+        # exception made of a float is raised or read for its message, not differentiated;
+        # ``type(x)`` is a class)
+        return issubclass(ty.cls, (range, slice, str, bytes, BaseException, type))
     return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
 
 

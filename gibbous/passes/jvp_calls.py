@@ -249,6 +249,16 @@ class Calls:
         made = b.call(star, *pairs, type=T.ANY)
         self.unpair(b, r, made)
 
+    def in_place_of_any(self, b: Builder, op: Call, fn: object, varied: tuple[bool, ...]) -> None:
+        """``x += y`` with ``x`` of a type the build could not tell: decided at run time
+        (``DynamicCalls.in_place``: a new number, or a write into an array and its tangent)."""
+        x, y = op.args
+        in_place = self.resolver.dynamic_calls().in_place  # type: ignore[attr-defined]
+        names.printable(in_place, "forward.dynamic_calls.in_place")
+        dy = self.tangent[y] if varied[1] else Constant(None)
+        made = b.call(in_place, Constant(fn), self.p(x), self.p(y), self.tangent[x], dy, type=T.ANY)
+        self.unpair(b, op.result, made, always=True)
+
     def dynamic(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]
     ) -> None:

@@ -40,24 +40,23 @@ def _make_dict(
 def _make_locals(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> FR.Tangent | Emit | None:
-    """``locals()`` (``make_locals(name1, v1, ...)``): the dict of the bound names' tangents."""
+    """``locals()`` (``make_locals(name1, v1, ...)``): ``make_locals`` of the names and their
+    tangents, each ``bound_like`` its value, so the unbound names are left out of both (plain
+    calls: reverse mode differentiates them again in a Hessian-vector product)."""
     if kwnames:
         return None
 
     def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
-        triples = [
+        items = [
             x for i in range(0, len(args) - 1, 2)
-            for x in (args[i], args[i + 1], item_tangent(b, args[i + 1], tangents[i + 1]))
+            for x in (args[i], b.call(
+                runtime.bound_like, args[i + 1], item_tangent(b, args[i + 1], tangents[i + 1]),
+                type=T.ANY,
+            ))
         ]  # fmt: skip
-        return b.call(_locals_tangent, *triples, type=z.type)
+        return b.call(runtime.make_locals, *items, type=z.type)
 
     return Emit(emit)
-
-
-def _locals_tangent(*triples: t.Any) -> dict[t.Any, t.Any]:
-    """The names, values and tangents of ``make_locals``: the tangents of the bound ones."""
-    items = zip(triples[0::3], triples[1::3], triples[2::3])
-    return {name: d for name, v, d in items if v is not runtime.UNBOUND}
 
 
 def _getitem(
@@ -111,5 +110,5 @@ FR.register(operator.getitem, _getitem)
 FR.register(dict.get, _on_dicts(_get, 3))
 FR.register(dict.items, _on_dicts(_items, 1))
 FR.register(dict.values, _on_dicts(_values, 1))
-for _helper in (_get, _items, _values, _locals_tangent):
+for _helper in (_get, _items, _values):
     runtime.register_object(_helper, f"forward_dicts.{_helper.__name__.lstrip('_')}")

@@ -13,6 +13,7 @@ among its operands (``operand_positions``) and a tangent function its operands' 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import math
@@ -118,7 +119,7 @@ def user_class(cls: type) -> bool:
     that can be re-bound (``gibbous.rules.forward_objects``)."""
     return (
         isinstance(cls, type)
-        and _users_module(cls.__module__)
+        and (_users_module(cls.__module__) or cls in _FOLLOWED_CLASSES)
         and not issubclass(cls, NEVER_DIFFERENTIABLE)
         and not issubclass(cls, _NOT_OBJECTS)
         and has_fields(cls)
@@ -159,6 +160,9 @@ def refuse_computed(obj: object, name: str, reading: bool = False) -> None:
 
 
 _ABSENT = object()
+#: classes of the standard library whose instances forward mode follows as it follows the
+#: user's (their methods' programs derived from their source): ``@contextmanager``'s
+_FOLLOWED_CLASSES = frozenset([contextlib._GeneratorContextManager])
 
 
 @functools.cache

@@ -97,7 +97,7 @@ def written_operands(
         return frozenset({0})  # (the cell: its contents)
     if fn is runtime.dict_merge and n == 2:
         return frozenset({0})  # (the dict ``f(**a, **b)`` is called with)
-    if fn is setattr and n == 3 and isinstance(types[0], T.Object) and user_class(types[0].cls):
+    if fn in (setattr, delattr) and n == (3 if fn is setattr else 2) and _followed(types[0]):
         return frozenset({0})  # (the object: its attribute)
     if fn is operator.setitem and n == 3 and isinstance(types[0], T.Any):
         return frozenset({0})  # (an array whose type inference could not tell: checked)
@@ -146,6 +146,8 @@ def direct(
         return _list_write(operator.setitem, 2)  # (``d[k] = v``: ``dd[k] = dv``)
     if fn is setattr and n == 3 and not kwnames:
         return _setattr
+    if fn is delattr and n == 2 and not kwnames:
+        return _delattr
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Any):
         return _assign(setitem_checked, value=2) if _number(types[2]) else None
     if fn is operator.setitem and n == 3 and not kwnames and _number(types[2]):
@@ -404,6 +406,21 @@ def _setattr(
     dv = Constant(None) if d[2] is None else d[2]
     b.call(set_field, d[0], args[1], dv, type=T.NONE)
     return z, None
+
+
+def _delattr(
+    b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+) -> tuple[Value, Value | None]:
+    """``del obj.name``: the object's tangent loses the attribute's too."""
+    assert d[0] is not None  # (the transform gives every written object a tangent)
+    b.call(refuse_computed, args[0], args[1], type=T.NONE)
+    z = b.call(delattr, *args, type=T.NONE)
+    b.call(set_field, d[0], args[1], Constant(None), type=T.NONE)
+    return z, None
+
+
+def _followed(ty: T.Type) -> bool:
+    return isinstance(ty, T.Object) and user_class(ty.cls)
 
 
 def set_field(dobj: t.Any, name: str, dv: t.Any) -> None:

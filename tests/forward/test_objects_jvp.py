@@ -4,6 +4,7 @@ tangents, NamedTuples' fields by name; against central finite differences."""
 
 from __future__ import annotations
 
+import contextlib
 import typing as t
 
 import numpy as np
@@ -75,9 +76,56 @@ def named_fields(x: float, v: np.ndarray) -> float:
     return p.a * float(np.sum(p.b)) + p[0]
 
 
+def deleted_attribute(x: float) -> float:
+    p = Point(x, x * x)
+    total = p.total(2.0)
+    del p.b  # its tangent goes with it: a new one starts at the new value
+    p.b = 3.0
+    return total + p.total(x)
+
+
+@contextlib.contextmanager
+def _shifted(v: np.ndarray, by: float) -> t.Iterator[np.ndarray]:
+    moved = v + by
+    try:
+        yield moved * moved
+    finally:
+        del moved  # (runs at the end of the block)
+
+
+def through_a_contextmanager(v: np.ndarray, by: float) -> float:
+    """``@contextmanager``: its object (the standard library's) followed like the user's."""
+    with _shifted(v, by) as w:
+        s = float(np.sum(w * v))
+    with _shifted(w, 1.0) as u:
+        s += float(np.sum(u))
+    return s
+
+
+class Body:
+    def __init__(self, pos: np.ndarray, vel: np.ndarray) -> None:
+        self.pos = pos
+        self.vel = vel
+
+
+def augmented_attributes(x: np.ndarray, dt: float) -> float:
+    """``b.vel += ...``: an attribute's type is unknown when the rule is built; the write is
+    into the array, which another name (``alias``) sees, with its tangent."""
+    b = Body(x.copy(), x * 0.5)
+    alias = b.vel
+    for _ in range(3):
+        b.vel += np.sin(b.pos) * dt
+        b.pos = b.pos + b.vel * dt
+        b.vel *= 0.9
+    return float(np.sum(alias * b.pos))
+
+
 @pytest.mark.parametrize(
     ("f", "args"),
     [
+        (augmented_attributes, (RNG.standard_normal(3), 0.3)),
+        (deleted_attribute, (0.8,)),
+        (through_a_contextmanager, (RNG.standard_normal(3), 0.4)),
         (attributes, (1.3,)),
         (model, (RNG.standard_normal((2, 3)) / 2, RNG.standard_normal(3))),
         (buffered, (RNG.standard_normal(3),)),
@@ -207,3 +255,21 @@ def test_an_object_argument_written_keeps_the_callers_tangent() -> None:
         return scales_in_place(Holder(data + s * np.array([1.0, 0.0, -1.0])), 2.0 + s * 0.5)
 
     assert dy == pytest.approx((at(step) - at(-step)) / (2 * step), rel=1e-7)
+
+
+_FIXED = Body(np.zeros(2), np.ones(2))
+
+
+def into_a_fixed_object(x: np.ndarray) -> float:
+    b = _FIXED  # (a global: its arrays have no tangent of their own)
+    b.vel += x
+    return float(np.sum(b.vel))
+
+
+def test_a_write_into_an_array_without_a_tangent_is_refused() -> None:
+    x = RNG.standard_normal(2)
+    before = _FIXED.vel.copy()
+    with pytest.raises(ForwardModeError, match="a write into an array the function reads"):
+        rule = build_frule(into_a_fixed_object, x)
+        jvp(rule, into_a_fixed_object, (x,), (np.ones(2),))
+    assert np.array_equal(_FIXED.vel, before)  # (refused before the write)

@@ -387,6 +387,8 @@ CASES += [
     case(t.cast, float, 1.5),
     case(t.cast, object, A),
     case(t.cast, list, [1.5, A]),
+    case(runtime.bound_like, 1.5, 2.5),
+    case(runtime.bound_like, runtime.UNBOUND, 0.0),
     case(runtime.check_bound, 1.5, "x"),
     case(runtime.check_bound, M, "m"),
     case(runtime.check_bound, Point(1.5, 2.5), "p"),

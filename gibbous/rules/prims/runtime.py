@@ -45,6 +45,7 @@ from gibbous.rules.tangents import (
     increment,
     rdata_of,
     zero_fdata,
+    zero_rdata,
 )
 
 _MISSING = object()
@@ -268,6 +269,15 @@ def cast_rrule(f: CD, ty: CD, value: CD) -> RuleResult:
 def check_bound_rrule(f: CD, value: CD, name: CD) -> RuleResult:
     f.primal(value.primal, name.primal)
     return value, lambda dy: (NT, dy, NT)
+
+
+@primitive(runtime.bound_like, ANY, ANY)
+def bound_like_rrule(f: CD, value: CD, d: CD) -> RuleResult:
+    """``d`` (what the unbound ``value`` leaves out: nothing)."""
+    zv, zd = zero_rdata(value.primal), zero_rdata(d.primal)
+    if value.primal is runtime.UNBOUND:
+        return value, lambda dy: (NT, zv, zd)
+    return d, lambda dy: (NT, zv, dy)
 
 
 for _fn in (
