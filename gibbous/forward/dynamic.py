@@ -25,6 +25,7 @@ from gibbous.rules.call_adapters import Packed
 from gibbous.rules.derived import ir_parameters
 from gibbous.rules.dynamic_calls import function_key
 from gibbous.rules.registry import MissingRuleError, lookup_rule, zero_derivative
+from gibbous.forward.binders import binder
 from gibbous.forward.primitive import (
     _user_object, _wrapped, derivable_function, primitive_program, primitive_run,
 )
@@ -156,6 +157,8 @@ class DynamicCalls(Machinery):
                 "its own: only a function made over cells (a closure) is taken there"
             )
         run = self.found(callee, args, kwargs, varied, closure)
+        if getattr(run, "__gibbous_ir__", None) is None:  # (a binding wrapper: one in IR)
+            run = self._binder(callee, closure, varied, args, kwargs) or run
         if getattr(run, "__gibbous_ir__", None) is None:  # (a function reverse mode cannot read)
             raise ForwardModeError(
                 f"hvp: {name}({', '.join(type(a).__name__ for a in values)}), called through a "
@@ -186,6 +189,76 @@ class DynamicCalls(Machinery):
             k: d for k, d in (dkwargs or {}).items() if not _tangentless_value(kwargs.get(k))
         }
         return self.call(callee, dcallee, args, tangents, kwargs, named)
+
+    def star_program(self, callee: t.Any, dcallee: t.Any, *given: t.Any) -> t.Callable[..., t.Any]:
+        """``program`` for ``callee(*args, **kwargs)`` (``call_ex``; ``given``: ``args``, its
+        tangent[, ``kwargs``, its tangent]): ``run([callee, dcallee,] *given)``, an IR binder
+        (``gibbous.forward.binders``) that unpacks them and calls the callee's program."""
+        args, dargs, kwargs, dkwargs = (*given, None, None)[:4]
+        args = tuple(args)
+        given = (None,) * len(args) if dargs is None else tuple(dargs)
+        kw = dict(kwargs or {})
+        named = dict(dkwargs or {})
+        varied = tuple(
+            d is not None and not _tangentless_value(a)
+            for a, d in [*zip(args, given), *((v, named.get(k)) for k, v in kw.items())]
+        )
+        closure = dcallee is not None
+        self.program(callee, dcallee, tuple(kw), varied, *args, *kw.values())  # (its checks)
+        made = self._binder(callee, closure, varied, args, kw, (dargs, kwargs, dkwargs))
+        assert made is not None
+        return made
+
+    def _binder(
+        self,
+        callee: t.Any,
+        closure: bool,
+        varied: tuple[bool, ...],
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        star: tuple[t.Any, t.Any, t.Any] | None = None,
+    ) -> t.Callable[..., t.Any] | None:
+        """The IR binder of this call (see ``star_program``; without ``star``, the program's
+        calling convention with the operands bound), kept; None for a callee without one (a
+        library function's tangent function)."""
+        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        star_spec = None
+        if star is not None:  # (the types of ``args``, ``kwargs``, their tangents; the keys)
+            dargs, given, dgiven = star
+            kw_types = (None, None) if given is None else (T.typeof(given), T.typeof(dgiven))
+            star_spec = (T.typeof(args), T.typeof(dargs), *kw_types, tuple(kwargs))
+        shared = function_key(callee) if closure else None
+        key = ("bind", shared or id(callee), types, varied, tuple(kwargs), closure, star_spec)
+        hit = self.known.get(key)
+        if hit is not None and (shared is not None or hit[0] is callee):
+            return hit[1]
+        kwnames, n = tuple(kwargs), len(args)
+        binding: list[int | Default | Packed] | None = None
+        full_varied = varied
+        plain = not generator_function(callee) and not isinstance(callee, runtime.GenexprFunction)
+        if isinstance(callee, pytypes.FunctionType) and derivable_function(callee) and plain:
+            binding = bind_packed(callee, n, kwnames)
+            assert binding is not None  # (``found`` refused a call Python would refuse)
+            if closure and any(isinstance(w, Default) for w in binding):
+                raise ForwardModeError(
+                    f"hvp: {callable_name(callee)}, a closure called through a value computed at "
+                    "run time leaving a parameter to its default: pass it"
+                )
+            full_types, full_varied = bound(binding, types, varied)
+            made = self.builder.program(callee, full_types, full_varied, closure)
+        else:
+            made = self.found(callee, args, kwargs, varied, closure)
+        if getattr(made, "__gibbous_ir__", None) is None:
+            return None
+        name = getattr(callee, "__name__", "callee")
+        run = binder(
+            made, name, binding, types, varied, full_varied,
+            T.typeof(callee) if closure else None, star_spec,
+        )  # fmt: skip
+        if len(self.known) >= _KNOWN:
+            del self.known[next(iter(self.known))]
+        self.known[key] = (callee if shared is None else None, run)
+        return run
 
     def in_place(self, fn: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
         """``x += y`` (``fn``, an in-place operator) with ``x`` of a type the build could not
@@ -336,6 +409,18 @@ def program_of(
 
 runtime.register_object(program_of, "forward.program_of")
 zero_derivative(program_of, ...)
+
+
+def star_program_of(
+    calls: DynamicCalls, callee: t.Any, dcallee: t.Any, *given: t.Any
+) -> t.Callable[..., t.Any]:
+    """``calls.star_program(...)``: ``program_of`` for ``callee(*args, **kwargs)`` (``given``:
+    ``args`` and its tangents, then ``kwargs`` and its, if the call has them)."""
+    return calls.star_program(callee, dcallee, *given)
+
+
+runtime.register_object(star_program_of, "forward.star_program_of")
+zero_derivative(star_program_of, ...)
 
 
 def list_method(

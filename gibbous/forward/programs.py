@@ -29,7 +29,7 @@ from gibbous.rules.call_adapters import Packed
 from gibbous.rules.dynamic_calls import function_key
 from gibbous.rules.registry import MissingRuleError, lookup_rule
 from gibbous.session import Session
-from gibbous.forward.dynamic import DynamicCalls, program_of
+from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.primitive import (
     _GENERATOR_FLAGS, Programmed, _missing, _no_memory, _reads_itself_through_cells, _wrapped,
     derivable_function,
@@ -147,6 +147,10 @@ class ProgramBuilder:
     def program_of(self) -> t.Callable[..., t.Any]:
         """(``Resolver.program_of``)"""
         return program_of
+
+    def star_program_of(self) -> t.Callable[..., t.Any]:
+        """(``Resolver.star_program_of``)"""
+        return star_program_of
 
     def resume_program(self, fn: pytypes.FunctionType, closure: bool) -> t.Callable[..., t.Any]:
         """The forward program of generator function ``fn``'s resume function: ``run([fn, boxes,]

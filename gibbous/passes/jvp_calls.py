@@ -86,6 +86,11 @@ class Resolver(t.Protocol):
         compiled forward program found at run time, for a program reverse mode differentiates
         (``gibbous.forward.dynamic.program_of``)."""
 
+    def star_program_of(self) -> t.Callable[..., t.Any]:
+        """``star_program_of(calls, callee, dcallee, args, dargs[, kwargs, dkwargs]) -> run``:
+        the same for ``callee(*args, **kwargs)``, ``run([callee, dcallee,] args, dargs[,
+        kwargs, dkwargs])``."""
+
 
 def where(op: Operation | None, fn_name: str) -> str:
     loc = None if op is None else op.loc
@@ -238,8 +243,9 @@ class Calls:
         arguments are known (``DynamicCalls.star``), the tangent of ``args`` unpacked beside
         them; the keywords' values may not have one."""
         r = op.result
-        if self.reversible:  # (no reverse rule for it)
-            raise self.refuse(op, "a call with *args in a Hessian-vector product")
+        if self.reversible:  # (``star`` has no reverse rule: a binder program, called)
+            self.star_program(b, op)
+            return
         star = self.resolver.dynamic_calls().star  # type: ignore[attr-defined]
         names.printable(star, "forward.dynamic_calls.star")
         pairs = [
@@ -258,6 +264,24 @@ class Calls:
         dy = self.tangent[y] if varied[1] else Constant(None)
         made = b.call(in_place, Constant(fn), self.p(x), self.p(y), self.tangent[x], dy, type=T.ANY)
         self.unpair(b, op.result, made, always=True)
+
+    def star_program(self, b: Builder, op: Call) -> None:
+        """``f(*args, **kwargs)`` in a program reverse mode differentiates: ``run =
+        star_program_of(...)`` (no derivative), an IR binder that unpacks ``args`` and calls
+        ``f``'s program, then ``run(...)``, which reverse mode derives from its IR."""
+        f, args = op.args[0], op.args[1]
+        kwargs = op.args[2] if len(op.args) > 2 else None
+        closure = f in self.varied
+        dcallee = self.tangent[f] if closure else Constant(None)
+        given = [self.p(args), self.tangent.get(args, Constant(None))]
+        if kwargs is not None:
+            given += [self.p(kwargs), self.tangent.get(kwargs, Constant(None))]
+        calls = Constant(self.resolver.dynamic_calls())
+        run = b.call(
+            self.resolver.star_program_of(), calls, self.p(f), dcallee, *given, type=T.ANY
+        )
+        head = [self.p(f), dcallee] if closure else []
+        self.unpair(b, op.result, b.call(run, *head, *given, type=T.ANY))
 
     def dynamic(
         self, b: Builder, op: Call, callee: Value, args: list[Value], varied: tuple[bool, ...]

@@ -97,9 +97,35 @@ def test_a_closure_made_anew_reads_its_own_defaults() -> None:
         assert (y, dy) == pytest.approx((1.5 * 2.0 * k + 2.25, 2.0 * k + 1.5))
 
 
-def test_hvp_refuses_a_star_call_by_name() -> None:
-    with pytest.raises(ForwardModeError, match=r"\*args in a Hessian-vector product"):
-        build_hvp(star_call_site, 1.5, 2.5)
+def test_hvp_through_star_calls() -> None:
+    """``f(*args, **kw)`` in a product: an IR binder unpacks the tuple (``forward/binders.py``);
+    against central differences of ``jvp``'s tangents (first derivatives, exact)."""
+    hvp = build_hvp(star_call_site, 1.5, 2.5)
+    h = 1e-5
+    rule = build_frule(star_call_site, 1.5, 2.5)
+
+    def tangent(x: float) -> float:
+        return float(jvp(rule, star_call_site, (x, 2.5), (1.0, 0.0))[1])
+
+    expected = (tangent(1.5 + h) - tangent(1.5 - h)) / (2 * h)
+    assert float(hvp(1.5, 1.0, 2.5)) == pytest.approx(expected, rel=1e-6)
+
+
+def _apply_one(g: t.Callable[..., t.Any], x: float) -> t.Any:
+    return g(x)  # (``g`` a value: a call leaving ``m`` to its default)
+
+
+def closure_default_through_a_value(x: float, k: float) -> float:
+    def scaled(v: float, m: float = k * 2.0) -> float:  # (a default made on every call)
+        return v * m * v
+
+    return _apply_one(scaled, x) * x
+
+
+def test_hvp_of_a_closure_left_to_its_default_through_a_value() -> None:
+    hvp = build_hvp(closure_default_through_a_value, 1.5, 2.0)
+    for k in (2.0, 3.0):  # (each call's closure has its own default: its binder reads it)
+        assert float(hvp(1.5, 1.0, k)) == pytest.approx(6 * 2.0 * k * 1.5)
 
 
 def zipped(x: np.ndarray, w: float) -> float:

@@ -184,6 +184,43 @@ def test_hvp_through_callees_known_only_at_run_time() -> None:
         gibbous.hvp(make(np.linalg.norm), x, v)
 
 
+def _weighted(x: np.ndarray, w: np.ndarray, *more: float, power: int = 2, scale: float = 1.0) -> t.Any:
+    total = scale * np.sum(w * x**power)
+    for m in more:
+        total = total + m * np.sum(x)
+    return total
+
+
+def _apply(f: t.Callable[..., t.Any], x: np.ndarray, *args: t.Any, **kwargs: t.Any) -> t.Any:
+    return f(x, *args, **kwargs)  # (``f(*args, **kwargs)``, ``f`` a value)
+
+
+def calls_through_star_and_bindings(x: np.ndarray, w: np.ndarray) -> t.Any:
+    first = _apply(_weighted, x, w, 0.5, power=3)  # *more, a keyword, a default left out
+    second = _apply(np.sin, x * w)  # a library function: its written-out forward rule
+    pair = (x, w * x)
+    third = _weighted(*pair, scale=2.0)  # ``f(*pair)`` of a known callee
+    h = _weighted
+    fourth = h(x, w)  # a value binding defaults
+    return first + np.sum(second * x) + third + fourth
+
+
+def test_hvp_through_star_calls_and_bindings_of_values() -> None:
+    """``f(*args, **kwargs)`` and calls of values that bind defaults, ``*args`` or keywords:
+    an IR binder (``gibbous.forward.binders``) between the call and the callee's program,
+    which reverse mode derives from its IR."""
+    x, w = np.linspace(0.2, 1.2, 4), np.array([1.0, -0.5, 2.0, 0.3])
+    v = np.array([0.3, -1.0, 0.5, 2.0])
+
+    def f(z: np.ndarray) -> t.Any:
+        return calls_through_star_and_bindings(z, w)
+
+    for _ in range(2):  # (the binders are kept: the second call finds them)
+        np.testing.assert_allclose(gibbous.hvp(f, x, v), _fd_hvp(f, x, v), rtol=1e-6, atol=1e-8)
+    H = gibbous.hessian(calls_through_star_and_bindings, x, w)
+    np.testing.assert_allclose(H @ v, gibbous.hvp(f, x, v), rtol=1e-9, atol=1e-9)
+
+
 def closure_over_a_scaled_value(x: np.ndarray, k: float) -> t.Any:
     scale = k * np.sum(x)
     total = 0.0

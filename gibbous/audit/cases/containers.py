@@ -32,7 +32,7 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.rules import forward, forward_ir
-from gibbous.forward.dynamic import DynamicCalls, program_of
+from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.programs import ProgramBuilder
 from gibbous.rules.registry import DefaultContext
 from gibbous.session import Session
@@ -313,6 +313,7 @@ CASES += [
     case(forward.not_an_array, 1.5, "operator.iadd"),
     # (a Hessian-vector product's program finds a callee's forward program at run time)
     case(program_of, _reversible_calls(), np.sin, None, (), (True,), 0.5),
+    case(star_program_of, _reversible_calls(), np.add, None, (0.5, A), (1.0, None), None),
     case(builtins.next, enumerate(range(2, 9))),  # warm calls take items too
     case(builtins.next, zip(range(8), "abcdefgh"), 1.5),  # the default is not used
     case(builtins.next, zip((), ()), 1.5),  # exhausted: the default, with its gradient
