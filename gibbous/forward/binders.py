@@ -36,6 +36,7 @@ def binder(
     full_varied: tuple[bool, ...],
     closure: T.Type | None = None,
     star: tuple[T.Type, T.Type, T.Type | None, T.Type | None, tuple[str, ...]] | None = None,
+    unwrap: bool = False,
 ) -> t.Callable[..., t.Any]:
     """``run(...)``: the operands of a call (``types``; the last ones by keyword, as the
     binding numbers them) bound to the parameters of the program ``made`` (``binding``: None,
@@ -45,7 +46,8 @@ def binder(
     tangents first, as ``made`` takes them; then the operands and their tangents (of the
     ``varied`` ones), or with ``star`` (the types of ``args``, of its tangents' tuple, of
     ``kwargs`` and of its tangents' dict, None without, and its keys) the values
-    ``f(*args, **kwargs)`` is called with and their tangents, unpacked here."""
+    ``f(*args, **kwargs)`` is called with and their tangents, unpacked here.  With ``unwrap``
+    the callee is a generator expression's ``GenexprFunction``, whose ``fn`` ``made`` takes."""
     params: list[tuple[str, T.Type]] = []
     if closure is not None:
         params += [("callee", closure), ("boxes", T.ANY)]
@@ -58,7 +60,9 @@ def binder(
             params += [("kwargs", star[2]), ("dkwargs", star[3] or T.NONE)]
     ir = Function(f"bind_{name}", params)
     b = Builder(ir)
-    head = ir.args[:2] if closure is not None else []
+    head: list[Value] = list(ir.args[:2]) if closure is not None else []
+    if unwrap:  # (a generator expression run eagerly: its program takes the function it runs)
+        head[0] = b.call(getattr, head[0], Constant("fn"), type=T.ANY)
     given = ir.args[len(head) :]
     operands: list[Value]
     tangents: list[Value | None]

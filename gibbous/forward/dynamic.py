@@ -151,14 +151,17 @@ class DynamicCalls(Machinery):
         args, kwargs = values[:n], dict(zip(kwnames, values[n:]))
         closure = dcallee is not None
         name = callable_name(callee)
-        if closure and not (type(dcallee) is tuple and type(callee) is pytypes.FunctionType):
+        genexpr = isinstance(callee, runtime.GenexprFunction)  # (its program takes its ``fn``)
+        if closure and not (
+            type(dcallee) is tuple and (type(callee) is pytypes.FunctionType or genexpr)
+        ):
             raise ForwardModeError(
                 f"hvp: {name}, called through a value computed at run time with a tangent of "
                 "its own: only a function made over cells (a closure) is taken there"
             )
         run = self.found(callee, args, kwargs, varied, closure)
-        if getattr(run, "__gibbous_ir__", None) is None:  # (a binding wrapper: one in IR)
-            run = self._binder(callee, closure, varied, args, kwargs) or run
+        if getattr(run, "__gibbous_ir__", None) is None or genexpr and closure:
+            run = self._binder(callee, closure, varied, args, kwargs) or run  # (one in IR)
         if getattr(run, "__gibbous_ir__", None) is None:  # (a function reverse mode cannot read)
             raise ForwardModeError(
                 f"hvp: {name}({', '.join(type(a).__name__ for a in values)}), called through a "
@@ -254,6 +257,7 @@ class DynamicCalls(Machinery):
         run = binder(
             made, name, binding, types, varied, full_varied,
             T.typeof(callee) if closure else None, star_spec,
+            unwrap=closure and isinstance(callee, runtime.GenexprFunction),
         )  # fmt: skip
         if len(self.known) >= _KNOWN:
             del self.known[next(iter(self.known))]

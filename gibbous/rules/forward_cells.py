@@ -195,3 +195,4 @@ FR.register_written(runtime.cell_get, _written(_cell_get_written))
 FR.register_written(
     runtime.make_function, _written(_closure_written(4), frozenset({"annotations"}))
 )
+FR.register_written(runtime.make_genexpr, _written(_closure_written(2)))

@@ -221,6 +221,25 @@ def test_hvp_through_star_calls_and_bindings_of_values() -> None:
     np.testing.assert_allclose(H @ v, gibbous.hvp(f, x, v), rtol=1e-9, atol=1e-9)
 
 
+def generator_expressions(x: np.ndarray, w: float) -> t.Any:
+    """Generator expressions consumed at once (``sum``, ``tuple``): run eagerly, their
+    cells' tangents real cells, their programs reached through an IR binder."""
+    a, b = x[0], x[1]
+    total = sum((c - a + a * b**k) ** 2 for c, k in [(1.5, 1), (2.25, 2)])
+    top = sum(np.sin(v * w) for v in x)
+    pair = tuple(v * a for v in x[1:])
+    return total + top * b + pair[0] * pair[-1]
+
+
+def test_hvp_through_generator_expressions_consumed_at_once() -> None:
+    x, v = np.array([1.5, 0.25, -0.7]), np.array([0.5, -1.0, 2.0])
+
+    def f(z: np.ndarray) -> t.Any:
+        return generator_expressions(z, 0.8)
+
+    np.testing.assert_allclose(gibbous.hvp(f, x, v), _fd_hvp(f, x, v), rtol=1e-6, atol=1e-8)
+
+
 def closure_over_a_scaled_value(x: np.ndarray, k: float) -> t.Any:
     scale = k * np.sum(x)
     total = 0.0
