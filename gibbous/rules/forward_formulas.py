@@ -33,6 +33,7 @@ from gibbous.rules.forward_ir import (
     ForwardModeError,
     Inexpressible,
     item_tangent,
+    number_type,
     real_type,
     static_types,
     zero,
@@ -65,6 +66,9 @@ class TangentFormula:
     #: why these options are refused (``"with hermitian=True"``), or None
     refuse: t.Callable[[Options], str | None] = _refuses_nothing
     written: bool = True  # whether ``tangent`` runs on ``Written`` stand-ins
+    #: whether ``tangent`` holds for complex operands too (a holomorphic function's: ``inv``,
+    #: ``solve``, ``det``); the others refuse them, by name
+    holomorphic: bool = False
 
     def refusal(self, why: str) -> ForwardModeError:
         return ForwardModeError(f"forward mode: {self.what} {why}: no forward rule")
@@ -82,7 +86,8 @@ def register_formula(rule: TangentFormula) -> None:
             rule.parameters[n - k :]
         ):
             return None
-        if not all(map(_real_operand, types[:k])):
+        operand = _number_operand if rule.holomorphic else _real_operand
+        if not all(map(operand, types[:k])):
             return None
         known = _known_options(rule, types[k:n], dict(zip(kwnames, types[n:])))
         if known is not None and rule.refuse(known) is not None:
@@ -94,6 +99,12 @@ def register_formula(rule: TangentFormula) -> None:
         return FI.checked(_tangent_function(rule, n), types[:k])  # (options: any value)
 
     register(rule.fn, make)
+
+
+def _number_operand(ty: T.Type) -> bool:
+    if isinstance(ty, T.Tuple):
+        return all(map(number_type, ty.items))
+    return number_type(ty)
 
 
 def _real_operand(ty: T.Type) -> bool:
@@ -122,7 +133,7 @@ def _tangent_function(rule: TangentFormula, n: int) -> FI.Tangent:
         if why is not None:
             raise rule.refusal(why)
         operands = a[:k]
-        if any(map(_holds_complex, operands)):
+        if not rule.holomorphic and any(map(_holds_complex, operands)):
             raise rule.refusal("of complex values (forward rules take real ones)")
         return _shaped(z, rule.tangent(z, operands, a[n : n + k], options))
 

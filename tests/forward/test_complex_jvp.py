@@ -101,7 +101,14 @@ def angles(z: np.ndarray, x: np.ndarray) -> t.Any:
     return np.angle(z * x) + np.angle(z, deg=True) + np.angle(x) * x
 
 
+def linear_algebra(A: np.ndarray, b: np.ndarray) -> t.Any:
+    # (holomorphic matrix functions: their real formulas hold for complex operands)
+    x = np.linalg.solve(A, b)
+    return np.linalg.det(A) * np.sum(np.linalg.inv(A) @ x) + np.abs(x) @ np.abs(x)
+
+
 CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
+    (linear_algebra, (_cplx(3, 3) + 3 * np.eye(3), _cplx(3))),
     (writes_in_place, (_cplx(2, 2),)),
     (angles, (_cplx(3), RNG.standard_normal(3))),
     (holomorphic, (_cplx(4),)),

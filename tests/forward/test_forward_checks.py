@@ -31,7 +31,8 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (np.exp, (X + 0j,), {}, "checked"),  # (complex: the formula's complex form)
         (np.abs, (X + 1j * X.T[:1].T,), {}, "checked"),  # (a real result of a complex one)
         (operator.imul, (X + 0j, X * 1j), {}, "checked"),  # (complex tangent kernels)
-        (np.linalg.inv, (np.eye(3) + 0.1j,), {}, "reverse-only"),
+        (np.linalg.inv, (np.eye(3) + 0.1j,), {}, "checked"),  # (holomorphic: its formula)
+        (np.linalg.cholesky, (np.eye(3) + 0j,), {}, "reverse-only"),
         (np.matmul, (X, X.T), {"out": np.empty((3, 3))}, "checked"),  # (the stateful rule)
         (operator.imul, (X.copy(), X), {}, "checked"),  # (a write, through ``X * X``)
         (np.add, (X, X, np.empty((3, 4))), {}, "checked"),  # (out by position)

@@ -336,9 +336,13 @@ def _refuse_hermitian(options: Options) -> str | None:
 
 
 for _rule in (
-    TangentFormula(np.linalg.inv, "numpy.linalg.inv", _inv_tangent),
-    TangentFormula(np.linalg.solve, "numpy.linalg.solve", _solve_tangent, operands=2),
-    TangentFormula(np.linalg.det, "numpy.linalg.det", _det_tangent, written=False),
+    TangentFormula(np.linalg.inv, "numpy.linalg.inv", _inv_tangent, holomorphic=True),
+    TangentFormula(
+        np.linalg.solve, "numpy.linalg.solve", _solve_tangent, operands=2, holomorphic=True
+    ),
+    TangentFormula(
+        np.linalg.det, "numpy.linalg.det", _det_tangent, written=False, holomorphic=True
+    ),
     TangentFormula(np.linalg.slogdet, "numpy.linalg.slogdet", _slogdet_tangent),
     TangentFormula(
         np.linalg.pinv, "numpy.linalg.pinv", _pinv_tangent, parameters=PINV_PARAMETERS,
