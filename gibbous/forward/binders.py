@@ -113,7 +113,8 @@ def _unpacked(
         kwargs, dkwargs = given[2], given[3]
         for k, ty, v in zip(names, types[n:], varied[n:]):
             operands.append(b.call(operator.getitem, kwargs, Constant(k), type=ty))
-            tangents.append(b.call(operator.getitem, dkwargs, Constant(k), type=T.ANY) if v else None)
+            d = b.call(operator.getitem, dkwargs, Constant(k), type=T.ANY) if v else None
+            tangents.append(d)
     return operands, tangents
 
 

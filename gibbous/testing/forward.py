@@ -258,7 +258,11 @@ def _allocates(
     primal = compile_function(body)
     run = compile_function(jvp_transform(body, varied, builder, callable_name(f)))
     values = [np.array(a) if isinstance(a, np.ndarray) else a for a in operands]
-    tangents = [np.zeros(np.shape(a), complex if _holds_complex(a) else float) for a, v in zip(operands, varied) if v]
+    tangents = [
+        np.zeros(np.shape(a), complex if _holds_complex(a) else float)
+        for a, v in zip(operands, varied)
+        if v
+    ]
     if measure(lambda mark: primal(*values)).allocated:
         return 0
     return measure(lambda mark: run(*values, *tangents)).allocated
@@ -272,7 +276,10 @@ def _why_not(kwnames: tuple[str, ...], maker: t.Any) -> str:
 
 def _low_precision(ty: T.Type) -> bool:
     dtype = ty.dtype if isinstance(ty, (T.Array, T.Float)) else None
-    return dtype is not None and np.dtype(dtype).itemsize < (16 if np.dtype(dtype).kind == "c" else 8)
+    if dtype is None:
+        return False
+    single = 8 if np.dtype(dtype).kind == "c" else 4  # (complex64, float32 and below)
+    return np.dtype(dtype).itemsize <= single
 
 
 def _holds_single(v: t.Any) -> bool:

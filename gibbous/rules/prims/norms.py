@@ -8,13 +8,16 @@ takes the gradient before it is added into the fdata.
 
 from __future__ import annotations
 
+import operator
 import typing as t
 
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
 from gibbous.rules import forward as FR
-from gibbous.rules.forward_ir import real_type
+from gibbous.rules.forward_ir import real_type, static_types
 from gibbous.rules.prims.common import (
     ARRAY,
     CD,
@@ -226,3 +229,30 @@ def _norm_tangent_make(
 
 
 FR.register(np.linalg.norm, _norm_tangent_make)
+
+
+def _whole_norm_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.linalg.norm(x)`` of a real array (the 2-norm of all its elements): its tangent
+    ``sum(x dx) / z``, 0 where ``z`` is (the reverse rule's subgradient), written out, so a
+    Hessian-vector product goes through it; other orders and axes: ``_norm_tangent_make``."""
+    if kwnames or len(types) != 1 or not isinstance(types[0], T.Array):
+        return None
+    if not real_type(types[0]) or not static_types(types):
+        return None
+
+    def emit(b: Builder, z: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+        x, dx = args[0], ds[0]
+        if dx is None:
+            return FR.zero(b, z)
+        s = b.call(np.sum, b.call(operator.mul, x, dx, type=x.type), type=T.FLOAT)
+        # (``z + (z == 0)``: 1 where ``x`` is 0, and there ``s`` is 0 too; scalars, no ``where``)
+        at_zero = b.call(operator.eq, z, Constant(0.0), type=T.BOOL)
+        safe = b.call(operator.add, z, at_zero, type=T.FLOAT)
+        return b.call(operator.truediv, s, safe, type=T.FLOAT)
+
+    return FR.Emit(emit)
+
+
+FR.register(np.linalg.norm, _whole_norm_make)
