@@ -233,6 +233,20 @@ def generator_expressions(x: np.ndarray, w: float) -> t.Any:
     return total + top * b + pair[0] * pair[-1]
 
 
+def extremes(x: np.ndarray) -> t.Any:
+    a = max(x[0] * x[1], x[2] ** 2)  # (floats)
+    b = min(float(np.sum(x)), 3.0)
+    c = max([x[0], x[1] * 2]) + min((x[2], x[0] * x[0])) + max(x * x)  # (list, tuple, array)
+    return a * b + c * a
+
+
+def test_hvp_through_max_and_min() -> None:
+    """``max``/``min`` written out: the tangent at the index of the item returned
+    (``operator.indexOf``), as the reverse rule chooses it."""
+    x, v = np.array([0.5, 1.5, 0.3]), np.array([1.0, -0.5, 2.0])
+    np.testing.assert_allclose(gibbous.hvp(extremes, x, v), _fd_hvp(extremes, x, v), rtol=1e-6)
+
+
 def norms(x: np.ndarray) -> t.Any:
     return np.linalg.norm(x) ** 3 + np.linalg.norm(x.reshape(2, 2) * 2.0) * x[0]
 

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import typing as t
 
 import numpy as np
 
+from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
 from gibbous.rules import forward as FR
 from gibbous.rules.forward_ir import (
+    static_types,
     ForwardModeError,
     is_none,
+    item_tangent,
     real_type,
     refuse_complex,
     split_tangents,
@@ -186,6 +192,47 @@ def min_max_tangent(larger: bool) -> FR.Maker:
 
 FR.register(builtins.max, min_max_tangent(True))
 FR.register(builtins.min, min_max_tangent(False))
+
+
+def _min_max_written(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``max``/``min`` written out for a Hessian-vector product: the tangent at the index of the
+    item Python returned (``operator.indexOf``, identity first: the first of equal extremes, a
+    NaN too), read from the tuple of the operands' tangents or the sequence's tangent.  Without
+    ``key`` or ``default``; of floats, or of one list, tuple or 1-D array of them."""
+    n = len(types)
+    if kwnames or not n or not static_types(types):
+        return None
+    if n == 1 and not _sequence_of_reals(types[0]) or n > 1 and not all(map(real_type, types)):
+        return None
+
+    def emit(b: Builder, z: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+        if n == 1:
+            seq, dseq = args[0], ds[0]
+            if dseq is None:
+                return FR.zero(b, z)
+        else:
+            items = T.Tuple(tuple(a.type for a in args))
+            seq = b.call(runtime.make_tuple, *args, type=items)
+            tangents = [item_tangent(b, a, d) for a, d in zip(args, ds)]
+            dseq = b.call(runtime.make_tuple, *tangents, type=T.ANY)
+        k = b.call(operator.indexOf, seq, z, type=T.INT)
+        return b.call(operator.getitem, dseq, k, type=z.type)
+
+    return FR.Emit(emit)
+
+
+def _sequence_of_reals(ty: T.Type) -> bool:
+    if isinstance(ty, T.Array):
+        return ty.ndim == 1 and real_type(ty)
+    if isinstance(ty, T.List):
+        return isinstance(ty.item, (T.Float, T.Int))
+    return isinstance(ty, T.Tuple) and all(isinstance(i, (T.Float, T.Int)) for i in ty.items)
+
+
+FR.register_written(builtins.max, _min_max_written)
+FR.register_written(builtins.min, _min_max_written)
 
 
 @primitive(math.fsum, ANY)
