@@ -149,27 +149,13 @@ class DynamicCalls(Machinery):
         its rule from the program's IR; what has no such program is refused."""
         n = len(values) - len(kwnames)
         args, kwargs = values[:n], dict(zip(kwnames, values[n:]))
-        closure = dcallee is not None
-        name = callable_name(callee)
-        genexpr = isinstance(callee, runtime.GenexprFunction)  # (its program takes its ``fn``)
-        if closure and not (
-            type(dcallee) is tuple and (type(callee) is pytypes.FunctionType or genexpr)
-        ):
-            raise ForwardModeError(
-                f"hvp: {name}, called through a value computed at run time with a tangent of "
-                "its own: only a function made over cells (a closure) is taken there"
-            )
+        closure = _closure_taken(callee, dcallee)
         run = self.found(callee, args, kwargs, varied, closure)
+        genexpr = isinstance(callee, runtime.GenexprFunction)  # (its program takes its ``fn``)
         if getattr(run, "__gibbous_ir__", None) is None or genexpr and closure:
             run = self._binder(callee, closure, varied, args, kwargs) or run  # (one in IR)
         if getattr(run, "__gibbous_ir__", None) is None:  # (a function reverse mode cannot read)
-            raise ForwardModeError(
-                f"hvp: {name}({', '.join(type(a).__name__ for a in values)}), called through a "
-                "value computed at run time: its forward rule is a function called at run time "
-                "(a library function's tangent function, a call binding defaults, *args or "
-                "**kwargs, a generator), which reverse mode cannot differentiate again; call it "
-                "by its module-level name with its arguments by position"
-            )
+            raise _unreadable(callee, values)
         return run
 
     def star(
@@ -206,10 +192,10 @@ class DynamicCalls(Machinery):
             d is not None and not _tangentless_value(a)
             for a, d in [*zip(args, given), *((v, named.get(k)) for k, v in kw.items())]
         )
-        closure = dcallee is not None
-        self.program(callee, dcallee, tuple(kw), varied, *args, *kw.values())  # (its checks)
+        closure = _closure_taken(callee, dcallee)
         made = self._binder(callee, closure, varied, args, kw, (dargs, kwargs, dkwargs))
-        assert made is not None
+        if made is None:
+            raise _unreadable(callee, (*args, *kw.values()))
         return made
 
     def _binder(
@@ -235,6 +221,7 @@ class DynamicCalls(Machinery):
         hit = self.known.get(key)
         if hit is not None and (shared is not None or hit[0] is callee):
             return hit[1]
+        made = self.found(callee, args, kwargs, varied, closure)  # (what it refuses, first)
         kwnames, n = tuple(kwargs), len(args)
         binding: list[int | Default | Packed] | None = None
         full_varied = varied
@@ -249,8 +236,6 @@ class DynamicCalls(Machinery):
                 )
             full_types, full_varied = bound(binding, types, varied)
             made = self.builder.program(callee, full_types, full_varied, closure)
-        else:
-            made = self.found(callee, args, kwargs, varied, closure)
         if getattr(made, "__gibbous_ir__", None) is None:
             return None
         name = getattr(callee, "__name__", "callee")
@@ -362,6 +347,30 @@ class DynamicCalls(Machinery):
         )
 
 
+
+
+def _closure_taken(callee: t.Any, dcallee: t.Any) -> bool:
+    """Whether a callee found at run time in a Hessian-vector product's program comes with its
+    cells' tangents (a closure made there); refuses a tangent of any other kind."""
+    if dcallee is None:
+        return False
+    genexpr = isinstance(callee, runtime.GenexprFunction)
+    if type(dcallee) is not tuple or not (type(callee) is pytypes.FunctionType or genexpr):
+        raise ForwardModeError(
+            f"hvp: {callable_name(callee)}, called through a value computed at run time with a "
+            "tangent of its own: only a function made over cells (a closure) is taken there"
+        )
+    return True
+
+
+def _unreadable(callee: t.Any, values: tuple[t.Any, ...]) -> ForwardModeError:
+    return ForwardModeError(
+        f"hvp: {callable_name(callee)}({', '.join(type(a).__name__ for a in values)}), called "
+        "through a value computed at run time: its forward rule is a function called at run "
+        "time (a library function's tangent function, a call binding defaults, *args or "
+        "**kwargs, a generator), which reverse mode cannot differentiate again; call it by its "
+        "module-level name with its arguments by position"
+    )
 
 
 def _explicit_defaults(

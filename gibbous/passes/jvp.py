@@ -76,7 +76,7 @@ from gibbous.rules import forward as FR
 from gibbous.rules import forward_structure as FS
 from gibbous.rules import forward_writes as FW
 from gibbous.rules.forward_ir import ForwardModeError as ForwardModeError
-from gibbous.rules.forward_ir import item_tangent, user_class
+from gibbous.rules.forward_ir import complex_type, item_tangent, real_type, unknown, user_class
 from gibbous.rules.public_names import callable_name
 
 
@@ -445,6 +445,10 @@ class _Transform(Calls):
             z = b.call(self.p(op.callee), *args, kwargs=kwargs, type=r.type, name=r.name)
         dtarget = d[w]
         assert dtarget is not None
+        if real_type(target.type) and not unknown(target.type) and any(
+            complex_type(v.type) for v in pargs
+        ):  # (a complex value written into a real array keeps its real part: so does dt)
+            dt = b.call(np.real, dt, type=target.type)
         b.call(np.copyto, dtarget, dt, type=T.NONE)
         return z, dtarget
 

@@ -51,7 +51,10 @@ def inverse_trig(z: np.ndarray) -> t.Any:
 
 def not_holomorphic(z: np.ndarray) -> t.Any:
     # |z|, conj, real and imaginary parts: real-linear maps a formula's conj cannot give
-    return np.abs(z) * z + np.conj(z) ** 2 + z.real * 1j - np.imag(z) + z.conj() * np.real(z)
+    return (
+        np.abs(z) * z + np.conj(z) ** 2 + z.real * 1j - np.imag(z) + z.conj() * np.real(z)
+        + np.sign(z) * 2.0  # (z / |z|: it moves along the circle, NumPy 2)
+    )
 
 
 def mixes_real_and_complex(x: np.ndarray, z: np.ndarray) -> t.Any:
@@ -97,6 +100,15 @@ def writes_in_place(z: np.ndarray) -> t.Any:
     return w
 
 
+def into_a_real_array(z: np.ndarray, x: np.ndarray) -> t.Any:
+    r = np.empty(z.shape)
+    np.abs(z, out=r)  # (a real result of complex operands, written: its real part)
+    w = z * 1.0
+    np.multiply(x, z, out=w)  # (a real operand into a complex array)
+    w *= x
+    return r * x + w
+
+
 def angles(z: np.ndarray, x: np.ndarray) -> t.Any:
     return np.angle(z * x) + np.angle(z, deg=True) + np.angle(x) * x
 
@@ -111,6 +123,7 @@ CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
     (linear_algebra, (_cplx(3, 3) + 3 * np.eye(3), _cplx(3))),
     (writes_in_place, (_cplx(2, 2),)),
     (angles, (_cplx(3), RNG.standard_normal(3))),
+    (into_a_real_array, (_cplx(3), RNG.standard_normal(3))),
     (holomorphic, (_cplx(4),)),
     (logs_and_powers, (_cplx(3) + 2,)),
     (inverse_trig, (_cplx(2, 3) * 0.5,)),
@@ -129,9 +142,13 @@ def test_jvp_of_complex_values_matches_central_differences(
 ) -> None:
     rule = gibbous.build_frule(f, *args)
     varied = [not isinstance(a, int) for a in args]
+    before = [np.copy(a) for a in args]
     for _ in range(2):
         ds = [_direction(a) if v else None for a, v in zip(args, varied)]
+        kept = [None if d is None else np.copy(d) for d in ds]
         y, dy = gibbous.jvp(rule, f, args, tuple(ds))
+        assert all(np.array_equal(a, b) for a, b in zip(args, before))  # (arguments unchanged)
+        assert all(d is None or np.array_equal(d, k) for d, k in zip(ds, kept))
         assert np.allclose(y, f(*args), rtol=1e-12, atol=1e-12)
         expected = _central(f, args, ds)
         assert np.allclose(dy, expected, rtol=1e-6, atol=1e-7), (dy, expected)
@@ -162,6 +179,25 @@ def _fd_hvp(f: t.Callable[..., t.Any], x: np.ndarray, v: np.ndarray) -> t.Any:
 
     h = 1e-5
     return (gradient(x + h * v) - gradient(x - h * v)) / (2 * h)
+
+
+def signs(x: np.ndarray) -> float:
+    z = x[:-1] + 1j * x[1:] * x[0]
+    return float(np.sum(np.real(np.sign(z) * (1 + 2j))) + np.imag(np.sign(z[0] * 1.5)))
+
+
+@pytest.mark.skipif(np.sign(1j) != 1j, reason="NumPy 1: the sign of the real part")
+def test_the_sign_of_complex_values_in_both_modes() -> None:
+    """``np.sign(z) = z / |z|``: its gradient (reverse) and tangent (forward, and the two
+    composed) against central differences; never the zero of a real sign."""
+    x = RNG.standard_normal(5)
+    rule = gibbous.build_rrule(signs, x)
+    g = gibbous.value_and_gradient(rule, signs, x)[1][1]
+    h = 1e-6
+    fd = np.array([(signs(x + h * e) - signs(x - h * e)) / (2 * h) for e in np.eye(5)])
+    assert np.allclose(g, fd, rtol=1e-6, atol=1e-8) and np.abs(g).max() > 0.1
+    v = RNG.standard_normal(5)
+    assert np.allclose(gibbous.hvp(signs, x, v), _fd_hvp(signs, x, v), rtol=1e-5, atol=1e-6)
 
 
 def spectrum_energy(x: np.ndarray) -> float:

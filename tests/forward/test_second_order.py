@@ -222,6 +222,12 @@ def test_hvp_through_star_calls_and_bindings_of_values() -> None:
     H = gibbous.hessian(calls_through_star_and_bindings, x, w)
     np.testing.assert_allclose(H @ v, gibbous.hvp(f, x, v), rtol=1e-9, atol=1e-9)
 
+    def g(z: np.ndarray) -> t.Any:
+        return np.sum(_apply(np.cumprod, z))  # (its tangent: a function called at run time)
+
+    with pytest.raises(ForwardModeError, match="numpy.cumprod.*called through a value"):
+        gibbous.hvp(g, x, v)
+
 
 def generator_expressions(x: np.ndarray, w: float) -> t.Any:
     """Generator expressions consumed at once (``sum``, ``tuple``): run eagerly, their

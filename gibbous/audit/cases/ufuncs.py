@@ -358,6 +358,10 @@ CASES += [
     case(np.angle, draw((2, 3), -1.0, 1.0, np.complex128), True),
     case(np.angle, draw((3,), -1.0, 1.0, np.complex128), kwargs={"deg": True}),
     case(np.angle, -0.5 + 1.5j, kwargs={"deg": False}),
+    # np.sign of complex values is z / |z| (NumPy 2): a derivative along the circle
+    case(np.sign, draw((2, 3), -1.0, 1.0, np.complex128)),
+    case(np.sign, draw((4,), -1.0, 1.0, np.complex64)),
+    case(np.sign, -0.5 + 1.5j),
 ]
 
 CASES += FLOAT_SCALAR_ZERO_CASES

@@ -540,3 +540,61 @@ def angle_tangent(
 
 
 FR.register(np.angle, angle_tangent)
+
+
+# --------------------------------------------------------------------------------------------
+# The sign of a complex number: z / |z| (NumPy 2), not piecewise constant
+
+
+def _unit_slope(z: t.Any) -> t.Any:
+    """``1 / |z|``, 1 at 0 (where ``u`` is 0, and so is ``d(z/|z|)``, the subgradient)."""
+    size = np.abs(z)
+    return 1.0 / (size + (size == 0))
+
+
+def complex_sign_rrule(f: CD, x: CD) -> RuleResult:
+    """``np.sign(z)`` of complex ``z`` is ``u = z / |z|`` (0 at 0), which moves only along
+    the circle: ``du = i u Im(conj(u) dz) / |z|``, so ``z`` gets ``-i u Im(conj(g) u) / |z|``
+    (0 at 0, the subgradient)."""
+    xp = x.primal
+    u = f.primal(xp)
+    uf = new_fdata(u)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(uf, dy)
+        if g is None or not needs(x):
+            return (NT, zero_for(x))
+        return (NT, send(x, -1j * u * np.imag(np.conj(g) * u) * _unit_slope(xp)))
+
+    return CoDual(u, uf), pullback
+
+
+def complex_sign_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """Its tangent, ``i u Im(conj(u) dz) / |z|``, written out."""
+    if kwnames or len(types) != 1 or not complex_type(types[0]) or not static_types(types):
+        return None
+
+    def emit(b: Builder, u: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+        x, dx = args[0], ds[0]
+        if dx is None:
+            return FR.zero(b, u)
+        real = T.Array("float64", x.type.ndim) if isinstance(x.type, T.Array) else T.FLOAT
+        turn = b.call(operator.mul, b.call(np.conj, u, type=u.type), dx, type=u.type)
+        along = b.call(np.imag, turn, type=real)
+        size = b.call(np.abs, x, type=real)  # (``_unit_slope``, as calls reverse mode reads)
+        mask = T.Array("bool", real.ndim) if isinstance(real, T.Array) else T.BOOL
+        at_zero = b.call(operator.eq, size, Constant(0), type=mask)
+        safe = b.call(operator.add, size, at_zero, type=real)
+        scale = b.call(operator.truediv, Constant(1.0), safe, type=real)
+        iu = b.call(operator.mul, Constant(1j), u, type=u.type)
+        return b.call(operator.mul, iu, b.call(operator.mul, along, scale, type=real), type=u.type)
+
+    return FR.Emit(emit)
+
+
+if np.sign(1j) == 1j:  # (NumPy 1 gives the sign of the real part: piecewise constant, zero)
+    for _kind in (T.Array("complex128", None), T.Array("complex64", None), T.COMPLEX):
+        primitive(np.sign, _kind)(complex_sign_rrule)
+    FR.register(np.sign, complex_sign_tangent)
