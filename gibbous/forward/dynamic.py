@@ -96,6 +96,12 @@ class DynamicCalls(Machinery):
             return self.call(fn, None, (obj, *args), (dcallee, *tangents), kwargs, dkwargs)
         if type(callee) is pytypes.BuiltinMethodType and type(callee.__self__) is list:
             return list_method(callee, dcallee, args, tangents, kwargs)
+        if dcallee is not None and type(callee) is pytypes.BuiltinMethodType:
+            # ``S.transpose(...)`` of a value of a type the build could not tell: the method
+            # of its type, with the object and its tangent (``dcallee``, from ``getattr``) first
+            method = getattr(type(callee.__self__), callee.__name__)
+            obj = (callee.__self__, *args)
+            return self.call(method, None, obj, (dcallee, *tangents), kwargs, dkwargs)
         if _replace_method(callee) and not args:  # (a NamedTuple's: fields by keyword)
             replaced = {k: FR.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
             y = callee(**kwargs)

@@ -68,6 +68,10 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
         return _attribute(z, obj, name, dobj, dname)
     if type(obj) is list and type(dobj) is list and isinstance(z, pytypes.BuiltinMethodType):
         return getattr(dobj, name)  # (``xs.append``: the same method of the tangent list)
+    if dobj is not None and _method_of(z, obj):
+        # (``S.transpose`` of an array: the object's tangent, as a user object's method has;
+        # the call runs the method's own rule with it, ``DynamicCalls.call``)
+        return dobj
     if dobj is None or isinstance(z, pytypes.BuiltinMethodType) or _no_number(z):
         # (``xs.append`` of a list: a method of a builtin; ``x.size``, ``x.shape``: ints)
         return like(z, None)
@@ -81,6 +85,12 @@ def _attribute_of_any(z: t.Any, obj: t.Any, name: t.Any, dobj: t.Any, dname: t.A
         f"forward mode: the attribute {name!r} of a {type(obj).__name__} (a value whose type "
         "the build could not tell) has no forward rule"
     )
+
+
+def _method_of(z: object, obj: object) -> bool:
+    """Whether ``z`` is a method of a builtin type (``ndarray.transpose``, ``dict.get``)
+    bound to ``obj``."""
+    return isinstance(z, pytypes.BuiltinMethodType) and getattr(z, "__self__", None) is obj
 
 
 def _no_number(z: object) -> bool:
