@@ -46,7 +46,7 @@ import gibbous  # noqa: E402
 from gibbous.ir import types as T  # noqa: E402
 from gibbous.rules.registry import Context, DefaultContext, Registration, lookup_rule  # noqa: E402
 from gibbous.rules.stateful import plain_rrule  # noqa: E402
-from gibbous.rules.tangents import CoDual, zero_fdatas  # noqa: E402
+from gibbous.tangents.model import CoDual, zero_fdatas  # noqa: E402
 from gibbous.testing.allocations import NUMPY, measure  # noqa: E402
 
 # --- the functions measured ----------------------------------------------------------------

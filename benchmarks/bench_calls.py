@@ -38,7 +38,7 @@ def mlp(W1: t.Any, b1: t.Any, W2: t.Any, X: t.Any, y: t.Any) -> float:
 
 def rows() -> dict[str, t.Callable[[], object]]:
     import gibbous
-    from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdatas
+    from gibbous.tangents.model import NO_TANGENT, CoDual, zero_fdatas
 
     rule = gibbous.build_rrule(scalar, 0.3)
     fs = CoDual(scalar, NO_TANGENT)

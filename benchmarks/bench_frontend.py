@@ -4,7 +4,7 @@ Measures, in one process (see benchmarks/README.md for what each figure means):
 
 1. warm decode: ``function_ir`` on ``fit_logistic`` below (a realistic ~50-line function), and
    ``decode_ops`` alone (bytecode to neutral ops, the first stage of it);
-2. decode + type inference, if ``gibbous.passes.typeinfer.infer_types`` is importable;
+2. decode + type inference, if ``gibbous.infer.infer_types`` is importable;
 3. the compiled primal's call overhead against the native function, on a tiny scalar function
    and on the Rosenbrock function of 10**6 elements, with native and compiled calls
    interleaved so that both see the same machine state.
@@ -170,7 +170,7 @@ def main() -> None:
     args = (X, y, np.zeros(5), 0.1, 50, 1e-3, 1e-6)
     try:
         from gibbous.ir.types import typeof
-        from gibbous.passes.typeinfer import infer_types
+        from gibbous.infer import infer_types
     except ImportError as e:
         rows.append(("function_ir + infer_types", "-", "-", f"not importable: {e}"))
     else:

@@ -17,11 +17,11 @@ if t.TYPE_CHECKING:
     from gibbous.api import value_and_pullback as value_and_pullback
     from gibbous.forward import build_frule as build_frule
     from gibbous.forward import jvp as jvp
-    from gibbous.rules.forward import frule as frule
-    from gibbous.second_order import build_hvp as build_hvp
-    from gibbous.second_order import hessian as hessian
-    from gibbous.second_order import hvp as hvp
-    from gibbous.second_order import jacobian as jacobian
+    from gibbous.rules.frules import frule as frule
+    from gibbous.forward.second_order import build_hvp as build_hvp
+    from gibbous.forward.second_order import hessian as hessian
+    from gibbous.forward.second_order import hvp as hvp
+    from gibbous.forward.second_order import jacobian as jacobian
     from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
     from gibbous.prepared import PreparedGradient as PreparedGradient
     from gibbous.prepared import prepare_gradient as prepare_gradient
@@ -32,8 +32,8 @@ if t.TYPE_CHECKING:
     from gibbous.rules.registry import primitive as primitive
     from gibbous.rules.registry import stateful_primitive as stateful_primitive
     from gibbous.rules.registry import zero_derivative as zero_derivative
-    from gibbous.rules.tangents import CoDual as CoDual
-    from gibbous.rules.tangents import NoTangent as NoTangent
+    from gibbous.tangents.model import CoDual as CoDual
+    from gibbous.tangents.model import NoTangent as NoTangent
 
 # public name -> the module that defines it ("" for a submodule of the same name)
 _LAZY = {
@@ -47,11 +47,11 @@ _LAZY = {
     "value_and_pullback": "gibbous.api",
     "build_frule": "gibbous.forward",
     "jvp": "gibbous.forward",
-    "frule": "gibbous.rules.forward",
-    "build_hvp": "gibbous.second_order",
-    "hessian": "gibbous.second_order",
-    "hvp": "gibbous.second_order",
-    "jacobian": "gibbous.second_order",
+    "frule": "gibbous.rules.frules",
+    "build_hvp": "gibbous.forward.second_order",
+    "hessian": "gibbous.forward.second_order",
+    "hvp": "gibbous.forward.second_order",
+    "jacobian": "gibbous.forward.second_order",
     "UnsupportedConstructError": "gibbous.frontend.errors",
     "DefaultContext": "gibbous.rules.registry",
     "MinimalContext": "gibbous.rules.registry",
@@ -60,8 +60,8 @@ _LAZY = {
     "primitive": "gibbous.rules.registry",
     "stateful_primitive": "gibbous.rules.registry",
     "zero_derivative": "gibbous.rules.registry",
-    "CoDual": "gibbous.rules.tangents",
-    "NoTangent": "gibbous.rules.tangents",
+    "CoDual": "gibbous.tangents.model",
+    "NoTangent": "gibbous.tangents.model",
 }
 
 __all__ = [*_LAZY, "__version__"]

@@ -165,7 +165,7 @@ def _errors() -> tuple[type[BaseException], ...]:
     """What the inspection commands report as one line."""
     from gibbous.frontend.errors import UnsupportedConstructError
     from gibbous.inspect.render import GraphvizNotFoundError
-    from gibbous.passes.typeinfer import InferenceError
+    from gibbous.infer import InferenceError
     from gibbous.rules.registry import AmbiguousRuleError, MissingRuleError
 
     return (

@@ -27,9 +27,9 @@ from gibbous.entry import Binding, Unwrapped, bind, positions, unwrap
 from gibbous.ir import types as T
 from gibbous.ir.exceptions import GibbousError
 from gibbous.passes import Pass
-from gibbous.rules import pool
-from gibbous.rules.derived import DerivedRule, fill_rdata
-from gibbous.rules.dynamic_calls import function_key
+from gibbous.tangents import pool
+from gibbous.reverse.derived import DerivedRule, fill_rdata
+from gibbous.reverse.dynamic_calls import function_key
 from gibbous.rules.registry import (
     Context,
     DefaultContext,
@@ -38,9 +38,9 @@ from gibbous.rules.registry import (
     callable_name,
 )
 from gibbous.rules.public_names import entry_point
-from gibbous.rules.tangent_check import mismatch
+from gibbous.tangents.check import mismatch
 from gibbous.rules.stateful import StatefulRRule
-from gibbous.rules.tangents import (
+from gibbous.tangents.model import (
     NO_TANGENT,
     CoDual,
     fdata_of,

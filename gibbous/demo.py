@@ -20,7 +20,7 @@ import numpy as np
 
 import gibbous
 from gibbous.inspect import code_ir, format_rule_table, rule_table
-from gibbous.rules.tangents import CoDual, NoTangent, zero_fdata
+from gibbous.tangents.model import CoDual, NoTangent, zero_fdata
 from gibbous.testing.allocations import measure
 
 Array = np.ndarray[t.Any, np.dtype[np.float64]]

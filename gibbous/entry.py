@@ -30,9 +30,9 @@ from gibbous.rules.callables import (
     collapse,
     partial_tangent,
 )
-from gibbous.rules.derived import ir_parameters
+from gibbous.reverse.derived import ir_parameters
 from gibbous.rules.registry import callable_name
-from gibbous.rules.tangents import NO_TANGENT
+from gibbous.tangents.model import NO_TANGENT
 
 Grads = tuple[t.Any, list[t.Any], dict[str, t.Any]]  # (callable, positional, keywords)
 
@@ -50,7 +50,7 @@ class Layer(t.Protocol):
 @attrs.frozen
 class _Method:
     """``obj.method``: the function with ``obj`` first.  A bound builtin method's tangent has
-    no ``__func__`` field (``gibbous.rules.tangents``)."""
+    no ``__func__`` field (``gibbous.tangents.model``)."""
 
     python: bool
 

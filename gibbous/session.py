@@ -27,15 +27,15 @@ from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location, guard_of
 from gibbous.ir.names import CallableSet
 from gibbous.passes import Pass, PassManager
-from gibbous.passes.activity import Activity, analyse, carries_rdata, is_precise
-from gibbous.passes.ad import (
+from gibbous.reverse.activity import Activity, analyse, carries_rdata, is_precise
+from gibbous.reverse.transform import (
     differentiate,
     isolate_guarded_calls,
     prune_attribute_reads,
     slot_type_is_precise,
 )
-from gibbous.passes.shared_objects import Rebuild, SharedObjects
-from gibbous.passes.typeinfer import InferenceError, infer_types
+from gibbous.reverse.shared_objects import Rebuild, SharedObjects
+from gibbous.infer import InferenceError, infer_types
 from gibbous.rules.public_names import entry_point_name, higher_order_hint
 from gibbous.rules.call_adapters import (
     BoundRule,
@@ -53,16 +53,16 @@ from gibbous.rules.callables import (
     callable_instance,
     partial_shape,
 )
-from gibbous.rules.construction import (
+from gibbous.reverse.construction import (
     ConstructRule,
     FrozenConstructRule,
     class_methods,
     constructible,
 )
-from gibbous.rules.debug_checks import CheckedRule, rule_name
-from gibbous.rules.derived import LazyDerivedRule, Program, ir_parameters
-from gibbous.rules.dynamic_calls import DynamicRule, function_key
-from gibbous.rules.generators import (
+from gibbous.reverse.debug_checks import CheckedRule, rule_name
+from gibbous.reverse.derived import LazyDerivedRule, Program, ir_parameters
+from gibbous.reverse.dynamic_calls import DynamicRule, function_key
+from gibbous.reverse.generators import (
     CONSUMERS,
     FRAME,
     DrainRule,
@@ -72,9 +72,10 @@ from gibbous.rules.generators import (
     load_frame_rrule,
     save_frame_rrule,
 )
-from gibbous.rules.higher_order import rule_factory
+from gibbous.reverse.higher_order import rule_factory
 from gibbous.rules.inline import InlineRule
-from gibbous.rules.prims.classes import TWINS, by_code, twin
+from gibbous import library as library  # registers every rule (its one ordered list)
+from gibbous.library.python.classes import TWINS, by_code, twin
 from gibbous.rules.registry import (
     Context,
     MissingRuleError,
@@ -84,8 +85,8 @@ from gibbous.rules.registry import (
     lookup_rule,
 )
 from gibbous.rules.stateful import StatefulRRule
-from gibbous.rules.tangents import CoDual, frozen_fields, zero_fdata
-from gibbous.rules.typerules import instance_type
+from gibbous.tangents.model import CoDual, frozen_fields, zero_fdata
+from gibbous.infer.typerules.table import instance_type
 
 _F64 = T.Float("float64")
 _FORM_KINDS = frozenset(("primitive", "stateful"))  # registrations an inline form may replace
@@ -106,7 +107,7 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
     if not isinstance(fn, pytypes.FunctionType) or entry_point_name(fn) is not None:
         return False
     module = fn.__module__ or ""
-    if module == "gibbous.rules.prims.classes" and fn in TWINS.values():
+    if module == "gibbous.library.python.classes" and fn in TWINS.values():
         return True  # plain-Python twins of library functions, there to be derived
     return module != "numpy" and not module.startswith(("numpy.", *_INTERNAL))
 
@@ -115,8 +116,9 @@ def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprF
 _INTERNAL = tuple(
     f"gibbous.{layer}"
     for layer in (
-        "ir", "frontend", "rules", "passes", "backends", "api", "session", "entry", "cache",
-        "toplevel", "prepared", "forward", "second_order",
+        "ir", "frontend", "tangents", "infer", "rules", "library", "optional", "passes",
+        "reverse", "forward", "backends", "api", "session", "entry", "cache", "toplevel",
+        "prepared",
     )
 )  # fmt: skip
 
@@ -485,7 +487,7 @@ class Session:
         return None if maker is None else t.cast(RRule, maker())
 
 
-    # -- generators (gibbous.rules.generators)
+    # -- generators (gibbous.reverse.generators)
 
     def _generator(
         self,

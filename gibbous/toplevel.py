@@ -25,8 +25,8 @@ import attrs
 
 from gibbous.ir import types as T
 from gibbous.passes import Pass
-from gibbous.rules.derived import DerivedRule
-from gibbous.rules.memory import Memory, memory
+from gibbous.reverse.derived import DerivedRule
+from gibbous.reverse.memory import Memory, memory
 from gibbous.rules.registry import Context, DefaultContext, MinimalContext, callable_name
 
 
@@ -139,7 +139,7 @@ class EntryRule(DerivedRule):
     def memory(self) -> Memory:
         """The NumPy memory this rule holds between calls, in this thread's state: its
         stateful rules' saved copies and buffers, what its tape still references, and apart,
-        the pool of recycled fdata every rule shares (``gibbous.rules.memory``)."""
+        the pool of recycled fdata every rule shares (``gibbous.reverse.memory``)."""
         mine: t.Any = getattr(self.threads.local, "rule", UNCLAIMED)
         return memory(self if mine is None or mine is UNCLAIMED else mine)
 

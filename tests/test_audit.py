@@ -18,7 +18,7 @@ from gibbous.audit import report as doc
 from gibbous.audit.__main__ import main as audit_main
 from gibbous.audit.runner import AuditReport, CaseResult, run_audit, run_case, signature
 from gibbous.rules.registry import Context, primitive, zero_derivative
-from gibbous.rules.tangents import NO_TANGENT, CoDual, NoTangent
+from gibbous.tangents.model import NO_TANGENT, CoDual, NoTangent
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

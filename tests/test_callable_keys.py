@@ -17,13 +17,13 @@ from gibbous.ir.core import Call, Constant
 from gibbous.ir.names import CallableTable, callable_key
 from gibbous.ir.purity import is_pure, returns_fresh
 from gibbous.ir.types import FLOAT
-from gibbous.passes import activity, ad_forward
-from gibbous.passes.typeinfer.handlers import _handler
-from gibbous.rules.higher_order import rule_factory
+from gibbous.reverse import activity, primal_pass as ad_forward
+from gibbous.infer.handlers import _handler
+from gibbous.reverse.higher_order import rule_factory
 from gibbous.rules.inline import F64, InlineRule
-from gibbous.rules.prims.classes import twin
+from gibbous.library.python.classes import twin
 from gibbous.rules.registry import DefaultContext, MissingRuleError, lookup_rule
-from gibbous.rules.typerules import lookup_type_rule
+from gibbous.infer.typerules.table import lookup_type_rule
 
 
 class Scale:

@@ -59,7 +59,7 @@ def test_optimized_stage_and_passes() -> None:
 
 def test_forward_and_reverse_programs() -> None:
     forward = ok("ir", *LOSS, "--stage", "forward")
-    assert forward.startswith("func @loss.forward(%self: object<gibbous.rules.tangents.CoDual>")
+    assert forward.startswith("func @loss.forward(%self: object<gibbous.tangents.model.CoDual>")
     # W @ x and np.tanh of float64 arrays: written out, into buffers of their own (their
     # results do not escape), given new fdata (array forms), what the reverse needs pushed as
     # one record

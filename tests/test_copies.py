@@ -15,7 +15,7 @@ import gibbous
 from gibbous.api import LibraryRule, build_rrule, value_and_gradient, value_and_pullback
 from gibbous.ir import types as T
 from gibbous.rules.registry import Context, DefaultContext, primitive
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdatas
+from gibbous.tangents.model import NO_TANGENT, CoDual, zero_fdatas
 
 
 def loss(W: np.ndarray, x: np.ndarray) -> float:

@@ -12,7 +12,7 @@ import pytest
 
 import gibbous
 from gibbous.api import value_and_gradient, value_and_pullback
-from gibbous.rules.derived import PartialCallError
+from gibbous.reverse.derived import PartialCallError
 
 Array = np.ndarray[t.Any, t.Any]
 

@@ -46,11 +46,19 @@ def test_the_generic_passes_load_no_rules() -> None:
     assert not [m for m in loaded if m.startswith(("gibbous.rules", "gibbous.frontend"))]
 
 
-def test_the_rules_load_only_the_ir() -> None:
-    loaded = loaded_by("import gibbous.rules")
-    assert all(m == "gibbous" or m.startswith(("gibbous.ir", "gibbous.rules")) for m in loaded)
-    # Importing the package registers every rule, derived ones included.
-    assert "gibbous.rules.derived" in loaded
+def test_the_rule_sdk_loads_only_what_is_below_it() -> None:
+    loaded = loaded_by("import gibbous.rules.registry, gibbous.rules.frules, gibbous.rules.stateful")
+    below = ("gibbous.ir", "gibbous.rules", "gibbous.tangents", "gibbous.infer", "gibbous.optional")
+    assert [m for m in loaded if m != "gibbous" and not m.startswith(below)] == []
+    # The SDK registers nothing: the library is the one list of the rules loaded.
+    assert not [m for m in loaded if m.startswith("gibbous.library")]
+
+
+def test_the_library_registers_every_rule_and_loads_nothing_above_it() -> None:
+    loaded = loaded_by("import gibbous.library")
+    below = ("gibbous.ir", "gibbous.rules", "gibbous.tangents", "gibbous.infer", "gibbous.optional")
+    assert [m for m in loaded if m != "gibbous" and not m.startswith((*below, "gibbous.library"))] == []
+    assert {"gibbous.library.python.objects_forward", "gibbous.library.linalg.products"} <= set(loaded)
 
 
 def test_import_gibbous_is_lazy() -> None:

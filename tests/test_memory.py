@@ -19,7 +19,7 @@ import pytest
 import gibbous
 from gibbous.cache import ENTRIES
 from gibbous.rules.stateful import PullbackOrderError
-from gibbous.rules.tangents import CoDual, NoTangent
+from gibbous.tangents.model import CoDual, NoTangent
 
 ITERATIONS = 10_000
 CHECKPOINT = 1_000

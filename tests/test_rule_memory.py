@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 import gibbous
-from gibbous.rules import pool
-from gibbous.rules.memory import held_bytes
-from gibbous.rules.tangents import NO_TANGENT, CoDual
+from gibbous.tangents import pool
+from gibbous.reverse.memory import held_bytes
+from gibbous.tangents.model import NO_TANGENT, CoDual
 
 A, B = np.ones((16, 32)), np.ones((32, 8))
 

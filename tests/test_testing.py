@@ -16,7 +16,7 @@ from gibbous import testing
 from gibbous.rules import inplace  # noqa: F401  (registers the in-place rules)
 from gibbous.rules.registry import Context, DefaultContext, primitive, stateful_primitive
 from gibbous.rules.stateful import StatefulRRule
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdatas
+from gibbous.tangents.model import NO_TANGENT, CoDual, zero_fdatas
 from gibbous.testing.memory import Copier, inner, memory_span
 
 NT = NO_TANGENT

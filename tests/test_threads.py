@@ -15,9 +15,9 @@ import pytest
 
 import gibbous
 from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
-from gibbous.rules import pool
+from gibbous.tangents import pool
 from gibbous.rules.stateful import PullbackOrderError
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdatas
+from gibbous.tangents.model import NO_TANGENT, CoDual, zero_fdatas
 
 THREADS = 4
 CALLS = 150

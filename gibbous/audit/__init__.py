@@ -22,7 +22,7 @@ import typing as t
 
 from gibbous.ir.names import callable_key
 from gibbous.ir.types import typeof
-from gibbous.rules import optional
+from gibbous import optional
 from gibbous.rules.registry import Context, DefaultContext, Registration, lookup_rule
 from gibbous.testing.cases import RuleCase
 

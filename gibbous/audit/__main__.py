@@ -3,7 +3,7 @@
     python -m gibbous.audit                          # summary and failures; status 1 on any
     python -m gibbous.audit --write docs/rules.md    # also regenerate the audit section
     python -m gibbous.audit --check docs/rules.md    # status 1 also when the section is stale
-    python -m gibbous.audit --origin gibbous.rules.prims.products -k matmul -v
+    python -m gibbous.audit --origin gibbous.library.linalg.products -k matmul -v
     python -m gibbous.audit --uncovered [--origin MODULE]   # rules without a case (no run)
 """
 

@@ -1,7 +1,7 @@
 """Forward mode: ``build_frule`` and ``jvp``.
 
 ``frule = build_frule(f, *args)`` reads ``f``'s typed IR (the reverse mode's, from the same
-session machinery), applies the forward-mode transform (``gibbous.passes.jvp``) and compiles
+session machinery), applies the forward-mode transform (``gibbous.forward.transform``) and compiles
 the result with the NumPy backend; calls of Python functions inside get forward programs of
 their own, built once per argument types (recursion through a program still being built
 reaches it when called).  ``jvp(frule, f, args, tangents)`` returns ``(y, dy)``: ``dy`` is the
@@ -20,15 +20,15 @@ import numpy as np
 
 from gibbous.api import StaleRuleError, rebound_global
 from gibbous.ir import types as T
-from gibbous.passes.jvp import ForwardModeError
-from gibbous.passes.jvp_activity import bind_packed, bound, tangent_carrying
-from gibbous.rules import forward as FR
-from gibbous.rules.forward_ir import ObjectTangent, user_class
-from gibbous.rules.tangent_classes import instance_fields
+from gibbous.forward.transform import ForwardModeError
+from gibbous.forward.activity import bind_packed, bound, tangent_carrying
+from gibbous.rules import frules as FR
+from gibbous.rules.emit import ObjectTangent, user_class
+from gibbous.tangents.classes import instance_fields
 from gibbous.rules.public_names import callable_name, entry_point
-from gibbous.rules.derived import acceptor
+from gibbous.reverse.derived import acceptor
 from gibbous.rules.registry import Context, DefaultContext
-from gibbous.rules.tangents import NoTangent
+from gibbous.tangents.model import NoTangent
 from gibbous.session import Session
 from gibbous.forward.primitive import derivable_function, primitive_program, primitive_run
 from gibbous.forward.dynamic import bound_run

@@ -20,9 +20,9 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
-from gibbous.passes.jvp_activity import Default
+from gibbous.forward.activity import Default
 from gibbous.rules.call_adapters import Packed
-from gibbous.rules.forward_ir import item_tangent
+from gibbous.rules.emit import item_tangent
 
 Binding = t.Sequence["int | Default | Packed"]
 

@@ -12,18 +12,18 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.passes.jvp import ForwardModeError
-from gibbous.passes.jvp_generators import frame_maker, generator_function
-from gibbous.passes.jvp_activity import Default, bind_packed, bound
-from gibbous.rules import forward as FR
-from gibbous.rules import forward_writes as FW
-from gibbous.rules.forward_cells import ClosureTangent
-from gibbous.rules.forward_ir import ObjectTangent, user_class
-from gibbous.rules.tangent_classes import Machinery
+from gibbous.forward.transform import ForwardModeError
+from gibbous.forward.generators import frame_maker, generator_function
+from gibbous.forward.activity import Default, bind_packed, bound
+from gibbous.rules import frules as FR
+from gibbous.rules import inplace_forward as FW
+from gibbous.library.python.closures_forward import ClosureTangent
+from gibbous.rules.emit import ObjectTangent, user_class
+from gibbous.tangents.classes import Machinery
 from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint
 from gibbous.rules.call_adapters import Packed
-from gibbous.rules.derived import ir_parameters
-from gibbous.rules.dynamic_calls import function_key
+from gibbous.reverse.derived import ir_parameters
+from gibbous.reverse.dynamic_calls import function_key
 from gibbous.rules.registry import MissingRuleError, lookup_rule, zero_derivative
 from gibbous.forward.binders import binder
 from gibbous.forward.primitive import (

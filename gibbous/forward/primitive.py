@@ -13,9 +13,9 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Location
-from gibbous.passes.jvp import ForwardModeError, pair
-from gibbous.rules import forward as FR
-from gibbous.rules.forward_ir import user_class
+from gibbous.forward.transform import ForwardModeError, pair
+from gibbous.rules import frules as FR
+from gibbous.rules.emit import user_class
 from gibbous.rules.public_names import callable_name
 from gibbous.session import derivable
 

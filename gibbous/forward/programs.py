@@ -1,7 +1,7 @@
 """The forward programs of one build (``ProgramBuilder``): one per Python function, argument
 types and varied arguments, compiled once and kept; recursion reaches a program still being
 built when it is called (``_Later``).  The builder answers the transform's questions about
-calls (``gibbous.passes.jvp``'s resolver): which rule a callee has, what a call may write
+calls (``gibbous.forward.transform``'s resolver): which rule a callee has, what a call may write
 into, how an object of a Python class is made (``Construct``)."""
 
 from __future__ import annotations
@@ -14,19 +14,19 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import names, runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location
-from gibbous.passes.jvp import ForwardModeError, jvp_transform
-from gibbous.passes.jvp_calls import Site
-from gibbous.passes.jvp_generators import generator_function
+from gibbous.forward.transform import ForwardModeError, jvp_transform
+from gibbous.forward.calls import Site
+from gibbous.forward.generators import generator_function
 from gibbous.frontend.errors import UnsupportedConstructError
-from gibbous.passes.jvp_activity import Default, analyse, bind_call, bind_packed, bound, operands
-from gibbous.rules import forward as FR
-from gibbous.rules import forward_writes as FW
-from gibbous.rules.forward_generators import Steps
-from gibbous.rules.generators import FRAME
-from gibbous.rules.forward_ir import ObjectTangent
+from gibbous.forward.activity import Default, analyse, bind_call, bind_packed, bound, operands
+from gibbous.rules import frules as FR
+from gibbous.rules import inplace_forward as FW
+from gibbous.forward.frames import Steps
+from gibbous.reverse.generators import FRAME
+from gibbous.rules.emit import ObjectTangent
 from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint
 from gibbous.rules.call_adapters import Packed
-from gibbous.rules.dynamic_calls import function_key
+from gibbous.reverse.dynamic_calls import function_key
 from gibbous.rules.registry import MissingRuleError, lookup_rule
 from gibbous.session import Session
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
@@ -78,7 +78,7 @@ class ProgramBuilder:
         closure: bool = False,
     ) -> t.Callable[..., t.Any]:
         """``fn``'s forward program; with ``closure``, one that takes the boxes of ``fn``'s
-        cells first (``gibbous.rules.forward_cells``).  ``fn`` may be a generator's resume
+        cells first (``gibbous.library.python.closures_forward``).  ``fn`` may be a generator's resume
         function or a generator expression's (``gibbous.ir.runtime``): their IR reads the
         cells of the Python function they wrap.
 
@@ -154,7 +154,7 @@ class ProgramBuilder:
 
     def resume_program(self, fn: pytypes.FunctionType, closure: bool) -> t.Callable[..., t.Any]:
         """The forward program of generator function ``fn``'s resume function: ``run([fn, boxes,]
-        frame, dframe) -> (y, dy)`` (``gibbous.rules.forward_generators``)."""
+        frame, dframe) -> (y, dy)`` (``gibbous.forward.frames``)."""
         return self.program(runtime.GeneratorResume(fn), (FRAME,), (True,), closure)
 
     def generator_writes(self, fn: pytypes.FunctionType, types: tuple[T.Type, ...]) -> frozenset[int]:

@@ -18,16 +18,16 @@ import typing as t
 import attrs
 
 from gibbous.ir.purity import purity_entry
-from gibbous.passes.activity import WRITE_NOTHING
-from gibbous.passes.ad_forward import IDENTITIES
-from gibbous.passes.typeinfer.handlers import has_handler
-from gibbous.rules import optional
+from gibbous.reverse.activity import WRITE_NOTHING
+from gibbous.reverse.primal_pass import IDENTITIES
+from gibbous.infer.handlers import has_handler
+from gibbous import optional
 from gibbous.rules import render as R
 from gibbous.rules.formulas import Expr
-from gibbous.rules.prims.elementwise import RULE_FORMULAS
+from gibbous.library.elementwise.tables import RULE_FORMULAS
 from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import Context, DefaultContext
-from gibbous.rules.typerules import lookup_type_rule
+from gibbous.infer.typerules.table import lookup_type_rule
 
 Purity = t.Literal["pure", "conditional", "unregistered"]
 

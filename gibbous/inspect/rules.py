@@ -28,17 +28,17 @@ import typing as t
 
 import attrs
 
-from gibbous.rules.higher_order import MapRule
+from gibbous.reverse.higher_order import MapRule
 from gibbous.session import Maker, Session
 from gibbous.rules.inline import InlineRule
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function
 from gibbous.ir.printer import format_type, function_namer
-from gibbous.passes.activity import Activity, analyse
-from gibbous.passes.ad_forward import identity_operand
+from gibbous.reverse.activity import Activity, analyse
+from gibbous.reverse.primal_pass import identity_operand
 from gibbous.rules.call_adapters import BoundRule, FillSeed, GenexprRule, PrimalRule
-from gibbous.rules.derived import LazyDerivedRule
-from gibbous.rules.dynamic_calls import CallExRule, DynamicRule
+from gibbous.reverse.derived import LazyDerivedRule
+from gibbous.reverse.dynamic_calls import CallExRule, DynamicRule
 from gibbous.rules.registry import (
     AmbiguousRuleError,
     Context,

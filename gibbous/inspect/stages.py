@@ -25,7 +25,7 @@ from gibbous.forward.programs import ProgramBuilder
 from gibbous.ir.core import Function
 from gibbous.ir.types import typeof
 from gibbous.passes import Pass
-from gibbous.passes.jvp_activity import tangent_carrying
+from gibbous.forward.activity import tangent_carrying
 from gibbous.rules.registry import DefaultContext, callable_name
 from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
 from gibbous.session import Session, derivable

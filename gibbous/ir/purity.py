@@ -76,7 +76,7 @@ _F = t.TypeVar("_F")
 _TABLE: CallableTable[object, PurityCondition | None] = CallableTable()
 
 # Run before each lookup.  The rules layer adds the loader that registers an optional library's
-# entries once the program has imported the library (``gibbous.rules.optional``): this layer
+# entries once the program has imported the library (``gibbous.optional``): this layer
 # cannot import it, and the library's entries must not cost users who never call it.
 _BEFORE_LOOKUP: list[t.Callable[[], None]] = []
 
@@ -394,18 +394,18 @@ _NUMPY_FUNCTIONS = (
     "eye", "identity", "arange", "linspace", "isclose", "allclose", "array_equal", "round",
     "around", "sinc", "angle", "interp", "float64", "float32", "int64", "int32", "complex128",
     "complex64", "bool_",
-    # reductions and diagonals with rules in gibbous.rules.prims.numpy_reductions and linalg
+    # reductions and diagonals with rules in gibbous.library.reductions.reductions and linalg
     "average", "ptp", "nansum", "nanmean", "diagflat",
-    # rearrangements and index queries with rules in gibbous.rules.prims.shapes
+    # rearrangements and index queries with rules in gibbous.library.arrays.shapes
     "split", "array_split", "pad", "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d",
     "atleast_3d", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "searchsorted",
     "count_nonzero", "fix", "unravel_index", "ravel_multi_index",
-    # and in gibbous.rules.prims.numpy_ufuncs, numpy_gradient, numpy_setops, shapes, numpy_arrays
+    # and in gibbous.library.elementwise.ufuncs, numpy_gradient, numpy_setops, shapes, numpy_arrays
     "gradient", "partition", "argpartition", "rollaxis", "append", "insert",
     "delete", "unique",
 )  # fmt: skip
 
-# Views with strides of their own (gibbous.rules.prims.strided): they write nothing.
+# Views with strides of their own (gibbous.library.arrays.strided): they write nothing.
 _NUMPY_STRIDE_TRICKS = ("as_strided", "sliding_window_view")
 
 _NUMPY_LINALG = (

@@ -11,7 +11,7 @@ by reading and writing their items, not through a tuple or a list.
   ``float_array(a, b, c)``: the same new float64 array, without the list.
 
 Both leave the program's values and errors as they were; they matter to AD, which writes
-``a[k]`` and ``float_array`` out inline (``gibbous.rules.prims.indexing`` and
+``a[k]`` and ``float_array`` out inline (``gibbous.library.arrays.indexing`` and
 ``float_arrays``), where a tuple or a list of floats costs a rule call per item and rdata
 gathered item by item.  The pass acts only where the static types make the rewrite exact:
 an unguarded ``unpack`` of a float64 array of known rank, a constant item index, ``f64`` items.

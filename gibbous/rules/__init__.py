@@ -1,15 +1,11 @@
-"""Rules: the tangent model, the rule registry, stateful primitives, type rules and purity.
+"""The rule SDK, both modes: what a rule author imports (docs/rules.md).
 
-Importing this package registers every hand-written rule, whichever of its modules is
-imported first: ``import gibbous`` no longer loads them all, so the package must.
+``registry`` (``primitive``, ``stateful_primitive``, ``zero_derivative``, contexts, lookup),
+``stateful`` (rules that keep state between calls), ``frules`` (forward rules:
+``register_linear``, ``register_bilinear``, ``register_elementwise``, ``frule``), ``emit`` (the
+forward rules' IR helpers), ``formulas`` and ``render`` (the table of elementwise derivatives
+and its NumPy, float, inline and ``out=`` forms), ``inplace`` / ``inplace_forward`` (writes),
+``buffers``, ``outer_sums``, ``call_adapters``, ``callables``, ``public_names``.
+
+This package registers nothing: ``gibbous.library`` is the one list of the rules loaded.
 """
-
-from gibbous.rules import call_adapters as call_adapters  # make_genexpr's rule
-from gibbous.rules import derived as derived  # accum is pure
-from gibbous.rules import forward_structure as forward_structure  # first: gibbous.rules.forward's
-from gibbous.rules import forward_cells as forward_cells  # closures' forward rules
-from gibbous.rules import forward_objects as forward_objects  # objects' forward rules
-from gibbous.rules import forward_dicts as forward_dicts  # dicts' forward rules
-from gibbous.rules import generators as generators  # the generator frame's rules
-from gibbous.rules import inplace as inplace  # registers its rules
-from gibbous.rules import prims as prims  # registers the primitive rules

@@ -2,7 +2,7 @@
 
 An array form (``gibbous.rules.inline``) computes its primal result as NumPy does, into a new
 array.  Where that result does not escape the forward program (the AD pass decides:
-``gibbous.passes.ad_forward``, "buffered"), the site instead computes into a buffer it owns,
+``gibbous.reverse.primal_pass``, "buffered"), the site instead computes into a buffer it owns,
 with ``out=``, and a warm call allocates nothing for it.
 
 A site may run several times before the reverse pass reaches it (a loop, a caller's loop), and
@@ -37,7 +37,7 @@ the depth's new buffer, if it is a float64 array.
 into x's fdata, a cotangent handed on as a value) go into the site's ``scratch`` arrays, one
 per temporary the adjoint makes (``scratch(site, k, shape)``), not one per depth: a temporary
 is read within the reverse of the block that made it (a cotangent passed as a value goes to a
-producer in the same block: ``gibbous.passes.ad_forward``, "by value"), before the site's
+producer in the same block: ``gibbous.reverse.primal_pass``, "by value"), before the site's
 derivative runs again.  Every array site of a form that asks for it (``("site", -1)`` among
 its saves) has scratch, whether or not its result is buffered.
 """
@@ -51,7 +51,7 @@ import typing as t
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules import pool
+from gibbous.tangents import pool
 
 Array = np.ndarray[t.Any, t.Any]
 

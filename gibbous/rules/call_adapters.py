@@ -18,7 +18,6 @@ import attrs
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.rules.derived import accum, delegate_reset
 from gibbous.rules.registry import (
     DefaultContext,
     Pullback,
@@ -26,7 +25,7 @@ from gibbous.rules.registry import (
     build_primitive_rrule,
     primitive,
 )
-from gibbous.rules.tangents import (
+from gibbous.tangents.model import (
     NO_TANGENT,
     CoDual,
     MutableTangent,
@@ -39,6 +38,17 @@ from gibbous.rules.tangents import (
     zero_fdata,
     zero_rdata,
 )
+from gibbous.tangents.model import accum
+
+# Adapters whose ``reset`` is their ``rule``'s: ``DerivedRule.reset`` looks through them.
+# The modules defining them register them (``delegate_reset``).
+_DELEGATES: set[type] = set()
+
+
+def delegate_reset(*types: type) -> None:
+    """``DerivedRule.reset`` resets the ``rule`` of instances of ``types`` in their place."""
+    _DELEGATES.update(types)
+
 
 _CoDual = CoDual[t.Any, t.Any]
 

@@ -3,7 +3,7 @@ rule of the function it stands for.
 
 * ``functools.partial(func, *args, **keywords)(*more, **named)`` is
   ``func(*args, *more, **{**keywords, **named})``; the partial's tangent is
-  ``Tangent({"func": ..., "args": ..., "keywords": Tangent(...)})`` (``gibbous.rules.tangents``)
+  ``Tangent({"func": ..., "args": ..., "keywords": Tangent(...)})`` (``gibbous.tangents.model``)
   and gets the rdata of its arguments and keywords (``PartialRule``).
 * ``obj(*args)`` for an instance of a Python class with ``__call__`` is
   ``type(obj).__call__(obj, *args)``; the callable's tangent is ``obj``'s
@@ -24,7 +24,7 @@ import typing as t
 import attrs
 
 from gibbous.rules.registry import Pullback, RRule
-from gibbous.rules.tangents import NO_TANGENT, CoDual, Tangent
+from gibbous.tangents.model import NO_TANGENT, CoDual, Tangent
 
 _CoDual = CoDual[t.Any, t.Any]
 

@@ -26,7 +26,7 @@ one adjoint per argument (``None``: none).
 
 **Cotangents as values.**  An array form's result has fdata that its uses add into and its
 adjoint reads (``("result_fdata", -1)``).  Where the result has one use, the AD pass passes
-its cotangent as a value instead (``gibbous.passes.ad_forward``, "by value"): no zeros made in
+its cotangent as a value instead (``gibbous.reverse.primal_pass``, "by value"): no zeros made in
 the forward program, no addition into them in the reverse.  A form that takes part declares
 ``values``: its adjoint finds ``WANT`` where an operand's fdata would be (``("fdata", i)``)
 and returns that operand's cotangent (an array of its shape) in its place; and it reads its
@@ -82,7 +82,7 @@ class InlineRule:
     #: A form that adds operand ``i``'s outer products into its fdata later, in one product
     #: (``gibbous.rules.outer_sums``), and the operand ``i``: what the AD pass writes instead
     #: where nothing reads that fdata before the reverse program returns
-    #: (``gibbous.passes.ad_defer``).  Its saves end with ``("sums", -1)``, the site's stack.
+    #: (``gibbous.reverse.defer``).  Its saves end with ``("sums", -1)``, the site's stack.
     deferred: tuple[int, InlineRule] | None = None
 
 

@@ -44,7 +44,7 @@ from gibbous.ir import types as T
 from gibbous.rules import formulas as F
 from gibbous.rules import render as R
 from gibbous.rules.registry import Pullback, stateful_primitive
-from gibbous.rules.tangents import NO_TANGENT, CoDual, NoTangent
+from gibbous.tangents.model import NO_TANGENT, CoDual, NoTangent
 
 Array = np.ndarray[t.Any, t.Any]
 _CoDual = CoDual[t.Any, t.Any]

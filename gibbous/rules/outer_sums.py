@@ -10,7 +10,7 @@ call, one pass over ``dA``, done by BLAS.
 An ``OuterSums`` is a site's stack of those rows.  ``add`` copies ``g`` and ``v`` into the
 next row (they are scratch and saved values that later steps overwrite or give back) instead
 of touching ``dA``; ``flush`` adds ``Gᵀ V`` into ``dA`` and empties the stack.  The AD pass
-(``gibbous.passes.ad_defer``) defers a site only where nothing reads ``dA`` before the reverse
+(``gibbous.reverse.defer``) defers a site only where nothing reads ``dA`` before the reverse
 program returns, and the reverse program flushes every stack just before it returns.  A stack
 holds at most ``ROWS`` rows, fewer for long vectors (``ELEMENTS`` numbers in all): a full
 stack is flushed at once, so the memory a site keeps is bounded whatever the loop's length.

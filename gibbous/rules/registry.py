@@ -54,10 +54,10 @@ from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.parser import parse_type
 from gibbous.ir.printer import format_type
-from gibbous.rules import optional
+from gibbous import optional
 from gibbous.rules.public_names import callable_name as callable_name
 from gibbous.rules.stateful import StatefulRRule, StatefulRRuleFunction
-from gibbous.rules.tangents import CoDual, zero_fdata, zero_rdata
+from gibbous.tangents.model import CoDual, zero_fdata, zero_rdata
 
 if t.TYPE_CHECKING:
     from gibbous.rules.inline import InlineRule

@@ -37,7 +37,7 @@ import typing as t
 import attrs
 
 from gibbous.ir.exceptions import GibbousError
-from gibbous.rules.tangents import NO_TANGENT, CoDual
+from gibbous.tangents.model import NO_TANGENT, CoDual
 
 if t.TYPE_CHECKING:
     from gibbous.rules.registry import Pullback, RRule

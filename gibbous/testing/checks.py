@@ -11,8 +11,8 @@ import attrs
 import numpy as np
 
 from gibbous.rules.stateful import StatefulRRule
-from gibbous.rules.tangent_kinds import fdata_problem, rdata_problem
-from gibbous.rules.tangents import NO_TANGENT, TangentMemo, randn_tangent, zero_rdata
+from gibbous.tangents.kinds import fdata_problem, rdata_problem
+from gibbous.tangents.model import NO_TANGENT, TangentMemo, randn_tangent, zero_rdata
 from gibbous.testing.allocations import CALLS, Allocations, measure
 from gibbous.testing.errors import Check, RuleTestError, short_path
 from gibbous.testing.memory import Copier, Pairing, copy_values, inner

@@ -34,13 +34,13 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function
 from gibbous.ir.purity import is_pure, purity_entry
-from gibbous.passes.jvp import ForwardModeError, jvp_transform
-from gibbous.passes.jvp_activity import tangent_carrying
-from gibbous.rules import forward as FR
-from gibbous.rules import forward_writes as FW
+from gibbous.forward.transform import ForwardModeError, jvp_transform
+from gibbous.forward.activity import tangent_carrying
+from gibbous.rules import frules as FR
+from gibbous.rules import inplace_forward as FW
 from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
-from gibbous.rules.tangents import NoTangent
+from gibbous.tangents.model import NoTangent
 from gibbous.session import Session
 from gibbous.testing.allocations import measure
 
@@ -156,7 +156,7 @@ def _verdict(types: tuple[T.Type, ...], y0: t.Any, worst_fd: float, worst_t: flo
 _EFFECTS = "writes into an operand or has effects forward mode does not follow"
 _STRUCTURAL = (
     "a cell, a function or a dict's view, whose tangent holds its contents' "
-    "(gibbous.rules.forward_cells, forward_dicts), checked through the programs of "
+    "(gibbous.library.python.closures_forward, forward_dicts), checked through the programs of "
     "tests/forward/test_closures_jvp.py and test_dicts_jvp.py"
 )
 _COMPLEX_RESULTS = "complex results of real operands (forward rules are checked on real ones)"
@@ -174,7 +174,7 @@ def _check_write(
     rng: np.random.Generator,
 ) -> ForwardCheck:
     """A call that writes into operand ``written`` (``z[i] = x``, ``out=``, ``z += x``): its
-    forward program is the transform's (``gibbous.passes.jvp``) of ``g(*operands) = (f(...);
+    forward program is the transform's (``gibbous.forward.transform``) of ``g(*operands) = (f(...);
     copy of the written operand)``, checked as a rule is, the value being what the write
     left in the operand."""
     n = len(args)

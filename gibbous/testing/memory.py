@@ -19,7 +19,7 @@ import warnings
 import attrs
 import numpy as np
 
-from gibbous.rules.tangents import NO_TANGENT, MutableTangent, Tangent
+from gibbous.tangents.model import NO_TANGENT, MutableTangent, Tangent
 from gibbous.testing.structure import (
     INEXACT,
     Array,

@@ -27,7 +27,7 @@ import numpy as np
 from gibbous.ir.printer import format_type
 from gibbous.ir.types import typeof
 from gibbous.rules.registry import callable_name
-from gibbous.rules.tangents import (
+from gibbous.tangents.model import (
     CoDual,
     TangentMemo,
     fdata_of,

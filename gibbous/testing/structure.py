@@ -20,8 +20,8 @@ import typing as t
 import attrs
 import numpy as np
 
-from gibbous.rules.tangent_classes import NEVER_DIFFERENTIABLE, instance_fields
-from gibbous.rules.tangents import NO_TANGENT, MutableTangent, Tangent
+from gibbous.tangents.classes import NEVER_DIFFERENTIABLE, instance_fields
+from gibbous.tangents.model import NO_TANGENT, MutableTangent, Tangent
 
 Key = tuple[str, t.Any]
 Array = np.ndarray[t.Any, t.Any]

@@ -3,7 +3,7 @@
 ``sharing`` lists which parts of several values are one object or overlap in memory, so that
 the sharing of a rule's result can be compared with the sharing of ``f``'s result and with the
 sharing of the fdata.  (The kinds of a rule's fdata and rdata are checked by
-``gibbous.rules.tangent_kinds``, which debug rules use too.)
+``gibbous.tangents.kinds``, which debug rules use too.)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.rules.tangents import NO_TANGENT, zero_tangent
+from gibbous.tangents.model import NO_TANGENT, zero_tangent
 from gibbous.testing.structure import (
     address,
     child,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gibbous.api import build_rrule, value_and_gradient
-from gibbous.rules.derived import DerivedRule
+from gibbous.reverse.derived import DerivedRule
 from tests.rules.fd import check_gradient
 
 __all__ = ["check", "rng", "same"]

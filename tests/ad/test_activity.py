@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gibbous.ir import parse
 from gibbous.ir.core import Function, Value
-from gibbous.passes.activity import Activity, analyse
+from gibbous.reverse.activity import Activity, analyse
 
 
 def active_names(f: Function, act: Activity) -> set[str]:

@@ -9,8 +9,8 @@ import typing as t
 import numpy as np
 
 from gibbous.api import build_rrule
-from gibbous.rules.derived import DerivedRule
-from gibbous.rules.tangents import CoDual, zero_fdatas
+from gibbous.reverse.derived import DerivedRule
+from gibbous.tangents.model import CoDual, zero_fdatas
 
 NUMPY_DOMAIN = np.lib.tracemalloc_domain
 

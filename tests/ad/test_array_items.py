@@ -14,7 +14,7 @@ import gibbous
 from gibbous.inspect import code_ir, rule_table
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.rules.prims.float_arrays import INLINE_ITEMS
+from gibbous.library.arrays.float_arrays import INLINE_ITEMS
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule, primitive
 
 Array = np.ndarray[t.Any, t.Any]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.rules.construction import constructible
+from gibbous.reverse.construction import constructible
 from gibbous.testing import test_rule
 
 
@@ -203,7 +203,7 @@ class Model:
 
 
 def test_rules_of_bound_methods() -> None:
-    from gibbous.rules.tangents import MutableTangent, Tangent
+    from gibbous.tangents.model import MutableTangent, Tangent
 
     rng = np.random.default_rng(0)
     m, x = Model(rng.standard_normal((3, 2)), 1.5), rng.standard_normal(2)

@@ -29,7 +29,7 @@ import pytest
 from gibbous.api import build_rrule, value_and_pullback
 from gibbous.audit import cases_by_module, covered_by, registrations
 from gibbous.rules.registry import callable_name
-from gibbous.rules.tangents import NoTangent, Tangent, is_differentiable, randn_tangent
+from gibbous.tangents.model import NoTangent, Tangent, is_differentiable, randn_tangent
 from gibbous.testing.cases import RuleCase
 from tests.rules.fd import inner, perturb
 

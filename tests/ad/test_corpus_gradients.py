@@ -27,9 +27,9 @@ import numpy as np
 import pytest
 
 from gibbous.api import build_rrule, value_and_pullback
-from gibbous.rules.derived import PartialCallError
+from gibbous.reverse.derived import PartialCallError
 from gibbous.rules.registry import MissingRuleError
-from gibbous.rules.tangents import NoTangent, Tangent, is_differentiable, randn_tangent
+from gibbous.tangents.model import NoTangent, Tangent, is_differentiable, randn_tangent
 from tests.frontend import (
     corpus,
     corpus_exceptions,

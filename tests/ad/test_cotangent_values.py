@@ -13,7 +13,7 @@ import pytest
 import gibbous
 from gibbous.inspect import code_ir, rule_table
 from gibbous.ir import types as T
-from gibbous.rules import pool
+from gibbous.tangents import pool
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
 from tests.ad.test_array_forms import central
 from tests.ad.test_product_forms import register_without_form

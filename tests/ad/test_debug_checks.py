@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from gibbous.api import build_rrule, value_and_gradient
-from gibbous.rules.debug_checks import CheckedRule, RuleCheckError
+from gibbous.reverse.debug_checks import CheckedRule, RuleCheckError
 from gibbous.rules.registry import Context, DefaultContext, primitive
-from gibbous.rules.tangents import NO_TANGENT, CoDual
+from gibbous.tangents.model import NO_TANGENT, CoDual
 from tests.ad.test_errors import line_of
 
 CD = CoDual[t.Any, t.Any]

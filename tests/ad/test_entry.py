@@ -17,7 +17,7 @@ import pytest
 import gibbous
 from gibbous.api import LibraryRule, build_rrule, value_and_gradient, value_and_pullback
 from gibbous.rules.registry import Context, MissingRuleError
-from gibbous.rules.tangents import NO_TANGENT, MutableTangent, Tangent
+from gibbous.tangents.model import NO_TANGENT, MutableTangent, Tangent
 from tests.rules.fd import check_gradient
 
 RNG = np.random.default_rng(7)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.rules.tangents import MutableTangent
+from gibbous.tangents.model import MutableTangent
 from gibbous.api import build_rrule, value_and_gradient
 from gibbous.ir.types import FLOAT, Array
 from gibbous.rules.registry import Context, MissingRuleError, is_primitive

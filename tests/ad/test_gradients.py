@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
-from gibbous.rules.tangents import MutableTangent, NoTangent
+from gibbous.tangents.model import MutableTangent, NoTangent
 from tests.ad.conftest import check
 
 # --------------------------------------------------------------------------------------------

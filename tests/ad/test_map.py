@@ -1,4 +1,4 @@
-"""``map(fn, *iterables)`` in differentiated code (gibbous.rules.higher_order): lazy as Python's,
+"""``map(fn, *iterables)`` in differentiated code (gibbous.reverse.higher_order): lazy as Python's,
 each item differentiated by the rule of ``fn`` for the items' types (a primitive, or the
 derived rule of a Python function), consumed by ``for``, ``list``, ``tuple``, unpacking and
 ``sum``; gradients against central finite differences."""

@@ -12,7 +12,7 @@ import gibbous
 from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
 from gibbous.ir import types as T
 from gibbous.rules.registry import Context, DefaultContext
-from gibbous.rules.tangents import CoDual, NoTangent
+from gibbous.tangents.model import CoDual, NoTangent
 from tests.ad.conftest import check
 
 

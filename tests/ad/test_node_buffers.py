@@ -34,9 +34,9 @@ import gibbous
 from gibbous.inspect import code_ir
 from gibbous.rules import buffers as B
 from gibbous.rules.buffers import SiteBuffers
-from gibbous.rules.derived import PartialCallError
-from gibbous.rules.memory import Memory
-from gibbous.rules.tangents import NO_TANGENT, CoDual
+from gibbous.reverse.derived import PartialCallError
+from gibbous.reverse.memory import Memory
+from gibbous.tangents.model import NO_TANGENT, CoDual
 from gibbous.testing.allocations import measure
 from tests.ad.conftest import check
 from tests.rules.fd import check_gradient

@@ -1,4 +1,4 @@
-"""Deferred outer products (``gibbous.rules.outer_sums``, ``gibbous.passes.ad_defer``): a
+"""Deferred outer products (``gibbous.rules.outer_sums``, ``gibbous.reverse.defer``): a
 loop's ``dW += g hᵀ`` into a parameter's fdata added as one matrix product before the reverse
 program returns; checked against finite differences and a hand-written gradient, and refused
 wherever something could read that fdata in between."""
@@ -12,7 +12,7 @@ import pytest
 
 import gibbous
 from gibbous.rules import outer_sums
-from gibbous.rules.memory import memory
+from gibbous.reverse.memory import memory
 from gibbous.testing.allocations import measure
 from tests.test_prepared import central
 

@@ -14,8 +14,8 @@ import pytest
 import gibbous
 from gibbous.inspect import rule_table
 from gibbous.ir import types as T
-from gibbous.rules.prims.common import Scratch
-from gibbous.rules.prims.products import dot_rrule, matmul_rrule
+from gibbous.library.common import Scratch
+from gibbous.library.linalg.products import dot_rrule, matmul_rrule
 from gibbous.rules.registry import (
     Context,
     DefaultContext,

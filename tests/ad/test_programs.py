@@ -11,7 +11,7 @@ import pytest
 
 from gibbous.api import build_rrule, value_and_gradient
 from gibbous.ir.verify import verify
-from gibbous.rules.derived import DerivedRule
+from gibbous.reverse.derived import DerivedRule
 from tests.ad.conftest import check
 
 
@@ -157,7 +157,7 @@ def constant_times(w: np.ndarray) -> float:
 def test_constant_operands_of_fresh_results_carry_no_fdata() -> None:
     # ``MATRIX @ w`` is a new array: the global needs no fdata, and its gradient (which
     # nobody asked for) is not computed.  Only values a call may alias get fdata.
-    from gibbous.rules.tangents import NO_TANGENT, CoDual
+    from gibbous.tangents.model import NO_TANGENT, CoDual
 
     # The product is an array form (``matmul_f64``): the reverse passes the global's fdata to
     # its adjoint as a constant, NO_TANGENT, and the adjoint skips that operand.

@@ -14,7 +14,7 @@ import pytest
 import gibbous
 from gibbous.api import build_rrule
 from gibbous.ir import runtime
-from gibbous.rules.tangents import MutableTangent, NoTangent
+from gibbous.tangents.model import MutableTangent, NoTangent
 from tests.ad.conftest import check
 
 

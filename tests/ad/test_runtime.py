@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.rules.derived import accum
-from gibbous.rules.tangents import zero_coduals
-from gibbous.rules.tangents import NO_TANGENT, Tangent
+from gibbous.tangents.model import accum
+from gibbous.tangents.model import zero_coduals
+from gibbous.tangents.model import NO_TANGENT, Tangent
 from tests.ad.conftest import check
 
 

@@ -12,7 +12,7 @@ import pytest
 import gibbous
 from gibbous.api import build_rrule, value_and_gradient
 from gibbous.rules.stateful import PullbackOrderError
-from gibbous.rules.tangents import CoDual, zero_fdatas
+from gibbous.tangents.model import CoDual, zero_fdatas
 from tests.ad.conftest import check, same
 
 

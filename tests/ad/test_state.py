@@ -9,10 +9,10 @@ import pytest
 
 import gibbous
 from gibbous.api import build_rrule, value_and_gradient
-from gibbous.rules.derived import DerivedRule, LazyDerivedRule
+from gibbous.reverse.derived import DerivedRule, LazyDerivedRule
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.rules.registry import Context, DefaultContext, primitive
-from gibbous.rules.tangents import NO_TANGENT, CoDual, zero_fdatas
+from gibbous.tangents.model import NO_TANGENT, CoDual, zero_fdatas
 from tests.ad.conftest import check
 
 

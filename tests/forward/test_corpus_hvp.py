@@ -27,7 +27,7 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.rules.tangents import NoTangent
+from gibbous.tangents.model import NoTangent
 from tests.ad.test_corpus_gradients import finite_differences, traced
 from tests.forward.test_corpus_jvp import _params, refusal
 from tests.rules.fd import _perturb_all

@@ -34,7 +34,7 @@ import pytest
 
 import gibbous
 from gibbous.forward import ForwardModeError, build_frule, jvp
-from gibbous.rules.tangents import NoTangent
+from gibbous.tangents.model import NoTangent
 from gibbous.testing.forward import _rebuild
 from tests.ad.test_corpus_gradients import _close, finite, finite_differences
 from tests.frontend import corpus

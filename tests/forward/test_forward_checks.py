@@ -11,7 +11,7 @@ import pytest
 
 import gibbous
 from gibbous.ir import types as T
-from gibbous.rules import forward as FR
+from gibbous.rules import frules as FR
 from gibbous.rules.registry import Context, DefaultContext
 from gibbous.testing.forward import check_forward
 

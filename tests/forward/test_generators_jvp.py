@@ -1,4 +1,4 @@
-"""Forward mode through generators (``gibbous.rules.forward_generators``): generator functions
+"""Forward mode through generators (``gibbous.forward.frames``): generator functions
 stepped by ``for`` loops and ``next``, stopped half-way and resumed, drained by ``sum`` and
 ``max``, made over cells with tangents, generator expressions; against central finite
 differences.  What it cannot follow is refused by name."""

@@ -13,7 +13,7 @@ import pytest
 
 import gibbous
 from gibbous.forward import ForwardModeError, build_frule, jvp
-from gibbous.rules.forward_writes import fresh
+from gibbous.rules.inplace_forward import fresh
 
 RNG = np.random.default_rng(1515)
 

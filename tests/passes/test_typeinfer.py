@@ -25,7 +25,7 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import Block, Branch, Call, Constant, Function, Jump, Location, Raise, Return, Value
 from gibbous.ir.parser import parse
 from gibbous.ir.verify import verify
-from gibbous.passes.typeinfer import InferenceCache, infer_types
+from gibbous.infer import InferenceCache, infer_types
 from tests.rules.test_typerules import conforms, value_of
 
 F64 = T.FLOAT

@@ -22,7 +22,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.rules.tangents import MutableTangent, NoTangent, Tangent, randn_tangent
+from gibbous.tangents.model import MutableTangent, NoTangent, Tangent, randn_tangent
 
 
 def inner(a: t.Any, b: t.Any) -> float:

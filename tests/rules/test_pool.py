@@ -1,4 +1,4 @@
-"""The pool of large zero fdata (gibbous.rules.pool): what it recycles, and that recycling
+"""The pool of large zero fdata (gibbous.tangents.pool): what it recycles, and that recycling
 never reaches memory anyone still holds (gradients handed out, results pending a pullback)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gibbous.api import build_rrule, value_and_gradient, value_and_pullback
-from gibbous.rules import pool
+from gibbous.tangents import pool
 from tests.ad.conftest import check
 
 LARGE = (64, 512)  # 256 KiB of float64

@@ -30,7 +30,7 @@ from gibbous.rules.registry import (
     zero_derivative,
 )
 from gibbous.rules.stateful import StatefulRRule
-from gibbous.rules.tangents import CoDual, NoTangent, zero_coduals
+from gibbous.tangents.model import CoDual, NoTangent, zero_coduals
 
 NT = NoTangent()
 F64, A1, A2, ANY_ARRAY = T.FLOAT, T.Array("float64", 1), T.Array("float64", 2), T.Array(None, None)

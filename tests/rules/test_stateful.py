@@ -17,7 +17,7 @@ from gibbous.ir import types as T
 from gibbous.rules.inplace import KEYWORD_OUT_ONLY, ElementwiseState, MatmulState, matmul_out
 from gibbous.rules.registry import DefaultContext, Pullback, RRule, build_primitive_rrule
 from gibbous.rules.stateful import PullbackOrderError, StatefulRRule, plain_rrule
-from gibbous.rules.tangents import CoDual, NoTangent, zero_coduals
+from gibbous.tangents.model import CoDual, NoTangent, zero_coduals
 from tests.rules import fd
 
 NT = NoTangent()

@@ -1,5 +1,5 @@
-"""The tangent model (gibbous.rules.tangents): every row of the table, aliasing, increment,
-and the type-level functions (gibbous.rules.tangent_types)."""
+"""The tangent model (gibbous.tangents.model): every row of the table, aliasing, increment,
+and the type-level functions (gibbous.tangents.types)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from gibbous.ir import types as T
-from gibbous.rules.tangent_types import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
-from gibbous.rules.tangents import (
+from gibbous.tangents.types import NO_TANGENT_TYPE, fdata_type, rdata_type, tangent_type
+from gibbous.tangents.model import (
     CoDual,
     MutableTangent,
     NoTangent,

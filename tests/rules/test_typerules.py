@@ -25,7 +25,7 @@ import pytest
 
 from gibbous.ir import runtime as R
 from gibbous.ir import types as T
-from gibbous.rules.typerules import (
+from gibbous.infer.typerules.table import (
     BoundMethod,
     ExactInt,
     Iter,
@@ -34,7 +34,7 @@ from gibbous.rules.typerules import (
     register_type_rule,
     result_type,
 )
-from gibbous.rules.typerules_base import format_rule_type, is_subtype, join, widen
+from gibbous.infer.typerules.base import format_rule_type, is_subtype, join, widen
 
 C = T.Const
 EXACT = ExactInt()

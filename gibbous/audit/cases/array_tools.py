@@ -1,5 +1,5 @@
 """Audit cases for the NumPy tools users reach for beyond the basics: strided views
-(``gibbous.rules.prims.strided``), ``np.r_``/``np.c_`` (``concatenators``), ``np.nan_to_num``
+(``gibbous.library.arrays.strided``), ``np.r_``/``np.c_`` (``concatenators``), ``np.nan_to_num``
 (``numpy_ufuncs``), ``np.gradient`` (``numpy_gradient``) and ``np.append``/``insert``/
 ``delete``/``unique`` (``numpy_setops``).  ``np.partition`` and ``np.rollaxis`` are with their
 neighbours in ``arrays``.

@@ -1,5 +1,5 @@
-"""Audit cases for making, reshaping and indexing arrays: ``gibbous.rules.prims.numpy_arrays``,
-``float_arrays``, ``gibbous.rules.prims.shapes`` and ``gibbous.rules.prims.indexing``.
+"""Audit cases for making, reshaping and indexing arrays: ``gibbous.library.arrays.views_copies``,
+``float_arrays``, ``gibbous.library.arrays.shapes`` and ``gibbous.library.arrays.indexing``.
 
 Views are checked by the harness to carry the same view of their argument's fdata (check (d));
 copies, joins and advanced indexing to send the cotangent back (check (a)).  Each pattern gets

@@ -1,4 +1,4 @@
-"""Cases for the rules that calling Python classes needs (``gibbous.rules.prims.classes``):
+"""Cases for the rules that calling Python classes needs (``gibbous.library.python.classes``):
 ``object.__new__`` in a ``__new__`` written in Python, and ``tuple.__new__`` as a NamedTuple's
 ``__new__`` and ``_make`` call it; ``functools.partial``.  (``NamedTuple._replace`` is found by its code object, not
 registered; tests/ad/test_classes.py differentiates it in whole programs.)"""

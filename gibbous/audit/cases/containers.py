@@ -1,5 +1,5 @@
 """Audit cases for the rules of tuples, lists, dicts, iterators, objects and the frontend's
-runtime helpers (``gibbous.rules.prims.containers``, ``container_methods``, ``iteration``,
+runtime helpers (``gibbous.library.python.containers``, ``container_methods``, ``iteration``,
 ``objects``, ``runtime``).
 
 Containers hold floats, float32 and complex scalars, arrays (float64, float32, complex128, 0-d
@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules import forward, forward_ir
+from gibbous.rules import frules as forward, emit as forward_ir
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.programs import ProgramBuilder
 from gibbous.rules.registry import DefaultContext

@@ -1,6 +1,6 @@
-"""Audit cases for ``gibbous.rules.prims.products``, ``gibbous.rules.prims.norms``,
-``gibbous.rules.prims.diagonals``, ``gibbous.rules.prims.decompositions`` (inverse, solve,
-determinants, factorizations) and ``gibbous.rules.prims.eigen`` (eigen-decompositions):
+"""Audit cases for ``gibbous.library.linalg.products``, ``gibbous.library.linalg.norms``,
+``gibbous.library.arrays.diagonals``, ``gibbous.library.linalg.decompositions`` (inverse, solve,
+determinants, factorizations) and ``gibbous.library.linalg.eigen`` (eigen-decompositions):
 float64, float32 and complex128 operands of every rank the rules handle, scalars mixed in, and
 well-conditioned matrices (positive definite for cholesky, distinct eigenvalues for eig and
 eigh, distinct singular values for svd)."""

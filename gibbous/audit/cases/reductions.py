@@ -1,4 +1,4 @@
-"""Audit cases for ``gibbous.rules.prims.numpy_reductions``: every reduction and scan as a
+"""Audit cases for ``gibbous.library.reductions.reductions``: every reduction and scan as a
 function and as a method, over float64, float32 and complex128 arrays of ranks 0 to 3, with
 ``axis`` (int, negative, tuple, None) and ``keepdims``; values are distinct (no ties for max and
 min) and away from zero."""
@@ -169,7 +169,7 @@ for fn in (np.prod, np.ndarray.prod):
     CASES += [case(fn, XZ1), case(fn, XZ2)]
 CASES += [case(np.prod, Z2 * np.array([1, 0, 1, 1]))]
 
-# Lists and tuples (gibbous.rules.prims.sequences): floats, arrays of one shape, nested lists;
+# Lists and tuples (gibbous.library.python.sequences): floats, arrays of one shape, nested lists;
 # the rule of each is the array's, run on np.asarray of the sequence.  Distinct values, so
 # the cases of max, min and ptp have no ties.
 FLOATS = [float(v) for v in _real(4)]

@@ -1,6 +1,6 @@
 """Audit cases for the rules on scalars: operators, ``math`` and numeric builtins
-(``gibbous.rules.prims.scalars``, registered through ``elementwise.register_all``, so most of
-them have the origin ``gibbous.rules.prims.elementwise``), ``divmod``, ``sum``/``min``/``max``
+(``gibbous.library.elementwise.scalars``, registered through ``elementwise.register_all``, so most of
+them have the origin ``gibbous.library.elementwise.tables``), ``divmod``, ``sum``/``min``/``max``
 and friends (``pybuiltins``), the calls without derivative (``queries``) and the one primitive
 of ``gibbous.rules.call_adapters`` (``make_genexpr``).
 
@@ -44,8 +44,8 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules.prims import elementwise as E
-from gibbous.rules.prims import scalars as S
+from gibbous.library.elementwise import tables as E
+from gibbous.library.elementwise import scalars as S
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -504,7 +504,7 @@ def _genexpr_parts() -> tuple[types.CodeType, types.FunctionType, tuple[types.Ce
 DERIVED: list[RuleCase] = [case(runtime.make_genexpr, *_genexpr_parts())]
 
 # --------------------------------------------------------------------------------------------
-# Python's random module (gibbous.rules.prims.pyrandom).  The module's functions are methods
+# Python's random module (gibbous.library.python.random).  The module's functions are methods
 # bound to its hidden Random instance, which the harness copies for each call (as NumPy's
 # generators), so the rule and the primal draw the same numbers; the methods take a Random of
 # their own.  Fresh instances: gauss caches its second draw in the instance.

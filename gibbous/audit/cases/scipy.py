@@ -1,4 +1,4 @@
-"""Cases for ``gibbous.rules.prims.scipy_special``, ``scipy_linalg`` and ``scipy_stats``:
+"""Cases for ``gibbous.library.scipy.special``, ``scipy_linalg`` and ``scipy_stats``:
 SciPy's special functions, triangular and Cholesky solves, and the distributions' methods.
 Without SciPy there are none.
 
@@ -24,7 +24,7 @@ if importlib.util.find_spec("scipy") is not None:
     import scipy.special as sps
     import scipy.stats as sst
 
-    from gibbous.rules.prims import scipy_stats as R
+    from gibbous.library.scipy import stats as R
 
     _rng = np.random.default_rng(5)
 

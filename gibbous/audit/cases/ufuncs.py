@@ -1,4 +1,4 @@
-"""Audit cases for ``gibbous.rules.prims.numpy_ufuncs``: every ufunc of its tables (which
+"""Audit cases for ``gibbous.library.elementwise.ufuncs``: every ufunc of its tables (which
 ``elementwise`` registers for it), its other names, the operators on arrays, the
 zero-derivative ufuncs, ``clip``, ``where``, ``real``/``imag``/``conj``, ``sinc`` and ``angle``.
 
@@ -17,7 +17,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.rules.prims import numpy_ufuncs as U
+from gibbous.library.elementwise import ufuncs as U
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 

@@ -19,10 +19,10 @@ from gibbous.backends.numpy.operators import TOP, Form, Operands
 from gibbous.backends.numpy.source import ClosurePool, Scope, SourceWriter, identifier
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Value
-from gibbous.passes.ad import ADFunctions, Placeholder
+from gibbous.reverse.transform import ADFunctions, Placeholder
 from gibbous.rules import buffers
-from gibbous.rules.derived import Program
-from gibbous.rules.tangents import NO_TANGENT
+from gibbous.reverse.derived import Program
+from gibbous.tangents.model import NO_TANGENT
 
 
 @attrs.frozen(eq=False)

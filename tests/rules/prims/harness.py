@@ -28,7 +28,7 @@ import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-from gibbous.rules.tangents import (
+from gibbous.tangents.model import (
     CoDual,
     MutableTangent,
     NoTangent,

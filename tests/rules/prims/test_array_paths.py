@@ -13,15 +13,15 @@ import numpy as np
 import pytest
 
 from gibbous.ir import types as T
-from gibbous.rules.prims import elementwise as E
-from gibbous.rules.prims.common import ARRAY, NUMBER
+from gibbous.library.elementwise import tables as E
+from gibbous.library.common import ARRAY, NUMBER
 from gibbous.rules.registry import (
     DefaultContext,
     MissingRuleError,
     build_primitive_rrule,
     lookup_rule,
 )
-from gibbous.rules.tangents import NO_TANGENT, CoDual
+from gibbous.tangents.model import NO_TANGENT, CoDual
 
 OPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.pow, np.maximum,
        np.arctan2, np.hypot, np.logaddexp, np.copysign, np.fmod]  # fmt: skip

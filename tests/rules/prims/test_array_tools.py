@@ -13,7 +13,7 @@ import pytest
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from gibbous.ir import runtime
-from gibbous.rules.tangents import NoTangent
+from gibbous.tangents.model import NoTangent
 from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
 
 NT = NoTangent()

@@ -9,7 +9,7 @@ import typing as t
 import numpy as np
 import pytest
 
-from gibbous.rules.tangents import NoTangent, Tangent
+from gibbous.tangents.model import NoTangent, Tangent
 from tests.rules.prims.harness import Tape, call, check, check_call, check_like_float64, gradient
 
 NT = NoTangent()
@@ -268,7 +268,7 @@ def test_more_views(rng: np.random.Generator) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# gibbous.rules.prims.shapes, and programs through gibbous.grad
+# gibbous.library.arrays.shapes, and programs through gibbous.grad
 
 
 def _finite_difference_gradient(f: t.Callable[..., float], x: np.ndarray) -> np.ndarray:
@@ -406,7 +406,7 @@ def _state(g: t.Any) -> str:
 def test_forward_and_reverse_advance_the_generator_once(fn: t.Any, args: t.Any) -> None:
     from gibbous.ir.types import typeof
     from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-    from gibbous.rules.tangents import zero_coduals
+    from gibbous.tangents.model import zero_coduals
 
     generator = fn.__qualname__.startswith("Generator")
     make = np.random.default_rng if generator else np.random.RandomState

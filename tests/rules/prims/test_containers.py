@@ -12,7 +12,7 @@ import pytest
 from gibbous import testing
 from gibbous.ir import runtime
 
-from gibbous.rules.tangents import NoTangent
+from gibbous.tangents.model import NoTangent
 from tests.rules.prims.harness import Tape, Var, call, check, check_call, gradient
 
 NT = NoTangent()
@@ -251,7 +251,7 @@ def test_inactive_containers_have_no_fdata_and_still_work() -> None:
     same way, and what would reach such a container is dropped."""
     from gibbous.ir import types as T
     from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-    from gibbous.rules.tangents import CoDual
+    from gibbous.tangents.model import CoDual
 
     def run(fn: t.Any, *values: t.Any) -> tuple[t.Any, ...]:
         rule = build_primitive_rrule(DefaultContext, fn, [T.typeof(v) for v in values])
@@ -338,7 +338,7 @@ def test_dict_views_have_the_dicts_tangent() -> None:
     object), and ``d.keys()`` none; the rules' fdata is that tangent."""
     from gibbous.ir import types as T
     from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-    from gibbous.rules.tangents import Tangent, zero_coduals, zero_fdatas
+    from gibbous.tangents.model import Tangent, zero_coduals, zero_fdatas
 
     d = {"a": 1.5, "b": np.ones(2)}
     d_fdata, values_fdata, keys_fdata = zero_fdatas(d, d.values(), d.keys())

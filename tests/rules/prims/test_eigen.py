@@ -1,4 +1,4 @@
-"""np.linalg.eig, eigvals, eigh and eigvalsh (gibbous/rules/prims/eigen.py) against central
+"""np.linalg.eig, eigvals, eigh and eigvalsh (gibbous/library/linalg/eigen.py) against central
 finite differences: real and complex, several sizes, batched; the eigenvectors' normalisation
 (unit norm, largest entry real) is differentiated, so random cotangents of the eigenvectors
 check it too; losses blind to the phases; what degenerate eigenvalues give."""

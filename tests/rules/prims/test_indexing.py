@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from gibbous.ir import types as T
-from gibbous.rules.prims.indexing import SetitemState
+from gibbous.library.arrays.indexing import SetitemState
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
 from gibbous.rules.stateful import StatefulRRule, plain_rrule
-from gibbous.rules.tangents import CoDual, NoTangent, zero_coduals
+from gibbous.tangents.model import CoDual, NoTangent, zero_coduals
 from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
 from tests.rules.test_stateful import NUMPY, PYTHON_OBJECTS, measure
 

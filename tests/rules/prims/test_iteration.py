@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from gibbous.ir import runtime
-from gibbous.rules.prims.iteration import IterTangent
-from gibbous.rules.tangents import NoTangent
+from gibbous.library.python.iteration import IterTangent
+from gibbous.tangents.model import NoTangent
 from tests.rules.prims.harness import Tape, check, gradient
 
 
@@ -167,7 +167,7 @@ def test_iterators_over_values_without_tangents_have_none() -> None:
     one over floats gets an ``IterTangent``."""
     from gibbous.ir import types as T
     from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-    from gibbous.rules.tangents import CoDual, zero_fdata
+    from gibbous.tangents.model import CoDual, zero_fdata
 
     def fdata_of_call(fn: t.Any, *values: t.Any) -> t.Any:
         rule = build_primitive_rrule(DefaultContext, fn, [T.typeof(v) for v in values])

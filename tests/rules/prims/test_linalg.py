@@ -134,7 +134,7 @@ def test_diagonal_fdata_is_a_view_of_the_parents() -> None:
     """A write into the diagonal's fdata (a later rule's gradient) lands in the matrix's."""
     from gibbous.ir.types import typeof
     from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-    from gibbous.rules.tangents import zero_coduals
+    from gibbous.tangents.model import zero_coduals
 
     a = np.arange(12.0).reshape(3, 4)
     for fn, args in ((np.diagonal, (1,)), (np.diag, ()), (np.ndarray.diagonal, (-1,))):

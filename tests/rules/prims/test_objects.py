@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from gibbous.ir import runtime
-from gibbous.rules.tangents import MutableTangent, NoTangent, Tangent
+from gibbous.tangents.model import MutableTangent, NoTangent, Tangent
 from tests.rules.prims.harness import Tape, check, gradient
 
 NT = NoTangent()
@@ -222,7 +222,7 @@ def test_make_function_keeps_differentiable_defaults_in_its_tangent() -> None:
     default adds its gradient there), and the pullback hands it to the defaults operand."""
     from gibbous.ir.types import typeof
     from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-    from gibbous.rules.tangents import CoDual
+    from gibbous.tangents.model import CoDual
 
     def g(a: float, b: float = 0.0) -> float:
         return a * b

@@ -1,4 +1,4 @@
-"""Python's random module (gibbous.rules.prims.pyrandom): draws differentiated along the path,
+"""Python's random module (gibbous.library.python.random): draws differentiated along the path,
 ``choice`` and ``shuffle`` moving tangents with the items, against central differences.  Each
 program seeds its generator first, so every run of it (the finite differences') draws the same
 numbers."""
@@ -17,7 +17,7 @@ from gibbous.audit.cases.scalars import _python_random
 from gibbous.audit.runner import run_case
 from gibbous.ir import types as T
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-from gibbous.rules.tangents import NoTangent, zero_coduals
+from gibbous.tangents.model import NoTangent, zero_coduals
 from tests.rules.prims.harness import check, gradient
 
 NT = NoTangent()

@@ -89,7 +89,7 @@ def _extremes(x: np.ndarray, is_max: bool) -> list[int]:
 
 @pytest.mark.parametrize("is_max", [True, False])
 def test_only_extreme_finds_the_lone_extremum_or_says_there_are_ties(is_max: bool) -> None:
-    from gibbous.rules.prims.numpy_reductions import only_extreme
+    from gibbous.library.reductions.reductions import only_extreme
 
     rng = np.random.default_rng(3)
     for _ in range(3000):  # few distinct values: many ties; transposed and reversed views

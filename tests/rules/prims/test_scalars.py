@@ -12,9 +12,9 @@ import pytest
 
 from gibbous import testing
 from gibbous.ir import types as T
-from gibbous.rules.prims import elementwise as E
+from gibbous.library.elementwise import tables as E
 from gibbous.rules.registry import DefaultContext, is_primitive
-from gibbous.rules.tangents import CoDual, NoTangent
+from gibbous.tangents.model import CoDual, NoTangent
 from tests.rules.prims.harness import (
     Tape,
     call,

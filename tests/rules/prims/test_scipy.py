@@ -1,4 +1,4 @@
-"""SciPy rules (gibbous.rules.prims.scipy_special, scipy_linalg, scipy_stats) in user functions:
+"""SciPy rules (gibbous.library.scipy.special, scipy_linalg, scipy_stats) in user functions:
 gradients of whole programs against central finite differences, the types inference gives the
 calls, the conventions at the edges (xlogy at x == 0, the triangles LAPACK reads) and the calls refused.  Each rule's own
 cases are gibbous/audit/cases/scipy.py, run by tests/test_audit.py."""
@@ -26,7 +26,7 @@ from gibbous import testing  # noqa: E402
 from gibbous.inspect import code_ir  # noqa: E402
 from gibbous.ir.types import typeof  # noqa: E402
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule  # noqa: E402
-from gibbous.rules.tangents import zero_coduals  # noqa: E402
+from gibbous.tangents.model import zero_coduals  # noqa: E402
 
 RNG = np.random.default_rng(11)
 
@@ -191,8 +191,8 @@ def test_type_of_norm_logpdf_with_the_instance_first() -> None:
     # How type inference types ``norm.logpdf(x)`` once it knows the receiver's class: the
     # function with the instance first.
     from gibbous.ir import types as T
-    from gibbous.rules.prims.scipy_stats import NORM_GEN, NORM_LOGPDF
-    from gibbous.rules.typerules import result_type
+    from gibbous.library.scipy.stats import NORM_GEN, NORM_LOGPDF
+    from gibbous.infer.typerules.table import result_type
 
     receiver = T.Object(NORM_GEN)
     assert result_type(T.Const(NORM_LOGPDF), (receiver, T.Array("float64", 2)), {}) == T.Array(
@@ -274,7 +274,7 @@ def test_without_scipy_nothing_is_registered() -> None:
     code = """
 import sys
 sys.modules["scipy"] = None
-import gibbous, gibbous.rules.prims as prims
+import gibbous, gibbous.library as prims
 from gibbous.audit.cases.scipy import CASES
 assert CASES == [], CASES
 assert not any(hasattr(prims, "scipy_" + area) for area in ("special", "linalg", "stats"))

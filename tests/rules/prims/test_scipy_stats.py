@@ -196,7 +196,7 @@ def test_t_logpdf() -> None:
 
 def test_gradients_outside_the_support_of_a_truncated_instance() -> None:
     # A norm_gen instance with a finite support is flat (-inf) outside it: no gradient there.
-    from gibbous.rules.prims.scipy_stats import NORM_GEN
+    from gibbous.library.scipy.stats import NORM_GEN
 
     bounded = NORM_GEN(a=-1.0, b=1.0, name="bounded")
 

@@ -1,4 +1,4 @@
-"""Reductions and norms of lists and tuples (gibbous.rules.prims.sequences), against central
+"""Reductions and norms of lists and tuples (gibbous.library.python.sequences), against central
 differences: the gradient reaches the floats of a list through its tangent, those of a tuple
 through its rdata, and arrays in either through their fdata."""
 
@@ -13,8 +13,8 @@ from gibbous.audit.cases.reductions import SEQUENCE_CASES
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
-from gibbous.rules.tangents import zero_coduals
-from gibbous.rules.prims.sequences import FUNCTIONS, layout
+from gibbous.tangents.model import zero_coduals
+from gibbous.library.python.sequences import FUNCTIONS, layout
 from tests.rules.prims.harness import call, check, gradient
 
 

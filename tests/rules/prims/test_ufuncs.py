@@ -9,7 +9,7 @@ import typing as t
 import numpy as np
 import pytest
 
-from gibbous.rules.prims.numpy_ufuncs import BINARY, UNARY
+from gibbous.library.elementwise.ufuncs import BINARY, UNARY
 from tests.rules.prims.harness import (
     Tape,
     call,

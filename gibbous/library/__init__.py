@@ -1,0 +1,64 @@
+"""Every callable's rules, by library area, both modes side by side: what the AD passes need
+to differentiate ordinary numeric Python, NumPy and SciPy code as the frontend emits it
+(docs/rules.md, "Primitive rules"; docs/design.md, "Where do I put a new rule").
+
+This module is the one list of what is loaded: importing it registers every hand-written rule
+in ``DefaultContext`` and the forward registry (``gibbous.rules.frules``), in this order.  The
+areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
+
+* ``elementwise``: the formula tables (``tables``) and their variants, ufuncs and operators on
+  arrays (``ufuncs``), operators, ``math`` and numeric builtins on scalars (``scalars``);
+* ``arrays``: views and copies, shapes, indexing and ``x[i] = v``, windows (``strided``),
+  ``np.r_`` / ``np.c_``, set operations, ``np.array`` of floats, ``np.gradient``, diagonals;
+* ``reductions``: ``sum``, ``mean``, ``prod``, ``max`` / ``min``, ``var``, ``std`` and the rest,
+  their forward rules (``reductions_forward``), and into ``out=`` (``reductions_out``);
+* ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms;
+* ``python``: tuples, lists, dicts and their methods, iteration, the reductions of sequences,
+  builtins, objects, classes, partials, ``random``, queries, closures and cells; the forward
+  rules of structure, dicts, objects and closures in twin files (``*_forward``);
+* ``scipy``: ``special``, ``linalg``, ``stats``, registered by ``gibbous.optional`` once SciPy's
+  subpackage is imported (the optional extra ``gibbous[scipy]``).
+
+Shared pieces: ``common`` (cotangents, ``unbroadcast``, rdata of scalars), ``items``
+(containers taken apart with their tangents).
+
+Order: a forward rule registered later for a callable is tried first (``frules.register``), so
+the structural forward rules come first, to be tried after every rule of a particular callable.
+"""
+
+from gibbous.rules import call_adapters as call_adapters  # make_genexpr's rule
+from gibbous.library.python import structure_forward as structure_forward  # first (see above)
+from gibbous.library.python import closures_forward as closures_forward
+from gibbous.library.python import objects_forward as objects_forward
+from gibbous.library.python import containers_forward as containers_forward
+from gibbous.rules import inplace as inplace
+from gibbous.library.python import classes as classes
+from gibbous.library.arrays import concatenators as concatenators
+from gibbous.library.python import container_methods as container_methods
+from gibbous.library.python import containers as containers
+from gibbous.library.linalg import decompositions as decompositions
+from gibbous.library.arrays import diagonals as diagonals
+from gibbous.library.linalg import eigen as eigen
+from gibbous.library.arrays import float_arrays as float_arrays
+from gibbous.library.arrays import indexing as indexing
+from gibbous.library.python import iteration as iteration
+from gibbous.library.linalg import norms as norms
+from gibbous.library.arrays import views_copies as views_copies
+from gibbous.library.arrays import gradient as gradient
+from gibbous.library.reductions import reductions as reductions
+from gibbous.library.reductions import reductions_out as reductions_out
+from gibbous.library.reductions import reductions_forward as reductions_forward
+from gibbous.library.arrays import setops as setops
+from gibbous.library.elementwise import ufuncs as ufuncs
+from gibbous.library.python import objects as objects
+from gibbous.library.python import partials as partials
+from gibbous.library.linalg import products as products
+from gibbous.library.linalg import products_f64 as products_f64
+from gibbous.library.python import builtins as builtins
+from gibbous.library.python import random as random
+from gibbous.library.python import queries as queries
+from gibbous.library.python import closures as closures
+from gibbous.library.elementwise import scalars as scalars
+from gibbous.library.python import sequences as sequences
+from gibbous.library.arrays import shapes as shapes
+from gibbous.library.arrays import strided as strided

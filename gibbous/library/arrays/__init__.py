@@ -1,0 +1,1 @@
+"""Arrays: views and copies, shapes, indexing, windows, joins, set operations."""

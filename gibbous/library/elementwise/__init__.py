@@ -1,0 +1,1 @@
+"""Elementwise functions: the formula tables, ufuncs on arrays, scalars' operators and ``math``."""

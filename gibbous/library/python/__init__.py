@@ -1,0 +1,1 @@
+"""Python itself: containers and their methods, iteration, builtins, objects, closures, ``random``."""

@@ -1,0 +1,254 @@
+"""Attributes of objects: ``getattr``, ``setattr``, ``delattr``.
+
+* A **mutable object**'s fdata is a ``MutableTangent`` (field name -> the field's tangent).
+  Reading a field gives the field's fdata; the pullback adds the value's rdata into the field's
+  tangent.  ``setattr`` keeps the old value and tangent (by reference) and its pullback returns
+  the new value's rdata (what collected in the field's tangent) and puts both back; a field
+  that did not exist is deleted again.
+* A **frozen dataclass / attrs class**'s fdata is a ``Tangent`` of its fields' fdata (or
+  ``NoTangent()``); its rdata, which the pullback of a read returns, is a ``Tangent`` with the
+  cotangent at the field read and zeros elsewhere.  A **NamedTuple** field is a tuple item.
+* ``x.method`` is a bound method, whose tangent is its receiver's (``__self__``).
+* An object without a tangent (an inactive value: the AD pass gives those ``NoTangent()``
+  fdata) is read as a constant and written with a throwaway tangent; its primal is still
+  restored.
+* Attributes computed by code (properties, ``__getattr__``) are not differentiated: reading one
+  that has a tangent is an error, not a silent zero.  Class attributes (constants) have no
+  derivative.
+* ``getattr(x, name, default)`` is the two-argument rule where the attribute exists (the
+  default gets a zero gradient) and the default itself where it does not (an AttributeError,
+  as ``getattr`` catches it): the result then *is* the default, with its fdata, and the
+  pullback returns its cotangent as the default's rdata.
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import types as pytypes
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import types as T
+from gibbous.library.common import ANY, ARRAY, CD, NT, NUMBER, STR, RuleResult
+from gibbous.library.items import (
+    Throwaway,
+    TupleItems,
+    full_tangent,
+    rdata_tangent,
+    throwaway_state,
+)
+from gibbous.library.arrays.views_copies import array_getattr_rrule, number_getattr_rrule
+from gibbous.rules.registry import Pullback, primitive, stateful_primitive
+from gibbous.tangents.model import (
+    CoDual,
+    MutableTangent,
+    Tangent,
+    fdata_of,
+    increment,
+    is_differentiable,
+    rdata_of,
+    zero_fdata,
+    zero_rdata,
+)
+
+OBJECT = T.Object(object)
+_MISSING = object()
+
+
+def _is_slot(cls: type, name: str) -> bool:
+    return isinstance(inspect.getattr_static(cls, name, None), pytypes.MemberDescriptorType)
+
+
+def _instance_value(obj: object, name: str) -> object:
+    """The value of ``name`` stored on ``obj`` itself (its ``__dict__`` or a slot)."""
+    d = getattr(obj, "__dict__", None)
+    if isinstance(d, dict) and name in d:
+        return d[name]
+    if _is_slot(type(obj), name):
+        try:
+            return object.__getattribute__(obj, name)
+        except AttributeError:
+            return _MISSING
+    return _MISSING
+
+
+def _is_computed(cls: type, name: str) -> bool:
+    """A data descriptor other than a slot (a property): code runs to get or set it."""
+    attr = inspect.getattr_static(cls, name, None)
+    return (
+        attr is not None
+        and hasattr(type(attr), "__set__")
+        and not isinstance(attr, pytypes.MemberDescriptorType)
+    )
+
+
+def _not_differentiated(obj: object, name: str, why: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"gibbous cannot differentiate {type(obj).__qualname__}.{name}: {why}; read a plain "
+        "field or call a method instead"
+    )
+
+
+def _frozen_fields(obj: object) -> tuple[str, ...]:
+    import dataclasses
+
+    import attrs
+
+    cls = type(obj)
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    if attrs.has(cls):
+        return tuple(a.name for a in attrs.fields(cls))
+    return ()
+
+
+@stateful_primitive(builtins.getattr, OBJECT, STR, state_type=Throwaway)
+def getattr_rrule(
+    state: Throwaway | None, f: CD, x: CD, name: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    """Stateful only for constants: their throwaway fdata is kept in the state."""
+    state = throwaway_state(state)
+    return (*_getattr(state, f, x, name), state)
+
+
+def _getattr(state: Throwaway, f: CD, x: CD, name: CD) -> RuleResult:
+    obj, n, fd = x.primal, name.primal, x.fdata
+    y = f.primal(obj, n)
+    if isinstance(obj, np.ndarray):
+        raise NotImplementedError(f"no rule for the attribute {n!r} of an array")
+
+    if isinstance(fd, MutableTangent) and _instance_value(obj, n) is not _MISSING:
+        if n not in fd.fields:
+            raise ValueError(
+                f"the tangent of a {type(obj).__qualname__} has no field {n!r}: the attribute "
+                "was set without a rule"
+            )
+        fields = fd.fields
+
+        def pullback_mutable(dy: t.Any) -> tuple[t.Any, ...]:
+            if dy is not NT:
+                fields[n] = increment(fields[n], rdata_tangent(y, dy))
+            return NT, NT, NT
+
+        return CoDual(y, fdata_of(fields[n])), pullback_mutable
+
+    if isinstance(obj, tuple) and n in getattr(type(obj), "_fields", ()):  # a NamedTuple
+        i = type(obj)._fields.index(n)  # type: ignore[attr-defined]
+        items = TupleItems(obj, fd)
+
+        def pullback_item(dy: t.Any) -> tuple[t.Any, ...]:
+            items.send_rdata(i, dy)
+            return NT, items.rdata(), NT
+
+        return CoDual(y, items.fdata(i)), pullback_item
+
+    if n in _frozen_fields(obj) and not isinstance(fd, MutableTangent):
+
+        def pullback_frozen(dy: t.Any) -> tuple[t.Any, ...]:
+            zero = zero_rdata(obj)
+            if dy is NT or zero is NT:
+                return NT, zero, NT
+            fields = dict(zero.fields)
+            fields[n] = increment(fields[n], dy)
+            return NT, Tangent(fields), NT
+
+        return CoDual(y, NT if fd is NT else fd.fields[n]), pullback_frozen
+
+    if getattr(y, "__self__", None) is obj:  # a bound method: its tangent is its receiver's
+        func = getattr(y, "__func__", None)
+        parts = {"__self__": fd} | ({} if func is None else {"__func__": zero_fdata(func)})
+        method_fd = NT if all(p is NT for p in parts.values()) else Tangent(parts)
+
+        def pullback_method(dy: t.Any) -> tuple[t.Any, ...]:
+            r = dy.fields.get("__self__", NT) if isinstance(dy, Tangent) else NT
+            return NT, zero_rdata(obj) if r is NT else r, NT
+
+        return CoDual(y, method_fd), pullback_method
+
+    if is_differentiable(y) and fd is not NT:
+        if _is_computed(type(obj), n) or _instance_value(obj, n) is _MISSING and not hasattr(
+            type(obj), n
+        ):
+            raise _not_differentiated(obj, n, "its value is computed by code")
+    # A class attribute, or an attribute of something without a tangent: a constant.
+    return CoDual(y, state.fdata("value", y)), lambda dy: (NT, zero_rdata(obj), NT)
+
+
+def with_default(read: t.Callable[[], RuleResult], x: CD, default: CD) -> RuleResult:
+    """``getattr(x, name, default)`` from ``read()``, the rule of ``getattr(x, name)``."""
+    try:
+        y, pullback = read()
+    except AttributeError:  # what getattr catches to return the default
+
+        def pullback_default(dy: t.Any) -> tuple[t.Any, ...]:
+            return NT, zero_rdata(x.primal), NT, zero_rdata(default.primal) if dy is NT else dy
+
+        return default, pullback_default
+    zero = zero_rdata(default.primal)
+    return y, lambda dy: (*pullback(dy), zero)
+
+
+@stateful_primitive(builtins.getattr, OBJECT, STR, ANY, state_type=Throwaway)
+def getattr_default_rrule(
+    state: Throwaway | None, f: CD, x: CD, name: CD, default: CD
+) -> tuple[CD, Pullback, Throwaway]:
+    kept = throwaway_state(state)
+    return (*with_default(lambda: _getattr(kept, f, x, name), x, default), kept)
+
+
+@primitive(builtins.getattr, ARRAY, STR, ANY)
+def array_getattr_default_rrule(f: CD, x: CD, name: CD, default: CD) -> RuleResult:
+    return with_default(lambda: array_getattr_rrule(f, x, name), x, default)
+
+
+@primitive(builtins.getattr, NUMBER, STR, ANY)
+def number_getattr_default_rrule(f: CD, x: CD, name: CD, default: CD) -> RuleResult:
+    return with_default(lambda: number_getattr_rrule(f, x, name), x, default)
+
+
+@primitive(builtins.setattr, OBJECT, STR, ANY)
+def setattr_rrule(f: CD, x: CD, name: CD, v: CD) -> RuleResult:
+    obj, n, fd = x.primal, name.primal, x.fdata
+    if isinstance(obj, np.ndarray) or _is_computed(type(obj), n):
+        raise _not_differentiated(obj, n, "setting it runs code")
+    # An object without a tangent is inactive (the AD pass gives such values ``NoTangent()``):
+    # a throwaway tangent stands in, and the primal is restored all the same.
+    fields = fd.fields if isinstance(fd, MutableTangent) else {}
+    old = _instance_value(obj, n)
+    old_t = fields.get(n, _MISSING)
+    f.primal(obj, n, v.primal)
+    fields[n] = full_tangent(v.primal, v.fdata)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        r = rdata_of(fields[n])
+        if old is _MISSING:
+            delattr(obj, n)
+        else:
+            setattr(obj, n, old)
+        if old_t is _MISSING:
+            del fields[n]
+        else:
+            fields[n] = old_t
+        return NT, NT, NT, r
+
+    return CoDual(None, NT), pullback
+
+
+@primitive(builtins.delattr, OBJECT, STR)
+def delattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
+    obj, n, fd = x.primal, name.primal, x.fdata
+    old = _instance_value(obj, n)
+    f.primal(obj, n)
+    fields = fd.fields if isinstance(fd, MutableTangent) else None
+    old_t = _MISSING if fields is None else fields.pop(n, _MISSING)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if old is not _MISSING:
+            setattr(obj, n, old)
+        if fields is not None and old_t is not _MISSING:
+            fields[n] = old_t
+        return NT, NT, NT
+
+    return CoDual(None, NT), pullback

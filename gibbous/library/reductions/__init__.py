@@ -1,0 +1,1 @@
+"""Reductions: sums, means, products, extrema, moments, cumulative sums."""

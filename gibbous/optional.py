@@ -1,0 +1,31 @@
+"""Rules for optional libraries, registered when the library is first in use.
+
+Importing ``scipy.stats`` takes most of a second; gibbous should not charge that to users who
+never call SciPy.  A program that calls a SciPy function has imported SciPy before gibbous
+looks anything up for it, so the rules of an optional library are registered at the first
+lookup (of a primitive, a type rule or purity) after the library appears in ``sys.modules``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from gibbous.ir import purity
+
+# library -> the module whose import registers its rules.  SciPy's by subpackage: a program
+# that uses scipy.special alone does not pay for importing scipy.stats.
+_PENDING: dict[str, str] = {
+    f"scipy.{area}": f"gibbous.library.scipy.{area}" for area in ("special", "linalg", "stats")
+}
+
+
+def load() -> None:
+    """Register the rules of every optional library imported since the last call."""
+    if not _PENDING:
+        return
+    for library in [name for name in _PENDING if name in sys.modules]:
+        importlib.import_module(_PENDING.pop(library))
+
+
+purity.add_lookup_hook(load)

@@ -1,0 +1,691 @@
+"""Forward-mode rules of primitives: a call's tangent from its operands' tangents.
+
+A forward rule of ``fn`` is made per call site, for the operands' static types and which of
+them have tangents.  The forward program makes the primal call as the primal does (so the
+value is the primal's, bit for bit), then the tangent, which reads the operands and the
+result ``z``.  Where the types are known the tangent is *written out* (``Emit``): plain calls
+of NumPy functions and Python operators, which the backend compiles as it compiles the
+primal's (``dz = dx * cos(x)``) and which the reverse mode can differentiate again.  Where a
+type is ``Any`` it is a *tangent function* ``tangent(z, *operands, *tangents, **kwargs)``,
+called, which checks at run time that it got real numbers or arrays.
+
+The derivatives are not written again here:
+
+* elementwise functions take the partials of ``gibbous.rules.formulas``, the table the
+  reverse rules are rendered from: a formula is ``g * conj(f'(x))``, and on real operands it
+  is the tangent ``f'(x) dx`` with ``g`` the tangent ``dx`` (``register_elementwise``, called
+  by ``elementwise_variants.register_unary`` / ``register_binary``, which register the reverse
+  rules of the same callables with the same formulas);
+* a function linear in one operand is its own derivative: ``sum(dx)``, ``dx[i]``,
+  ``dx.reshape(s)`` (``register_linear``); a bilinear one, ``matmul``, is ``dA @ B + A @ dB``;
+* a function registered as having no derivative (``zero_derivative``) has a result without a
+  tangent (``ZERO``).
+
+Complex operands take the formulas' complex forms (``formulas.complex_tangent``: the adjoint of
+the reverse formula under the real inner product, docs/decisions.md, "Complex values in
+forward mode"); linear and bilinear functions are their own derivatives on them too.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+import typing
+import typing as t
+
+import numpy as np
+
+from gibbous.ir import runtime
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
+from gibbous.rules import inplace_forward as FW
+from gibbous.rules import formulas as formulas_
+from gibbous.rules.formulas import Expr
+from gibbous.rules.emit import Emit as Emit
+from gibbous.rules.emit import ForwardModeError
+from gibbous.rules.emit import Keywords as Keywords
+from gibbous.rules.emit import (
+    Inexpressible,
+    Operand,
+    Writer,
+    complex_type,
+    number_type,
+    real_operands,
+    real_type,
+    scalar_of,
+    static_types,
+    unknown,
+)
+from gibbous.rules.emit import Tangent as Tangent
+from gibbous.rules.emit import Tangents as Tangents
+from gibbous.rules.emit import Values as Values
+from gibbous.rules.emit import checked as checked
+from gibbous.rules.emit import reuse as reuse
+from gibbous.rules.emit import reuse_right as reuse_right
+from gibbous.rules.emit import elementwise_type as elementwise_type
+from gibbous.rules.emit import fit as fit
+from gibbous.rules.emit import like as like
+from gibbous.rules.emit import item_tangent
+from gibbous.rules.emit import scratch
+from gibbous.rules.emit import zero as zero
+
+#: ``make(types, kwnames, varied)``: the tangent of a call with operands of these types (the
+#: last ``len(kwnames)`` passed by keyword) of which ``varied`` have tangents, or None.
+Maker = t.Callable[[tuple[T.Type, ...], tuple[str, ...], tuple[bool, ...]], "Tangent | Emit | None"]
+
+
+class _Zero:
+    """The forward rule of a function without a derivative: its result has no tangent."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ZERO"
+
+
+ZERO = _Zero()
+
+_RULES: dict[object, list[Maker]] = {}
+
+
+def register(fn: object, make: Maker) -> None:
+    """``make`` makes ``fn``'s tangent functions for the types it takes (``math.log`` has one
+    for one operand and one for two: the latest registration that takes the types wins)."""
+    _RULES.setdefault(fn, []).append(make)
+
+
+def forward_maker(fn: object) -> Maker | None:
+    try:
+        makers = _RULES.get(fn)
+    except TypeError:  # unhashable callables have no forward rule
+        return None
+    if makers is None:
+        return None
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        for maker in reversed(makers):
+            made = maker(types, kwnames, varied)
+            if made is not None:
+                return made
+        return None
+
+    return make
+
+
+#: Written forms a program that reverse mode differentiates again (a Hessian-vector
+#: product's) takes in place of a tangent function, which it cannot see into: for operands of
+#: a type the build could not tell (``Any``), where the formula holds for any real number or
+#: array, checked at run time first (``_register_unknown``); for closures' cells, real cells
+#: holding the tangents (``gibbous.library.python.closures_forward``).
+_WRITTEN: dict[object, list[Maker]] = {}
+
+
+def register_written(fn: object, make: Maker) -> None:
+    """``make`` makes ``fn``'s written forms for the programs reverse mode differentiates."""
+    _WRITTEN.setdefault(fn, []).append(make)
+
+
+def written_form(
+    fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Emit | None:
+    """``fn``'s written form for these types (the latest registration that makes one)."""
+    for maker in reversed(_WRITTEN.get(fn, [])):
+        made = maker(types, kwnames, varied)
+        if isinstance(made, Emit):
+            return made
+    return None
+
+
+def _checked_emit(emit: Emit, sequences: bool, operand: int | None) -> Emit:
+    def checked_first(
+        b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+    ) -> Value:
+        where = args if operand is None else args[operand : operand + 1]
+        b.call(real_operands, sequences, *(a for a in where if unknown(a.type)), type=T.NONE)
+        return emit.fn(b, z, args, tangents, kwargs)
+
+    return Emit(checked_first)
+
+
+def _register_unknown(
+    fn: object, make: Maker, sequences: bool = False, operand: int | None = None
+) -> None:
+    """``make``'s Emit, where it makes one for unknown types, checked first (a written form):
+    the operands, or the one ``operand`` a linear function's tangent is taken along (an index
+    or an axis of unknown type is a constant, whatever it is)."""
+
+    def made(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        emit = make(types, kwnames, varied)
+        return _checked_emit(emit, sequences, operand) if isinstance(emit, Emit) else None
+
+    register_written(fn, made)
+
+
+def has_forward_rule(fn: object) -> bool:
+    return forward_maker(fn) is not None
+
+
+def frule(
+    fn: object, writes: t.Iterable[int] | None = None
+) -> t.Callable[[t.Callable[..., t.Any]], t.Callable[..., t.Any]]:
+    """Decorator: ``tangent(z, *operands, *tangents, **kwargs) -> dz`` is ``fn``'s forward
+    rule, for real operands (float and real-array tangents; ``tangents[i]`` None where operand
+    ``i`` has none).  It is called after ``fn`` itself, with its result ``z``.  A forward rule
+    registered for a callable gibbous already has one is tried first.
+
+    With ``writes`` (the positions of the arguments ``fn`` writes into), the rule is
+    *stateful* and runs the primal itself: ``rule(state, *args, *tangents, **kwargs) -> (z,
+    dz, state)`` writes the tangent of each written argument into that argument's tangent
+    (``tangents[i]``, an array beside it) and returns the state to keep for the next call at
+    this call site (None the first time; one per thread).  See docs/rules.md."""
+
+    def register_tangent(tangent: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
+        if writes is not None:
+            FW.register_writing(fn, writes, tangent)
+            return tangent
+
+        def shaped(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+            return like(z, tangent(z, *a, **kwargs))  # (None: zeros; broadcast to z)
+
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            return checked(shaped, types) if all(map(real_type, types)) else None
+
+        register(fn, make)
+        return tangent
+
+    return register_tangent
+
+
+# --------------------------------------------------------------------------------------------
+# Elementwise functions: the formulas of the reverse rules
+
+_QUIET_OPS = {"var", "neg", "conj", "+", "-"}  # formulas that cannot overflow or divide
+
+
+def register_elementwise(
+    fns: t.Iterable[object],
+    grads: t.Sequence[t.Callable[..., t.Any] | None],
+    formula: t.Mapping[t.Any, formulas_.Expr],
+) -> None:
+    """The forward rule of elementwise ``fns`` from their reverse partials ``grads`` (the
+    NumPy renderings ``g(g, x, z)`` / ``g(g, x, y, z)`` of ``gibbous.rules.formulas``; None:
+    that operand has no derivative); ``formula``: each rendering's formula (the library's
+    table, ``gibbous.library.elementwise.tables.FORMULA``)."""
+    FORMULA = formula
+    grads = tuple(grads)
+    quiet = all(g is None or g in FORMULA and FORMULA[g].ops() <= _QUIET_OPS for g in grads)
+
+    formulas = [None if g is None else FORMULA.get(g) for g in grads]
+
+    complex_forms = [None if f is None else formulas_.complex_tangent(f) for f in formulas]
+
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        if not kwnames and len(types) == len(grads) and any(map(complex_type, types)):
+            return _complex_elementwise(complex_forms, types, varied)
+        if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
+            return None
+        if static_types(types) and all(f is not None for f, v in zip(formulas, varied) if v):
+            arrays = any(isinstance(ty, T.Array) for ty in types)
+            emit = _elementwise_emit(formulas, arrays)
+            try:  # (written once now, on dummy values, to learn whether it can be)
+                _probe(emit, types, varied)
+                return emit
+            except Inexpressible:
+                pass
+        if len(grads) == 1:
+            g1 = grads[0]
+            assert g1 is not None
+
+            def unary(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
+                if dx is None:
+                    return like(z, None)
+                if quiet:
+                    return like(z, g1(dx, x, z))
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    return like(z, g1(dx, x, z))
+
+            return checked(unary, types)
+        gx, gy = grads
+
+        def binary(z: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> t.Any:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                d = None if dx is None or gx is None else gx(dx, x, y, z)
+                if dy is not None and gy is not None:
+                    e = gy(dy, x, y, z)
+                    d = e if d is None else d + e
+            return like(z, d)
+
+        return checked(binary, types)
+
+    def make_unknown(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
+            return None
+        if not all(f is not None for f, v in zip(formulas, varied) if v):
+            return None
+        emit = _elementwise_emit(formulas, arrays=True)  # (NumPy's functions take both)
+        try:
+            _probe(emit, types, varied)
+        except Inexpressible:
+            return None
+        return emit
+
+    for fn in fns:
+        register(fn, make)
+        _register_unknown(fn, make_unknown)
+
+
+def _complex_elementwise(
+    forms: t.Sequence[Expr | None], types: tuple[T.Type, ...], varied: tuple[bool, ...]
+) -> Emit | None:
+    """The written form of an elementwise function of complex operands (types known): the
+    formulas' complex forms; no tangent function (None where a form is missing)."""
+    if not all(map(number_type, types)) or not static_types(types):
+        return None
+    if any(f is None for f, v in zip(forms, varied) if v):
+        return None
+    emit = _elementwise_emit(forms, arrays=True)
+    try:
+        _probe(emit, types, varied)
+    except Inexpressible:
+        return None
+    return emit
+
+
+def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
+    names = ("x", "y")
+
+    def emit(
+        b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+    ) -> Value:
+        w = Writer(b, arrays)
+        env: dict[str, Operand] = {"z": z, **{n: scalar_of(a) for n, a in zip(names, args)}}
+        total: Operand | None = None
+        for f, d in zip(formulas, tangents):
+            if d is None or f is None:
+                continue
+            if f.op == "neg" and total is not None:  # ``a - b``: ``da - db``, not ``da + -db``
+                total = w.call(operator.sub, total, w.formula(f.args[0], {**env, "g": d}))
+                continue
+            term = w.formula(f, {**env, "g": d})
+            total = term if total is None else w.call(operator.add, total, term)
+        if total is None:
+            return zero(b, z)
+        if w.complex_(total) and real_type(z.type) and not unknown(z.type):
+            total = w.call(np.real, total)  # (``abs``: a real result's)
+        return fit(b, w.value(total), z)
+
+    return Emit(emit)
+
+
+def _probe(emit: Emit, types: tuple[T.Type, ...], varied: tuple[bool, ...]) -> None:
+    """Write ``emit`` into a scratch function: raises ``Inexpressible`` if it cannot be."""
+    b, args, tangents = scratch(types, varied)
+    z = b.call(np.add, *args, type=elementwise_type(types))  # (a stand-in for the result)
+    emit.fn(b, z, args, tangents, {})
+
+
+# --------------------------------------------------------------------------------------------
+# Linear and bilinear functions: their own derivatives
+
+
+def register_linear(
+    fns: t.Iterable[object],
+    operand: int = 0,
+    most: int = 8,
+    added: t.Collection[int | str] = (),
+) -> None:
+    """``fn`` is linear in operand ``operand`` and constant in the others (an index, a shape,
+    an axis): its tangent is ``fn`` of that operand's tangent and the other operands.  At most
+    ``most`` positional operands: the next would be ``out``, a write.  ``added`` names the
+    operands (positions or keywords) that ``fn`` adds to its result, a constant term whose
+    tangent is 0 (``np.diff``'s ``prepend``, ``np.sum``'s ``initial``, ``sum``'s ``start``):
+    the tangent passes 0 there."""
+
+    def make_for(fn: t.Callable[..., t.Any], written: bool = False) -> Maker:
+        """(``written``: the written form for unknown types too, checked by the caller)"""
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            n = len(types) - len(kwnames)
+            if n <= operand or n > most or "out" in kwnames:
+                return None
+            if not number_operand(types[operand]):
+                return None
+            if any(v for i, v in enumerate(varied) if i != operand):
+                return None  # (an index or a shape with a tangent: not this rule's)
+
+            if static_types(types) or written:
+
+                def emit(
+                    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+                ) -> Value:
+                    d = tangents[operand]
+                    if d is None:
+                        return zero(b, z)
+                    moved = [
+                        d if i == operand else Constant(0.0) if i in added else a
+                        for i, a in enumerate(args)
+                    ]
+                    named = {k: Constant(0.0) if k in added else v for k, v in kwargs.items()}
+                    return b.call(fn, *moved, kwargs=named, type=z.type)
+
+                return Emit(emit)
+
+            def linear(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                d = a[n + operand]
+                if d is None:
+                    return like(z, None)
+                args = [0.0 if i in added else v for i, v in enumerate(a[:n])]
+                args[operand] = d
+                named = {k: 0.0 if k in added else v for k, v in kwargs.items()}
+                return like(z, fn(*args, **named))
+
+            return checked(linear, types[:n], sequences=True)
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), True, operand)
+        if operand == 0:
+            FW.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
+
+
+def _real_sequence(ty: T.Type, item: t.Callable[[T.Type], bool] = real_type) -> bool:
+    """A list or tuple of real numbers or arrays (``item``: of those; a linear function's,
+    complex too) (``np.array([x, y])``, ``np.stack(xs)``): its tangent is the same sequence
+    of the items' tangents."""
+    if isinstance(ty, T.List):
+        return item(ty.item) or _real_sequence(ty.item, item)
+    if isinstance(ty, T.Tuple):
+        return all(item(i) or _real_sequence(i, item) for i in ty.items)
+    return False
+
+
+def real_operand(ty: T.Type) -> bool:
+    """A real number or array, or a list or tuple of them: what NumPy makes a real array of
+    (``np.var([a, b])``)."""
+    return real_type(ty) or _real_sequence(ty)
+
+
+def number_operand(ty: T.Type) -> bool:
+    """The same, real or complex: what a (real-)linear function takes the tangent of."""
+    return number_type(ty) or _real_sequence(ty, number_type)
+
+
+def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: int) -> None:
+    """``fn`` is linear in its operands ``linear`` together, and constant in the others (an
+    index, an axis): ``np.append(a, v)`` joins ``a`` and ``v``, so its tangent is
+    ``np.append(da, dv)``, zeros in place of a tangent that is missing.  At most ``most``
+    positional operands, none of ``linear`` by keyword."""
+
+    def make_for(fn: t.Callable[..., t.Any]) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            n = len(types) - len(kwnames)
+            if n <= max(linear) or n > most or "out" in kwnames:
+                return None
+            if not all(number_operand(types[i]) for i in linear):
+                return None
+            if any(v for i, v in enumerate(varied) if i not in linear):
+                return None
+
+            if static_types(types):
+
+                def emit(
+                    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+                ) -> Value:
+                    if all(tangents[i] is None for i in linear):
+                        return zero(b, z)
+                    moved = [
+                        item_tangent(b, a, tangents[i]) if i in linear else a
+                        for i, a in enumerate(args)
+                    ]
+                    return b.call(fn, *moved, kwargs=kwargs, type=z.type)
+
+                return Emit(emit)
+
+            def joined(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                if all(a[n + i] is None for i in linear):
+                    return like(z, None)
+                moved = [
+                    (like(v, None) if a[n + i] is None else a[n + i]) if i in linear else v
+                    for i, v in enumerate(a[:n])
+                ]
+                return like(z, fn(*moved, **kwargs))
+
+            return checked(joined, types[:n], sequences=True)
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+
+
+def register_bilinear(fns: t.Iterable[object]) -> None:
+    """``fn(a, b)`` linear in each operand: ``fn(da, b) + fn(a, db)``."""
+
+    def make_for(fn: t.Callable[..., t.Any], written: bool = False) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            if kwnames or len(types) != 2 or not all(map(number_type, types)):
+                return None
+
+            if static_types(types) or written:
+
+                def emit(
+                    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+                ) -> Value:
+                    (x, y), (dx, dy) = args, tangents
+                    terms = [
+                        b.call(fn, *pair, type=z.type)
+                        for pair, d in (((dx, y), dx), ((x, dy), dy))
+                        if d is not None
+                    ]
+                    if not terms:
+                        return zero(b, z)
+                    total = terms[0]
+                    for term in terms[1:]:
+                        total = b.call(operator.add, total, term, type=z.type)
+                    return total
+
+                return Emit(emit)
+
+            def bilinear(z: t.Any, a: t.Any, b: t.Any, da: t.Any, db: t.Any) -> t.Any:
+                d = None if da is None else fn(da, b)
+                if db is not None:
+                    e = fn(a, db)
+                    d = e if d is None else d + e
+                return like(z, d)
+
+            return checked(bilinear, types)
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True))
+
+
+def _where_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``np.where(c, a, b)``: linear in ``a`` and ``b``; the condition has no derivative,
+    whatever tangent a value of unknown type there was given."""
+    if kwnames or len(types) != 3 or not all(map(number_type, types[1:])):
+        return None
+
+    if static_types(types):
+
+        def emit(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            branches = [Constant(0.0) if d is None else d for d in tangents[1:]]
+            chosen = b.call(np.where, args[0], *branches, type=z.type)
+            return fit(b, chosen, z)
+
+        return Emit(emit)
+
+    def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
+        return like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
+
+    return checked(where, types)
+
+
+register(np.where, _where_make)
+
+_LINEAR_ATTRIBUTES = {"T", "mT", "real", "imag"}
+
+
+def _getattr_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``x.T``: the attributes of an array that are linear in it (a view of it)."""
+    if kwnames or len(types) != 2 or not number_type(types[0]):
+        return None
+    name = types[1]
+    if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
+        return None
+    attribute = str(name.value)
+    if static_types(types):
+
+        def emit(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            d = tangents[0]
+            return zero(b, z) if d is None else b.call(getattr, d, attribute, type=z.type)
+
+        return Emit(emit)
+
+    def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
+        return like(z, None if dx is None else getattr(dx, attribute))
+
+    if attribute in ("real", "imag"):  # (real-linear in a complex value too: eig's)
+        return attr
+    return checked(attr, types)
+
+
+register(builtins.getattr, _getattr_make)
+
+
+def _float_array_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``np.array([a, b, ...])`` of floats (``runtime.float_array``): the array of tangents."""
+    if kwnames or not all(map(real_type, types)):
+        return None
+    n = len(types)
+    if static_types(types):
+
+        def emit(
+            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+        ) -> Value:
+            items = [Constant(0.0) if d is None else d for d in tangents]
+            return b.call(runtime.float_array, *items, type=z.type)
+
+        return Emit(emit)
+
+    def items(z: t.Any, *a: t.Any) -> t.Any:
+        return runtime.float_array(*(0.0 if d is None else d for d in a[n:]))
+
+    return checked(items, types)
+
+
+register(runtime.float_array, _float_array_make)
+register_bilinear([np.matmul, operator.matmul, np.dot, np.ndarray.dot, np.inner, np.outer])
+
+
+def register_multilinear(fns: t.Iterable[object], first: int, last: int | None = None) -> None:
+    """``fn`` linear in each of its operands ``first`` to ``last`` (all from ``first``: None),
+    the others constants (``einsum``'s subscripts, ``tensordot``'s axes): the sum over the
+    varied operands of ``fn`` with that operand's tangent in its place."""
+
+    def make_for(fn: t.Callable[..., t.Any]) -> Maker:
+        def make(
+            types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+        ) -> Tangent | Emit | None:
+            n = len(types) - len(kwnames)
+            end = n if last is None else min(last + 1, n)
+            linear = range(first, end)
+            if "out" in kwnames or any(v for i, v in enumerate(varied) if i not in linear):
+                return None
+            if not all(number_type(types[i]) for i in linear):
+                return None
+
+            def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                total = None
+                for i in linear:
+                    d = a[n + i]
+                    if d is not None:
+                        term = fn(*(d if j == i else a[j] for j in range(n)), **kwargs)
+                        total = term if total is None else total + term
+                return like(z, total)
+
+            return checked(tangent, types)
+
+        return make
+
+    for fn in fns:
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+
+
+register_multilinear([np.einsum], 1)
+register_multilinear([np.tensordot, np.kron, np.vdot], 0, 1)
+
+
+register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
+register_linear([np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum], most=3)
+register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)
+register_linear([
+    np.reshape, np.ndarray.reshape,
+    np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel, np.ndarray.flatten,
+    np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
+    np.moveaxis, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy,
+    np.asarray, np.array,
+    np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
+    np.rot90, np.tril, np.triu, np.real, np.imag, operator.getitem, operator.pos, builtins.float,
+    np.float64, math.fsum, np.diag, np.ndarray.item, np.asanyarray, np.ascontiguousarray,
+])  # fmt: skip
+# (real-linear: the conjugate of a tangent; of a real one, the tangent itself, as the primal)
+register_linear([np.ndarray.conj, np.ndarray.conjugate, complex.conjugate, float.conjugate])
+register_linear([np.rollaxis, np.delete], most=3)  # (a, axis, start); (arr, obj, axis)
+register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
+register_linear([builtins.sum], added={1, "start"})
+register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
+register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
+register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
+register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
+register_linear_in([np.append], (0, 1), most=3)  # (arr, values, axis)
+register_linear_in([np.insert], (0, 2), most=4)  # (arr, obj, values, axis)
+
+
+#: Python's in-place operators: into an array they write (``gibbous.rules.inplace_forward``);
+#: into a float they make a new value.
+IN_PLACE = frozenset(FW.IN_PLACE_OF)
+
+
+def not_an_array(x: object, name: str) -> None:
+    """Refuses, at run time, an in-place operator on an array (a value of type ``Any``)."""
+    if isinstance(x, np.ndarray):
+        raise ForwardModeError(
+            f"forward mode: {name} writes into an array here, whose type was not known when the "
+            "rule was built (forward mode follows writes into arrays it can see as arrays: "
+            "the tangents of the array's other names would miss this one)"
+        )
+
+
+runtime.register_object(not_an_array, "forward.not_an_array")
