@@ -44,6 +44,7 @@ from gibbous.rules import inplace_forward as FW
 from gibbous.rules import formulas as formulas_
 from gibbous.rules.formulas import Expr
 from gibbous.rules.emit import Emit as Emit
+from gibbous.rules.registry import registering_module, registers_for_caller
 from gibbous.rules.emit import ForwardModeError
 from gibbous.rules.emit import Keywords as Keywords
 from gibbous.rules.emit import (
@@ -88,26 +89,48 @@ class _Zero:
 ZERO = _Zero()
 
 _RULES: dict[object, list[Maker]] = {}
+_ORIGINS: dict[object, list[str]] = {}  # (the module of each registration, as ``_RULES``)
+_NUMERIC: dict[object, list[bool]] = {}  # (whether each is a rule for numbers and arrays)
+registers_for_caller(__name__)  # (``register_linear`` and the rest: their callers register)
 
 
-def register(fn: object, make: Maker) -> None:
-    """``make`` makes ``fn``'s tangent functions for the types it takes (``math.log`` has one
-    for one operand and one for two: the latest registration that takes the types wins)."""
+def register(fn: object, make: Maker, *, numeric: bool = False) -> None:
+    """``make`` makes ``fn``'s tangent functions for the types it takes (None for others).
+
+    Precedence says itself, whatever the order modules load in: a rule for values of a
+    particular kind (containers, strings, objects, dicts: ``numeric`` False) is tried before
+    a rule for numbers and arrays (a linear, bilinear or elementwise function, a formula, a
+    user's ``frule``: ``numeric``); among rules of one kind, the later registration first
+    (``math.log`` has one for one operand and one for two)."""
     _RULES.setdefault(fn, []).append(make)
+    _ORIGINS.setdefault(fn, []).append(registering_module())
+    _NUMERIC.setdefault(fn, []).append(numeric)
+
+
+def forward_registrations() -> list[tuple[object, tuple[str, ...]]]:
+    """Every callable with a forward rule, and the modules that registered its rules."""
+    return [(fn, tuple(_ORIGINS[fn])) for fn in _RULES]
+
+
+def tried(fn: object) -> list[Maker]:
+    """``fn``'s makers in the order they are tried (``register``)."""
+    makers, numeric = _RULES.get(fn, []), _NUMERIC.get(fn, [])
+    pairs = list(reversed(list(zip(makers, numeric))))
+    return [m for m, n in pairs if not n] + [m for m, n in pairs if n]
 
 
 def forward_maker(fn: object) -> Maker | None:
     try:
-        makers = _RULES.get(fn)
+        if fn not in _RULES:
+            return None
     except TypeError:  # unhashable callables have no forward rule
         return None
-    if makers is None:
-        return None
+    makers = tried(fn)
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
-        for maker in reversed(makers):
+        for maker in makers:
             made = maker(types, kwnames, varied)
             if made is not None:
                 return made
@@ -198,7 +221,7 @@ def frule(
         ) -> Tangent | Emit | None:
             return checked(shaped, types) if all(map(real_type, types)) else None
 
-        register(fn, make)
+        register(fn, make, numeric=True)
         return tangent
 
     return register_tangent
@@ -282,7 +305,7 @@ def register_elementwise(
         return emit
 
     for fn in fns:
-        register(fn, make)
+        register(fn, make, numeric=True)
         _register_unknown(fn, make_unknown)
 
 
@@ -397,7 +420,7 @@ def register_linear(
         return make
 
     for fn in fns:
-        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
         _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), True, operand)
         if operand == 0:
             FW.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
@@ -472,7 +495,7 @@ def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: i
         return make
 
     for fn in fns:
-        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
 
 
 def register_bilinear(fns: t.Iterable[object]) -> None:
@@ -517,96 +540,13 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
         return make
 
     for fn in fns:
-        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
         _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True))
 
 
-def _where_make(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | Emit | None:
-    """``np.where(c, a, b)``: linear in ``a`` and ``b``; the condition has no derivative,
-    whatever tangent a value of unknown type there was given."""
-    if kwnames or len(types) != 3 or not all(map(number_type, types[1:])):
-        return None
-
-    if static_types(types):
-
-        def emit(
-            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
-        ) -> Value:
-            branches = [Constant(0.0) if d is None else d for d in tangents[1:]]
-            chosen = b.call(np.where, args[0], *branches, type=z.type)
-            return fit(b, chosen, z)
-
-        return Emit(emit)
-
-    def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
-        return like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
-
-    return checked(where, types)
 
 
-register(np.where, _where_make)
 
-_LINEAR_ATTRIBUTES = {"T", "mT", "real", "imag"}
-
-
-def _getattr_make(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | Emit | None:
-    """``x.T``: the attributes of an array that are linear in it (a view of it)."""
-    if kwnames or len(types) != 2 or not number_type(types[0]):
-        return None
-    name = types[1]
-    if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
-        return None
-    attribute = str(name.value)
-    if static_types(types):
-
-        def emit(
-            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
-        ) -> Value:
-            d = tangents[0]
-            return zero(b, z) if d is None else b.call(getattr, d, attribute, type=z.type)
-
-        return Emit(emit)
-
-    def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
-        return like(z, None if dx is None else getattr(dx, attribute))
-
-    if attribute in ("real", "imag"):  # (real-linear in a complex value too: eig's)
-        return attr
-    return checked(attr, types)
-
-
-register(builtins.getattr, _getattr_make)
-
-
-def _float_array_make(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | Emit | None:
-    """``np.array([a, b, ...])`` of floats (``runtime.float_array``): the array of tangents."""
-    if kwnames or not all(map(real_type, types)):
-        return None
-    n = len(types)
-    if static_types(types):
-
-        def emit(
-            b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
-        ) -> Value:
-            items = [Constant(0.0) if d is None else d for d in tangents]
-            return b.call(runtime.float_array, *items, type=z.type)
-
-        return Emit(emit)
-
-    def items(z: t.Any, *a: t.Any) -> t.Any:
-        return runtime.float_array(*(0.0 if d is None else d for d in a[n:]))
-
-    return checked(items, types)
-
-
-register(runtime.float_array, _float_array_make)
-register_bilinear([np.matmul, operator.matmul, np.dot, np.ndarray.dot, np.inner, np.outer])
 
 
 def register_multilinear(fns: t.Iterable[object], first: int, last: int | None = None) -> None:
@@ -640,37 +580,11 @@ def register_multilinear(fns: t.Iterable[object], first: int, last: int | None =
         return make
 
     for fn in fns:
-        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)))
+        register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
 
 
-register_multilinear([np.einsum], 1)
-register_multilinear([np.tensordot, np.kron, np.vdot], 0, 1)
 
 
-register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
-register_linear([np.mean, np.ndarray.mean, np.cumsum, np.ndarray.cumsum], most=3)
-register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)
-register_linear([
-    np.reshape, np.ndarray.reshape,
-    np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel, np.ndarray.flatten,
-    np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes, np.ndarray.swapaxes,
-    np.moveaxis, np.diagonal, np.ndarray.diagonal, np.copy, np.ndarray.copy,
-    np.asarray, np.array,
-    np.atleast_1d, np.atleast_2d, np.broadcast_to, np.flip, np.fliplr, np.flipud, np.roll,
-    np.rot90, np.tril, np.triu, np.real, np.imag, operator.getitem, operator.pos, builtins.float,
-    np.float64, math.fsum, np.diag, np.ndarray.item, np.asanyarray, np.ascontiguousarray,
-])  # fmt: skip
-# (real-linear: the conjugate of a tangent; of a real one, the tangent itself, as the primal)
-register_linear([np.ndarray.conj, np.ndarray.conjugate, complex.conjugate, float.conjugate])
-register_linear([np.rollaxis, np.delete], most=3)  # (a, axis, start); (arr, obj, axis)
-register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
-register_linear([builtins.sum], added={1, "start"})
-register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
-register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
-register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
-register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
-register_linear_in([np.append], (0, 1), most=3)  # (arr, values, axis)
-register_linear_in([np.insert], (0, 2), most=4)  # (arr, obj, values, axis)
 
 
 #: Python's in-place operators: into an array they write (``gibbous.rules.inplace_forward``);

@@ -29,6 +29,7 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
 from gibbous.rules import emit as FI
 from gibbous.rules.frules import register
+from gibbous.rules.registry import registers_for_caller
 from gibbous.rules.emit import (
     ForwardModeError,
     Inexpressible,
@@ -45,6 +46,8 @@ Operands = t.Sequence[t.Any]  # (a call's operands, or their tangents: None for 
 #: ``tangent(z, operands, tangents, options) -> dz``: None for no tangent, a tuple (of item
 #: tangents, None for none) for a tuple result.
 Tangent = t.Callable[[t.Any, Operands, Operands, Options], t.Any]
+
+registers_for_caller(__name__)  # (``TangentFormula.register``: its caller registers)
 
 
 def _refuses_nothing(options: Options) -> str | None:
@@ -98,7 +101,7 @@ def register_formula(rule: TangentFormula) -> None:
                 return emit
         return FI.checked(_tangent_function(rule, n), types[:k])  # (options: any value)
 
-    register(rule.fn, make)
+    register(rule.fn, make, numeric=True)
 
 
 def _number_operand(ty: T.Type) -> bool:

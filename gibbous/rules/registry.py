@@ -287,6 +287,12 @@ def registers_for_caller(module: str) -> None:
     _HELPERS.add(module)
 
 
+def registering_module() -> str:
+    """The module making the registration at hand (``registers_for_caller`` modules skipped):
+    what the audit groups rules by, and the file a callable's rules of both modes share."""
+    return _origin()
+
+
 def _origin() -> str:
     """The first module on the stack that is not a registering helper: who is registering."""
     frame = sys._getframe(1)

@@ -16,9 +16,13 @@ import typing as t
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
 from gibbous.rules.inline import InlineRule, called_form
 from gibbous.library.common import CD, NT, Array, RuleResult, new_fdata, scalar_rdata
 from gibbous.rules.registry import primitive
+from gibbous.rules import frules
+from gibbous.rules.emit import real_type, static_types
 from gibbous.tangents.model import CoDual
 
 #: The most items a ``np.array([...])`` literal has for its form to be written out.
@@ -56,3 +60,29 @@ for _n in range(1, INLINE_ITEMS + 1):
     primitive(
         runtime.float_array, *(T.FLOAT,) * _n, variant="float_items", inline=float_items_form(_n)
     )(float_array_rrule)
+
+
+def _float_array_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | frules.Emit | None:
+    """``np.array([a, b, ...])`` of floats (``runtime.float_array``): the array of tangents."""
+    if kwnames or not all(map(real_type, types)):
+        return None
+    n = len(types)
+    if static_types(types):
+
+        def emit(
+            b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
+        ) -> Value:
+            items = [Constant(0.0) if d is None else d for d in tangents]
+            return b.call(runtime.float_array, *items, type=z.type)
+
+        return frules.Emit(emit)
+
+    def items(z: t.Any, *a: t.Any) -> t.Any:
+        return runtime.float_array(*(0.0 if d is None else d for d in a[n:]))
+
+    return frules.checked(items, types)
+
+
+frules.register(runtime.float_array, _float_array_make, numeric=True)

@@ -58,6 +58,7 @@ from gibbous.ir import types as T
 from gibbous.rules import inline
 from gibbous.library.items import items_of
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
+from gibbous.rules import frules
 from gibbous.tangents.model import CoDual, is_differentiable, object_array_refusal
 
 _NO_RDATA_3 = no_pullback(3)
@@ -144,6 +145,7 @@ primitive(
 primitive(
     operator.getitem, T.Array("float64", 2), T.INT, variant="real_matrix_row", inline=_SLICE_FORM
 )(getitem_rrule)
+frules.register_linear([operator.getitem])
 runtime.register_object(slice_fdata, "slice_fdata")
 
 

@@ -38,6 +38,7 @@ from gibbous.library.common import (
 from gibbous.library.items import send_to_value
 from gibbous.library.reductions.reductions import normalize_axes
 from gibbous.rules.registry import primitive
+from gibbous.rules import frules
 from gibbous.tangents.model import CoDual
 
 
@@ -88,6 +89,9 @@ def _routed_rrule(params: tuple[str, ...], data: tuple[str, ...]) -> t.Callable[
 primitive(np.append, ANY, ANY, ...)(_routed_rrule(("values", "axis"), ("values",)))
 primitive(np.insert, ANY, ANY, ANY, ...)(_routed_rrule(("obj", "values", "axis"), ("values",)))
 primitive(np.delete, ANY, ANY, ...)(_routed_rrule(("obj", "axis"), ()))
+frules.register_linear([np.delete], most=3)  # (arr, obj, axis)
+frules.register_linear_in([np.append], (0, 1), most=3)  # (arr, values, axis)
+frules.register_linear_in([np.insert], (0, 2), most=4)  # (arr, obj, values, axis)
 
 _UNIQUE = ("return_index", "return_inverse", "return_counts", "axis", "equal_nan", "sorted")
 

@@ -67,6 +67,7 @@ from gibbous.library.common import (
 from gibbous.library.arrays.views_copies import shape_rule
 from gibbous.library.reductions.reductions import normalize_axes
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive, zero_derivative
+from gibbous.rules import frules
 from gibbous.tangents.model import CoDual
 
 Options = dict[str, t.Any]
@@ -101,6 +102,7 @@ VIEWS_AND_COPIES = {
 
 for _fn, _back in VIEWS_AND_COPIES.items():
     primitive(_fn, ARRAY, ...)(shape_rule(_back))
+frules.register_linear([np.flip, np.fliplr, np.flipud, np.rot90, np.tril, np.triu, np.roll])
 
 
 @primitive(np.broadcast_to, ARRAY, ...)
@@ -123,6 +125,7 @@ def broadcast_to_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         return (NT, NT, *rest)
 
     return CoDual(y, yf), pullback
+frules.register_linear([np.broadcast_to])
 
 
 def split_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
@@ -347,6 +350,7 @@ COPIES = {
 
 for _fn, _gradient in COPIES.items():
     primitive(_fn, ARRAY, ...)(_copy_rrule(_gradient))
+frules.register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
 
 _take_array_rrule = _copy_rrule(_back_take)
 
@@ -369,6 +373,7 @@ def take_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 for _fn in (np.take, np.ndarray.take):
     primitive(_fn, ARRAY, ...)(take_rrule)
+frules.register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
 
 
 def _element_pullback(dx: Array, element: t.Any, rdata: tuple[t.Any, ...]) -> Pullback:
@@ -396,6 +401,7 @@ def item_rrule(f: CD, x: CD, *args: CD) -> RuleResult:
         return CoDual(y, new_fdata(y)), lambda dy: rdata
     element = _element(xp.shape, pa)
     return CoDual(y, NT), _element_pullback(dx, element, rdata)
+frules.register_linear([np.ndarray.item])
 
 
 @primitive(np.ndarray.tolist, ARRAY)

@@ -28,6 +28,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
 from gibbous.rules import frules as FR
+from gibbous.rules.emit import number_type, static_types
 from gibbous.rules.emit import (
     ForwardModeError,
     is_none,
@@ -141,6 +142,12 @@ SHAPE_OPS: dict[t.Callable[..., t.Any], Back] = {
 
 for _fn, _back in SHAPE_OPS.items():
     primitive(_fn, ARRAY, ...)(shape_rule(_back))
+FR.register_linear([
+    np.reshape, np.ndarray.reshape, np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel,
+    np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes,
+    np.ndarray.swapaxes, np.moveaxis, np.copy, np.ndarray.copy, np.atleast_1d, np.atleast_2d,
+])  # fmt: skip
+FR.register_linear([np.rollaxis], most=3)  # (a, axis, start)
 
 
 def _transpose_attribute(x: CD) -> CD:
@@ -215,6 +222,40 @@ def number_getattr_rrule(f: CD, x: CD, name: CD) -> RuleResult:
     return CoDual(y, new_fdata(y)), lambda dy: (NT, zero_for(x), NT)
 
 
+_LINEAR_ATTRIBUTES = {"T", "mT", "real", "imag"}
+
+
+def _getattr_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``x.T``: the attributes of an array that are linear in it (a view of it)."""
+    if kwnames or len(types) != 2 or not number_type(types[0]):
+        return None
+    name = types[1]
+    if not (isinstance(name, T.Const) and name.value in _LINEAR_ATTRIBUTES):
+        return None
+    attribute = str(name.value)
+    if static_types(types):
+
+        def emit(
+            b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+        ) -> Value:
+            d = tangents[0]
+            return FR.zero(b, z) if d is None else b.call(getattr, d, attribute, type=z.type)
+
+        return FR.Emit(emit)
+
+    def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
+        return FR.like(z, None if dx is None else getattr(dx, attribute))
+
+    if attribute in ("real", "imag"):  # (real-linear in a complex value too: eig's)
+        return attr
+    return FR.checked(attr, types)
+
+
+FR.register(builtins.getattr, _getattr_make, numeric=True)  # (of arrays: T, real, imag)
+
+
 # --------------------------------------------------------------------------------------------
 # np.array, np.asarray
 
@@ -237,6 +278,7 @@ def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 for _fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
     primitive(_fn, ANY, ...)(array_rrule)
+FR.register_linear([np.asarray, np.array, np.asanyarray, np.ascontiguousarray])
 
 # --------------------------------------------------------------------------------------------
 # Joining
@@ -321,6 +363,8 @@ def _dstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> 
 
 primitive(np.column_stack, ANY, ...)(_join_rrule(_column_stack_pieces, ()))
 primitive(np.dstack, ANY, ...)(_join_rrule(_dstack_pieces, ()))
+FR.register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
+FR.register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
 
 # --------------------------------------------------------------------------------------------
 # Constructors

@@ -275,6 +275,7 @@ for _fn in (builtins.float, np.float64, np.float32, builtins.complex, np.complex
 primitive(builtins.float, V.F64, variant="float_identity", inline=inline.FLOAT)(_float_rrule)
 for _fn in (builtins.float, builtins.complex):  # of a 0-d array
     primitive(_fn, ARRAY)(_float_rrule)
+FR.register_linear([builtins.float, np.float64])
 for _fn in (builtins.int, builtins.bool, builtins.round, np.int64, np.int32):
     zero_derivative(_fn, NUMBER, ...)
     if _fn is not builtins.round or hasattr(np.ndarray, "__round__"):  # NumPy 2 has none

@@ -20,6 +20,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
 from gibbous.rules import frules as FR
+from gibbous.rules.emit import number_type, static_types
 from gibbous.rules.emit import (
     ForwardModeError,
     added,
@@ -145,6 +146,9 @@ _SCALAR_IN_PLACE: dict[t.Callable[..., t.Any], np.ufunc] = {
     operator.ipow: np.power,
 }
 
+# ``+x`` is linear; its elementwise rules (registered next, here and in scalars.py) are tried
+# first, as numeric rules registered later
+FR.register_linear([operator.pos])
 _register()
 
 # --------------------------------------------------------------------------------------------
@@ -252,6 +256,34 @@ for _x in NUMERIC:
     for _y in NUMERIC:
         primitive(np.where, ANY, _x, _y)(where_rrule)
 zero_derivative(np.where, ANY)  # the one-argument form: indices
+
+
+def _where_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | FR.Emit | None:
+    """``np.where(c, a, b)``: linear in ``a`` and ``b``; the condition has no derivative,
+    whatever tangent a value of unknown type there was given."""
+    if kwnames or len(types) != 3 or not all(map(number_type, types[1:])):
+        return None
+
+    if static_types(types):
+
+        def emit(
+            b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+        ) -> Value:
+            branches = [Constant(0.0) if d is None else d for d in tangents[1:]]
+            chosen = b.call(np.where, args[0], *branches, type=z.type)
+            return FR.fit(b, chosen, z)
+
+        return FR.Emit(emit)
+
+    def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
+        return FR.like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
+
+    return FR.checked(where, types)
+
+
+FR.register(np.where, _where_make, numeric=True)
 
 # --------------------------------------------------------------------------------------------
 # nan_to_num
@@ -454,6 +486,7 @@ def real_imag_rrule(f: CD, x: CD) -> RuleResult:
 for _kind in NUMERIC:
     primitive(np.real, _kind)(real_imag_rrule)
     primitive(np.imag, _kind)(real_imag_rrule)
+FR.register_linear([np.real, np.imag])
 
 
 def conj_method_rrule(f: CD, x: CD) -> RuleResult:
@@ -478,6 +511,8 @@ primitive(np.ndarray.conj, ARRAY)(conj_method_rrule)
 primitive(np.ndarray.conjugate, ARRAY)(conj_method_rrule)
 primitive(complex.conjugate, NUMBER)(conj_method_rrule)
 primitive(float.conjugate, NUMBER)(conj_method_rrule)
+# (real-linear: the conjugate of a tangent; of a real one, the tangent itself, as the primal)
+FR.register_linear([np.ndarray.conj, np.ndarray.conjugate, complex.conjugate, float.conjugate])
 
 # --------------------------------------------------------------------------------------------
 # sinc and angle: elementwise NumPy functions that are not ufuncs

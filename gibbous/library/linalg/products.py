@@ -52,6 +52,7 @@ from gibbous.library.common import (
     zero_for,
 )
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
+from gibbous.rules import frules
 from gibbous.tangents.model import CoDual
 
 StatefulResult = tuple[CD, Pullback, Scratch]
@@ -191,6 +192,7 @@ def matmul_rrule(state: Scratch | None, f: CD, a: CD, b: CD) -> StatefulResult:
 
 for _fn in (np.matmul, operator.matmul):
     stateful_primitive(_fn, ARRAY, ARRAY, state_type=Scratch)(matmul_rrule)
+frules.register_bilinear([np.matmul, operator.matmul])
 
 
 def _tensordot_grads(
@@ -328,6 +330,8 @@ for _x in NUMERIC:
         stateful_primitive(np.inner, _x, _y, state_type=Scratch)(inner_rrule)
         primitive(np.outer, _x, _y)(outer_rrule)
     stateful_primitive(np.ndarray.dot, ARRAY, _x, state_type=Scratch)(dot_rrule)
+frules.register_bilinear([np.dot, np.ndarray.dot, np.inner, np.outer])
+frules.register_multilinear([np.vdot], 0, 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,6 +383,7 @@ def tensordot_rrule(f: CD, a: CD, b: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 
 primitive(np.tensordot, ARRAY, ARRAY, ...)(tensordot_rrule)
+frules.register_multilinear([np.tensordot], 0, 1)
 
 
 def _einsum_subscripts(spec: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
@@ -494,6 +499,7 @@ def _diagonal_shape(x: Array, term: str, unique: str) -> tuple[int, ...]:
 
 
 stateful_primitive(np.einsum, STR, ..., state_type=Scratch)(einsum_rrule)
+frules.register_multilinear([np.einsum], 1)
 
 
 def kron_rrule(f: CD, a: CD, b: CD) -> RuleResult:
@@ -527,6 +533,7 @@ def kron_rrule(f: CD, a: CD, b: CD) -> RuleResult:
 primitive(np.kron, ARRAY, ARRAY)(kron_rrule)
 primitive(np.kron, ARRAY, NUMBER)(kron_rrule)
 primitive(np.kron, NUMBER, ARRAY)(kron_rrule)
+frules.register_multilinear([np.kron], 0, 1)
 
 
 # np.dot(A, B, out=C) of matrices is np.matmul(A, B, out=C): the same stateful rule.

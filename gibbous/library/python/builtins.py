@@ -83,6 +83,7 @@ def sum_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         return (NT, items.rdata(), *start_rdata)
 
     return CoDual(y, yf), pullback
+FR.register_linear([builtins.sum], added={1, "start"})
 
 
 def _chosen(keys: t.Sequence[t.Any], larger: bool) -> int:
@@ -248,6 +249,7 @@ def fsum_rrule(f: CD, x: CD) -> RuleResult:
         return NT, items.rdata()
 
     return CoDual(y, NT), pullback
+FR.register_linear([math.fsum])
 
 
 def products_of_others(factors: t.Sequence[t.Any]) -> list[t.Any]:

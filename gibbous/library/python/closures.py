@@ -269,6 +269,7 @@ def cast_rrule(f: CD, ty: CD, value: CD) -> RuleResult:
 def check_bound_rrule(f: CD, value: CD, name: CD) -> RuleResult:
     f.primal(value.primal, name.primal)
     return value, lambda dy: (NT, dy, NT)
+FR.register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
 
 
 @primitive(runtime.bound_like, ANY, ANY)

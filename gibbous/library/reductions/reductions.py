@@ -326,10 +326,12 @@ for _fn in (np.sum, np.ndarray.sum):
     _rule = reduction_rule(_sum_grad, SUM_PARAMETERS)
     primitive(_fn, ARRAY, ...)(_rule)
     primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.SUM)(_rule)
+forward.register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
 for _fn in (np.mean, np.ndarray.mean):
     _rule = reduction_rule(_mean_grad, MEAN_PARAMETERS)
     primitive(_fn, ARRAY, ...)(_rule)
     primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.MEAN)(_rule)
+forward.register_linear([np.mean, np.ndarray.mean], most=3)
 for _fn in (np.prod, np.ndarray.prod):
     stateful_primitive(_fn, ARRAY, ..., state_type=Scratch)(prod_rrule)
 
@@ -491,6 +493,7 @@ def cumsum_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
 cumsum_rrule = scan_rule("cumsum", cumsum_grad)
 primitive(np.cumsum, ARRAY, ...)(cumsum_rrule)
 primitive(np.ndarray.cumsum, ARRAY, ...)(cumsum_rrule)
+forward.register_linear([np.cumsum, np.ndarray.cumsum], most=3)
 
 
 # --------------------------------------------------------------------------------------------
