@@ -249,7 +249,7 @@ _CONTAINER_MAKERS = frozenset([runtime.make_list, runtime.make_dict, list, dict]
 
 def _closure(op: Call) -> Value | None:
     """The tuple of cells ``make_function`` makes a nested function over, if any: every cell
-    in it gets a box from where it is made (``gibbous.library.python.closures_forward``)."""
+    in it gets a box from where it is made (``gibbous.library.python.closures``)."""
     callee = op.callee
     if not (isinstance(callee, Constant) and callee.value is runtime.make_function):
         return None
@@ -260,7 +260,7 @@ def _closure(op: Call) -> Value | None:
 
 def _method_self(op: Call) -> Value | None:
     """The object a call of one of its methods (``obj.m(...)``) or of itself (``obj(...)``)
-    may write into: an instance of a Python class (``gibbous.library.python.objects_forward``)."""
+    may write into: an instance of a Python class (``gibbous.library.python.objects``)."""
     callee = op.callee
     if isinstance(callee, Result) and isinstance(callee.op, Call):
         getter = callee.op

@@ -22,7 +22,7 @@ from gibbous.ir.core import Call, Constant, Location, Operation, Value
 from gibbous.forward.activity import Default, bind_packed, bound, operands, tangentless
 from gibbous.rules import frules as FR
 from gibbous.rules.call_adapters import Packed
-from gibbous.library.python.closures_forward import closure_box
+from gibbous.library.python.closures import closure_box
 from gibbous.forward.frames import Steps
 from gibbous.rules.emit import ForwardModeError, item_tangent
 from gibbous.rules.public_names import callable_name

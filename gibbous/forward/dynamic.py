@@ -17,7 +17,7 @@ from gibbous.forward.generators import frame_maker, generator_function
 from gibbous.forward.activity import Default, bind_packed, bound
 from gibbous.rules import frules as FR
 from gibbous.rules import inplace_forward as FW
-from gibbous.library.python.closures_forward import ClosureTangent
+from gibbous.library.python.closures import ClosureTangent
 from gibbous.rules.emit import ObjectTangent, user_class
 from gibbous.tangents.classes import Machinery
 from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint

@@ -5,7 +5,7 @@ lowering): calling a generator function makes a ``GeneratorFrame`` holding its a
 each step is a call of its resume function, which loads the frame, runs to the next ``yield``
 and saves the values live there.  Forward mode follows the same lowering.  The frame's tangent,
 a ``FrameTangent``, holds the tangents of the values the frame holds (None for a value without
-one) and the boxes of the generator function's cells (``gibbous.library.python.closures_forward``).  The
+one) and the boxes of the generator function's cells (``gibbous.library.python.closures``).  The
 resume function's forward program takes the frame and its tangent; ``load_frame`` hands out the
 tangents beside the values, ``save_frame`` keeps the tangents of the values it keeps.  A
 ``for`` loop, ``next()``, or a consumer that exhausts the generator (``sum``, ``list``, ...)
@@ -15,7 +15,7 @@ state does, and a generator stopped half-way and resumed later resumes its tange
 Values inside a resume function have types inference cannot tell (they come out of the frame),
 so their tangents are found by the tangent functions at run time, as for any value of type
 ``Any``; an iterator the generator keeps (``range``'s) has no tangent, None, and steps without
-one (``gibbous.library.python.structure_forward.on_tangent``).
+one (``gibbous.rules.structure.on_tangent``).
 """
 
 from __future__ import annotations

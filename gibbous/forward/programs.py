@@ -78,7 +78,7 @@ class ProgramBuilder:
         closure: bool = False,
     ) -> t.Callable[..., t.Any]:
         """``fn``'s forward program; with ``closure``, one that takes the boxes of ``fn``'s
-        cells first (``gibbous.library.python.closures_forward``).  ``fn`` may be a generator's resume
+        cells first (``gibbous.library.python.closures``).  ``fn`` may be a generator's resume
         function or a generator expression's (``gibbous.ir.runtime``): their IR reads the
         cells of the Python function they wrap.
 

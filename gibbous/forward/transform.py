@@ -73,7 +73,7 @@ from gibbous.forward.activity import (
     tangentless,
 )
 from gibbous.rules import frules as FR
-from gibbous.library.python import structure_forward as FS
+from gibbous.rules import structure as FS
 from gibbous.rules import inplace_forward as FW
 from gibbous.rules.emit import ForwardModeError as ForwardModeError
 from gibbous.rules.emit import complex_type, item_tangent, real_type, unknown, user_class
@@ -94,7 +94,7 @@ def jvp_transform(
     reverse mode will differentiate (a callee's, in a Hessian-vector product), written with
     calls that have reverse rules only; ``closure_of``: ``f`` is this function's IR, made over
     cells with boxes: the program takes the function called and the boxes first, and reads the
-    cells of the function it is given (``gibbous.library.python.closures_forward``), so one program serves
+    cells of the function it is given (``gibbous.library.python.closures``), so one program serves
     every function made anew of the same code."""
     made = _Transform(f, tuple(varied_args), resolver, fn_name, tangent_only, closure_of)
     made.reversible = reversible or tangent_only

@@ -27,10 +27,6 @@ the structural forward rules come first, to be tried after every rule of a parti
 """
 
 from gibbous.rules import call_adapters as call_adapters  # make_genexpr's rule
-from gibbous.library.python import structure_forward as structure_forward  # first (see above)
-from gibbous.library.python import closures_forward as closures_forward
-from gibbous.library.python import objects_forward as objects_forward
-from gibbous.library.python import containers_forward as containers_forward
 from gibbous.rules import inplace as inplace
 from gibbous.library.python import classes as classes
 from gibbous.library.arrays import concatenators as concatenators

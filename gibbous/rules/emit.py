@@ -116,7 +116,7 @@ def user_class(cls: type) -> bool:
     """Whether instances of ``cls`` get an ``ObjectTangent``: a class of the user's own code
     (not the standard library's, an installed package's or gibbous's: their objects, a context
     manager, a distribution, keep their registered rules) whose instances hold attributes
-    that can be re-bound (``gibbous.library.python.objects_forward``)."""
+    that can be re-bound (``gibbous.library.python.objects``)."""
     return (
         isinstance(cls, type)
         and (_users_module(cls.__module__) or cls in _FOLLOWED_CLASSES)
@@ -181,7 +181,7 @@ class TangentCell:
     """The tangent of a closure's cell: the tangent of what the cell holds (None: zero, or
     none for what is no number).  Every function made over the cell and the function that
     made it hold this one box, so a write through either (``nonlocal``) is seen by all, as
-    the cell's own contents are (``gibbous.library.python.closures_forward``)."""
+    the cell's own contents are (``gibbous.library.python.closures``)."""
 
     __slots__ = ("contents",)
 

@@ -143,7 +143,7 @@ def forward_maker(fn: object) -> Maker | None:
 #: product's) takes in place of a tangent function, which it cannot see into: for operands of
 #: a type the build could not tell (``Any``), where the formula holds for any real number or
 #: array, checked at run time first (``_register_unknown``); for closures' cells, real cells
-#: holding the tangents (``gibbous.library.python.closures_forward``).
+#: holding the tangents (``gibbous.library.python.closures``).
 _WRITTEN: dict[object, list[Maker]] = {}
 
 

@@ -386,7 +386,7 @@ def _cell_set(
 def _cell_set_real(
     b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
 ) -> tuple[Value, Value | None]:
-    """The same where the cell's tangent is a real cell (``gibbous.library.python.closures_forward``, in
+    """The same where the cell's tangent is a real cell (``gibbous.library.python.closures``, in
     a program reverse mode differentiates): it takes v's tangent as the cell takes v."""
     dcell = d[0]
     assert dcell is not None

@@ -1,4 +1,4 @@
-"""Forward mode through closures (``gibbous.library.python.closures_forward``): captured values, ``nonlocal``
+"""Forward mode through closures (``gibbous.library.python.closures``): captured values, ``nonlocal``
 writes, closures made by one function and called by another, closures of closures; against
 central finite differences.  What it cannot follow is refused by name."""
 

@@ -1,4 +1,4 @@
-"""Forward mode through dicts (``gibbous.library.python.containers_forward``): a dict of parameters as an
+"""Forward mode through dicts (``gibbous.library.python.containers``): a dict of parameters as an
 argument, dicts made, written, read with ``get``, iterated by ``items`` and ``values``, and
 returned; against central finite differences.  Writes it has no rule for are refused."""
 

@@ -1,4 +1,4 @@
-"""Forward mode through objects (``gibbous.library.python.objects_forward``): instances of Python classes
+"""Forward mode through objects (``gibbous.library.python.objects``): instances of Python classes
 made, written and called in the differentiated code, objects passed in with their attributes'
 tangents, NamedTuples' fields by name; against central finite differences."""
 

@@ -42,6 +42,7 @@ from gibbous.library.common import (
     zero_for,
 )
 from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules import structure
 from gibbous.tangents.model import CoDual
 
 # --------------------------------------------------------------------------------------------
@@ -367,3 +368,10 @@ def _divmod_emit(remainder: FR.Emit) -> t.Callable[..., Value]:
 
 for _fn in (builtins.divmod, np.divmod):
     FR.register(_fn, divmod_tangent)
+
+
+# Forward mode: an arithmetic operator with a string operand gives a string, without a tangent.
+structure.register_text_operands([
+    operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+    operator.mod, operator.pow, operator.iadd, operator.imul, operator.imod,
+])  # fmt: skip

@@ -57,6 +57,7 @@ from gibbous.library.common import (
     zero_for,
 )
 from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules import structure
 from gibbous.tangents.model import CoDual
 
 # --------------------------------------------------------------------------------------------
@@ -487,6 +488,7 @@ for _kind in NUMERIC:
     primitive(np.real, _kind)(real_imag_rrule)
     primitive(np.imag, _kind)(real_imag_rrule)
 FR.register_linear([np.real, np.imag])
+structure.register_part([np.real, np.imag])  # (of a value of unknown type)
 
 
 def conj_method_rrule(f: CD, x: CD) -> RuleResult:

@@ -30,6 +30,16 @@ from gibbous.library.python.containers import dict_getitem_rrule
 from gibbous.library.python.iteration import consume
 from gibbous.rules.registry import primitive
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
+from gibbous.ir import runtime
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.rules import frules as FR
+from gibbous.rules.emit import Emit, Keywords, Tangents, Values, item_tangent, like, zero
+from gibbous.rules import structure
+from gibbous.rules import inplace_forward as FW
+from gibbous.rules.frules import Emit, Tangent, register
+from gibbous.rules.emit import ForwardModeError, like
 
 _MISSING = object()
 
@@ -291,6 +301,7 @@ def tuple_rrule(f: CD, x: CD) -> RuleResult:
         return NT, items.rdata()
 
     return CoDual(y, collapse(items.fdata(j) for j in range(len(y)))), pullback
+structure.register_structural([builtins.list, builtins.tuple], arrays=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -516,3 +527,79 @@ def popitem_rrule(f: CD, d: CD) -> RuleResult:
         return NT, NT
 
     return CoDual(y, collapse((NT, fdata_of(value_tangent)))), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode: dicts' methods
+#
+# Forward rules of dicts' methods: ``d.get(k[, default])``, ``d.items()`` and ``d.values()``
+# read the tangent dict at the same keys, in the dict's own order.
+
+
+def _get(z: t.Any, d: t.Any, k: t.Any, *rest: t.Any) -> t.Any:
+    """``d.get(k[, default])``: the tangent at ``k``, else the default's."""
+    n = (len(rest) + 2) // 2  # (operands d, k[, default], then their tangents)
+    tangents = (d, k, *rest)[n:]
+    dd = tangents[0]
+    if k in d:
+        return like(z, None if dd is None else dd[k])
+    return like(z, tangents[2] if n == 3 else None)
+
+
+def _items(z: t.Any, d: t.Any, dd: t.Any) -> list[tuple[None, t.Any]]:
+    """``d.items()``: pairs of no tangent (the key) and the value's, in the dict's order."""
+    return [(None, like(v, None if dd is None else dd[k])) for k, v in d.items()]
+
+
+def _values(z: t.Any, d: t.Any, dd: t.Any) -> list[t.Any]:
+    """``d.values()``: the values' tangents, in the dict's order."""
+    return [like(v, None if dd is None else dd[k]) for k, v in d.items()]
+
+
+def _on_dicts(tangent: t.Callable[..., t.Any], most: int) -> FR.Maker:
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> FR.Tangent | None:
+        ok = not kwnames and 0 < len(types) <= most and isinstance(types[0], T.Dict)
+        return tangent if ok else None
+
+    return make
+
+
+FR.register(dict.get, _on_dicts(_get, 3))
+FR.register(dict.items, _on_dicts(_items, 1))
+FR.register(dict.values, _on_dicts(_values, 1))
+for _helper in (_get, _items, _values):
+    runtime.register_object(_helper, f"forward_dicts.{_helper.__name__.lstrip('_')}")
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode: sorted
+#
+# Forward mode: ``sorted`` moves the tangents as it moves the values.
+
+
+def _sorted_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``sorted(xs, key=..., reverse=...)``: the tangents in the order the values took (the
+    same stable sort of the positions, by the same key), of a list or tuple."""
+    if len(types) - len(kwnames) != 1 or not set(kwnames) <= {"key", "reverse"}:
+        return None
+    if any(varied[1:]):
+        return None
+
+    def tangent(z: t.Any, xs: t.Any, *rest: t.Any, key: t.Any = None, reverse: bool = False) -> t.Any:
+        if not isinstance(xs, (list, tuple)):
+            raise ForwardModeError(
+                f"forward mode: sorted() of a {type(xs).__name__}: its tangent is followed for "
+                "a list or a tuple (sort list(...) of it)"
+            )
+        items = list(xs)
+        d = like(items, None if rest[0] is None else list(rest[0]))
+        return [d[i] for i in FW.sort_order(items, key, reverse)]
+
+    return tangent
+
+
+register(builtins.sorted, _sorted_make)

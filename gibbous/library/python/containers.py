@@ -47,6 +47,11 @@ from gibbous.library.python.iteration import consume
 from gibbous.library.python.queries import set_items_rrule
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.rules import frules as FR
+from gibbous.rules.emit import Emit, Keywords, Tangents, Values, item_tangent, like, zero
+from gibbous.rules import structure
 
 RANGE = T.Object(range)
 
@@ -75,6 +80,7 @@ def make_list_rrule(f: CD, *xs: CD) -> RuleResult:
         return (NT, *map(rdata_of, tangent))
 
     return CoDual([x.primal for x in xs], tangent), pullback
+structure.register_made_of([runtime.make_tuple, runtime.make_list])
 
 
 @primitive(runtime.make_locals, ...)
@@ -120,6 +126,7 @@ def unpack_rrule(f: CD, seq: CD, n: CD) -> RuleResult:
         return NT, items.rdata(), NT
 
     return CoDual(y, collapse(items.fdata(i) for i in range(len(y)))), pullback
+structure.register_structural([runtime.unpack], arrays=True)
 
 
 @primitive(runtime.unpack_ex, ANY, ANY, ANY)
@@ -217,6 +224,7 @@ def dict_getitem_rrule(f: CD, d: CD, key: CD) -> RuleResult:
         return NT, NT, NT
 
     return CoDual(y, fdata_of(tangent[k])), pullback
+structure.register_structural([operator.getitem], arrays=False)  # (arrays: linear)
 
 
 for _fn in (operator.getitem, operator.contains, operator.mul, operator.add, operator.mod):
@@ -403,3 +411,74 @@ for _seq in (LIST, TUPLE):
 # container_methods).
 primitive(operator.iadd, TUPLE, TUPLE)(tuple_add_rrule)
 primitive(operator.imul, TUPLE, ANY)(_repeat_rrule)
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode: dicts
+#
+# Forward rules of dicts: a dict's tangent is a dict of its values' tangents, by key.
+#
+# ``{"W": w, "n": 3}`` has the tangent ``{"W": dw, "n": 0.0}`` (``item_tangent``: zeros for a
+# value without one, 0.0 for an int, None for a string), its keys in the dict's own order, so
+# ``d.items()`` and ``d.values()`` of the two run in step.  ``d[k]`` and ``d.get(k, default)``
+# read the tangent at ``k``; ``d[k] = v`` writes v's there (a write: ``forward_writes``, the dict
+# exposed like a list, its tangent made where it is made).  Other methods that write
+# (``update``, ``pop``, ``setdefault``) are refused by the transform, as any write it has no
+# rule for.  ``jvp`` takes a dict argument's tangent as a dict (missing keys: zeros).
+
+
+def _make_dict(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | Emit | None:
+    """``make_dict(k1, v1, k2, v2, ...)``: the same keys with the values' tangents."""
+    if kwnames:
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        pairs = enumerate(zip(args, tangents))
+        items = [a if i % 2 == 0 else item_tangent(b, a, d) for i, (a, d) in pairs]
+        return b.call(runtime.make_dict, *items, type=z.type)
+
+    return Emit(emit)
+
+
+def _make_locals(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | Emit | None:
+    """``locals()`` (``make_locals(name1, v1, ...)``): ``make_locals`` of the names and their
+    tangents, each ``bound_like`` its value, so the unbound names are left out of both (plain
+    calls: reverse mode differentiates them again in a Hessian-vector product)."""
+    if kwnames:
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        items = [
+            x for i in range(0, len(args) - 1, 2)
+            for x in (args[i], b.call(
+                runtime.bound_like, args[i + 1], item_tangent(b, args[i + 1], tangents[i + 1]),
+                type=T.ANY,
+            ))
+        ]  # fmt: skip
+        return b.call(runtime.make_locals, *items, type=z.type)
+
+    return Emit(emit)
+
+
+def _getitem(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> FR.Tangent | Emit | None:
+    """``d[k]``: the tangent at ``k`` (a key's own tangent, if it has one, is no derivative
+    of the value)."""
+    if kwnames or len(types) != 2 or not isinstance(types[0], T.Dict):
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        d = tangents[0]
+        return zero(b, z) if d is None else b.call(operator.getitem, d, args[1], type=z.type)
+
+    return Emit(emit)
+
+
+FR.register(runtime.make_dict, _make_dict)
+FR.register(runtime.make_locals, _make_locals)
+FR.register(operator.getitem, _getitem)

@@ -30,7 +30,14 @@ from gibbous.ir import runtime
 from gibbous.library.common import ANY, CD, NT, RuleResult, nothing, zero_for
 from gibbous.library.items import Items, PlainItems, TupleItems, collapse, items_of
 from gibbous.rules.registry import primitive, zero_derivative
+from gibbous.rules import structure
 from gibbous.tangents.model import CoDual, is_differentiable, zero_fdata
+import itertools
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Constant, Value
+from gibbous.rules.frules import Emit, Keywords, Tangent, Tangents, Values, register
+from gibbous.rules.emit import ForwardModeError
 
 
 class IterTangent:
@@ -213,6 +220,9 @@ def next_rrule(f: CD, it: CD, *default: CD) -> RuleResult:
     if not default:
         raise StopIteration
     return default[0], lambda dy: (NT, NT, dy)
+structure.register_structural(
+    [builtins.iter, builtins.next, builtins.reversed, runtime.next_or_stop], arrays=True
+)
 
 
 class DrainedItems(Items):
@@ -253,3 +263,69 @@ def consume(x: CD) -> Items:
     if fd_it is OPAQUE:
         return PlainItems(values, values)
     return DrainedItems(values, fdatas, tokens, fd_it)
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode: enumerate and zip
+#
+# Forward mode: ``enumerate`` and ``zip`` carry their items' tangents in step.
+
+
+def enumerate_tangents(d: t.Any, start: int = 0) -> t.Any:
+    """The tangent of ``enumerate(x, start)``: pairs of no tangent (the index's) and the
+    items' tangents (None for an ``x`` without one)."""
+    return None if d is None else zip(itertools.repeat(None), d)
+
+
+def _enumerate_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    if not set(kwnames) <= {"start"} or not 1 <= len(types) - len(kwnames) <= 2:
+        return None
+    if not varied[0] or any(varied[1:]):
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        d = tangents[0]
+        assert d is not None
+        return b.call(enumerate_tangents, d, type=T.ANY)
+
+    return Emit(emit)
+
+
+register(builtins.enumerate, _enumerate_make)
+runtime.register_object(enumerate_tangents, "forward.enumerate_tangents")
+
+
+def zip_tangents(*operands: t.Any) -> t.Iterator[tuple[t.Any, ...]]:
+    """The tangent of ``zip(*values)``, given each value and its tangent (None: none): the
+    zip of the tangents, None in place of an item's where a value has none."""
+    n = len(operands) // 2
+    for v in operands[:n]:
+        if type(v) is runtime.GeneratorFrame:  # (zip would step it unrecorded)
+            raise ForwardModeError(
+                f"forward mode: builtins.zip of the generator {v.fn.__qualname__}(): a generator "
+                "is stepped by a for loop or next() in the differentiated code (zip lists of "
+                "its values instead)"
+            )
+    return zip(*(
+        itertools.repeat(None) if d is None else d for d in operands[n:]
+    ))  # fmt: skip
+
+
+def _zip_make(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``zip(a, b, ...)``: the tangents zipped in step (the primal's zip stops first)."""
+    if kwnames or not types:
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        ds = [Constant(None) if d is None else d for d in tangents]
+        return b.call(zip_tangents, *args, *ds, type=T.ANY)
+
+    return Emit(emit)
+
+
+register(builtins.zip, _zip_make)
+runtime.register_object(zip_tangents, "forward.zip_tangents")
