@@ -10,24 +10,26 @@ areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
   arrays (``ufuncs``), operators, ``math`` and numeric builtins on scalars (``scalars``);
 * ``arrays``: views and copies, shapes, indexing and ``x[i] = v``, windows (``strided``),
   ``np.r_`` / ``np.c_``, set operations, ``np.array`` of floats, ``np.gradient``, diagonals;
-* ``reductions``: ``sum``, ``mean``, ``prod``, ``max`` / ``min``, ``var``, ``std`` and the rest,
-  their forward rules (``reductions_forward``), and into ``out=`` (``reductions_out``);
+* ``reductions``: ``sum``, ``mean``, ``prod``, ``max`` / ``min`` (``reductions``), the scans
+  ``cumsum`` and ``cumprod`` (``scans``), ``var``, ``std``, ``ptp``, ``average``, ``nansum``,
+  ``nanmean`` (``moments``), and into ``out=`` (``reductions_out``);
 * ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms;
 * ``python``: tuples, lists, dicts and their methods, iteration, the reductions of sequences,
-  builtins, objects, classes, partials, ``random``, queries, closures and cells; the forward
-  rules of structure, dicts, objects and closures in twin files (``*_forward``);
+  builtins, objects, classes, partials, ``random``, queries, closures and cells;
 * ``scipy``: ``special``, ``linalg``, ``stats``, registered by ``gibbous.optional`` once SciPy's
   subpackage is imported (the optional extra ``gibbous[scipy]``).
 
 Shared pieces: ``common`` (cotangents, ``unbroadcast``, rdata of scalars), ``items``
 (containers taken apart with their tangents).
 
-Order: a forward rule registered later for a callable is tried first (``frules.register``), so
-the structural forward rules come first, to be tried after every rule of a particular callable.
+Order: a forward rule's precedence says itself (``frules.register``: a hand-written maker
+before a declaration for numbers and arrays, then the later first), so the order below matters
+only between two modules registering one callable's rules of one kind (``ufuncs`` before
+``scalars``: the scalars' elementwise rules are tried first) or one pattern (the later
+replaces the earlier, ``rules.registry``).
 """
 
-from gibbous.rules import call_adapters as call_adapters  # make_genexpr's rule
-from gibbous.rules import inplace as inplace
+from gibbous.rules import inplace as inplace  # (the out= and in-place operator rules)
 from gibbous.library.python import classes as classes
 from gibbous.library.arrays import concatenators as concatenators
 from gibbous.library.python import container_methods as container_methods
@@ -42,8 +44,9 @@ from gibbous.library.linalg import norms as norms
 from gibbous.library.arrays import views_copies as views_copies
 from gibbous.library.arrays import gradient as gradient
 from gibbous.library.reductions import reductions as reductions
+from gibbous.library.reductions import scans as scans
+from gibbous.library.reductions import moments as moments
 from gibbous.library.reductions import reductions_out as reductions_out
-from gibbous.library.reductions import reductions_forward as reductions_forward
 from gibbous.library.arrays import setops as setops
 from gibbous.library.elementwise import ufuncs as ufuncs
 from gibbous.library.python import objects as objects

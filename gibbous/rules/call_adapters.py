@@ -10,21 +10,13 @@ function through the derived rule of the function it wraps.
 
 from __future__ import annotations
 
-import functools
 import types as pytypes
 import typing as t
 
 import attrs
 
 from gibbous.ir import runtime
-from gibbous.ir import types as T
-from gibbous.rules.registry import (
-    DefaultContext,
-    Pullback,
-    RRule,
-    build_primitive_rrule,
-    primitive,
-)
+from gibbous.rules.registry import Pullback, RRule
 from gibbous.tangents.model import (
     NO_TANGENT,
     CoDual,
@@ -281,26 +273,6 @@ class GenexprRule:
         reset = getattr(self.rule, "reset", None)
         if reset is not None:
             reset()
-
-
-@primitive(runtime.make_genexpr, T.ANY, T.ANY, T.ANY)
-def make_genexpr_rrule(
-    f: _CoDual, code: _CoDual, owner: _CoDual, closure: _CoDual
-) -> tuple[_CoDual, Pullback]:
-    """``make_genexpr`` as ``make_function`` (whose rule ties the new function's tangent to
-    the cells it closes over), wrapped."""
-    none = CoDual(None, NO_TANGENT)
-    make = CoDual(runtime.make_function, NO_TANGENT)
-    fn, _ = _make_function_rule()(make, code, owner, none, none, closure)
-    made = runtime.GenexprFunction(fn.primal)
-    fields = {"fn": fn.fdata if fn.fdata is not NO_TANGENT else zero_fdata(fn.primal)}
-    return CoDual(made, MutableTangent(fields)), _NoRData(4)
-
-
-@functools.cache
-def _make_function_rule() -> RRule:
-    types = [T.ANY] * 5
-    return build_primitive_rrule(DefaultContext, runtime.make_function, types)
 
 
 delegate_reset(BoundRule, FillSeed, GenexprRule, BoundMethodRule)

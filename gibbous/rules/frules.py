@@ -28,10 +28,8 @@ forward mode"); linear and bilinear functions are their own derivatives on them 
 
 from __future__ import annotations
 
-import builtins
 import math
 import operator
-import typing
 import typing as t
 
 import numpy as np
@@ -97,11 +95,11 @@ registers_for_caller(__name__)  # (``register_linear`` and the rest: their calle
 def register(fn: object, make: Maker, *, numeric: bool = False) -> None:
     """``make`` makes ``fn``'s tangent functions for the types it takes (None for others).
 
-    Precedence says itself, whatever the order modules load in: a rule for values of a
-    particular kind (containers, strings, objects, dicts: ``numeric`` False) is tried before
-    a rule for numbers and arrays (a linear, bilinear or elementwise function, a formula, a
-    user's ``frule``: ``numeric``); among rules of one kind, the later registration first
-    (``math.log`` has one for one operand and one for two)."""
+    Precedence says itself, whatever the order modules load in: a hand-written maker (for a
+    kind of value: containers, strings, objects, dicts, operands of unknown type) is tried
+    before a declaration for numbers and arrays (``numeric``: a linear, bilinear or
+    elementwise function, a ``TangentFormula``, a user's ``frule``); among rules of one kind,
+    the later registration first (``math.log`` has one for one operand and one for two)."""
     _RULES.setdefault(fn, []).append(make)
     _ORIGINS.setdefault(fn, []).append(registering_module())
     _NUMERIC.setdefault(fn, []).append(numeric)

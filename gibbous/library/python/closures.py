@@ -26,6 +26,7 @@ call that uses a default takes its tangent from there and adds its gradient back
 
 from __future__ import annotations
 
+import functools
 import typing as t
 import weakref
 
@@ -34,9 +35,17 @@ import attrs
 from gibbous.ir import runtime
 from gibbous.rules import frules as FR
 from gibbous.rules import emit as forward_ir
-from gibbous.library.common import ANY, CD, NT, RuleResult, nothing
+from gibbous.library.common import ANY, CD, NT, RuleResult, no_pullback, nothing
 from gibbous.library.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
-from gibbous.rules.registry import Pullback, primitive, stateful_primitive, zero_derivative
+from gibbous.rules.registry import (
+    DefaultContext,
+    Pullback,
+    RRule,
+    build_primitive_rrule,
+    primitive,
+    stateful_primitive,
+    zero_derivative,
+)
 from gibbous.tangents.model import (
     CoDual,
     MutableTangent,
@@ -202,6 +211,23 @@ def make_function_rrule(
     kept in the state."""
     state = throwaway_state(state)
     return (*_function_made(state, f, *args, **kwargs), state)
+
+
+@primitive(runtime.make_genexpr, ANY, ANY, ANY)
+def make_genexpr_rrule(f: CD, code: CD, owner: CD, closure: CD) -> RuleResult:
+    """``make_genexpr`` as ``make_function`` (whose rule ties the new function's tangent to
+    the cells it closes over), wrapped."""
+    none = CoDual(None, NT)
+    make = CoDual(runtime.make_function, NT)
+    fn, _ = _make_function_rule()(make, code, owner, none, none, closure)
+    made = runtime.GenexprFunction(fn.primal)
+    fields = {"fn": fn.fdata if fn.fdata is not NT else zero_fdata(fn.primal)}
+    return CoDual(made, MutableTangent(fields)), no_pullback(4)
+
+
+@functools.cache
+def _make_function_rule() -> RRule:
+    return build_primitive_rrule(DefaultContext, runtime.make_function, [T.ANY] * 5)
 
 
 _NAMES = ("code", "owner", "defaults", "kwdefaults", "closure", "annotations")

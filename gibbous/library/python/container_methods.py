@@ -32,10 +32,8 @@ from gibbous.rules.registry import primitive
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.ir.builder import Builder
-from gibbous.ir.core import Value
 from gibbous.rules import frules as FR
-from gibbous.rules.emit import Emit, Keywords, Tangents, Values, item_tangent, like, zero
+from gibbous.rules.emit import Emit, item_tangent, like, zero
 from gibbous.rules import structure
 from gibbous.rules import inplace_forward as FW
 from gibbous.rules.frules import Emit, Tangent, register

@@ -50,7 +50,7 @@ from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_r
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
 from gibbous.rules import frules as FR
-from gibbous.rules.emit import Emit, Keywords, Tangents, Values, item_tangent, like, zero
+from gibbous.rules.emit import Emit, Keywords, Tangents, Values, item_tangent, zero
 from gibbous.rules import structure
 
 RANGE = T.Object(range)

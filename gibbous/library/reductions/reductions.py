@@ -19,7 +19,12 @@ audit's policy): ``sum``/``mean`` add the scalar cotangent into the fdata in pla
 needs a mask, is detected without one), and ``prod`` is a stateful rule whose buffer takes the
 gradient ``g conj(z / x)`` when no element is zero.  ``sum``/``mean``/``max``/``min`` of a whole
 float64 array to a float have inline forms (the ``whole_real_array`` variants,
-``gibbous.rules.inline``): ``max``/``min`` call the rule's own pick of the extremum in the reverse.
+
+Each callable's forward rule is beside its reverse rule: the sums and means are linear
+(``frules.register_linear``), ``prod``'s tangent is the running products transposed, the
+extrema's the mean of the tied extrema's tangents.  The scans are in ``scans``; ``var``,
+``std``, ``ptp``, ``average``, ``nansum`` and ``nanmean`` in ``moments``; ``out=`` in
+``reductions_out``.
 """
 
 from __future__ import annotations
@@ -30,33 +35,38 @@ import typing as t
 import numpy as np
 
 from gibbous.library.common import (
-    ARRAY,
-    CD,
-    NT,
-    NUMBER,
-    Array,
-    NO_SCRATCH,
-    RuleResult,
-    Scratch,
     add_into,
+    ARRAY,
+    Array,
     bind,
+    CD,
     conj,
     cotangent,
     needs,
     new_fdata,
+    NO_SCRATCH,
     nothing,
+    NT,
+    NUMBER,
+    RuleResult,
+    Scratch,
     send,
     zero_for,
 )
-from gibbous.ir import runtime
-from gibbous.ir import types as T
+from gibbous.ir import runtime, types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules.emit import static_types
-from gibbous.rules import frules as forward, inline
-from gibbous.library.items import as_array
-from gibbous.rules.registry import Pullback, primitive, stateful_primitive
+from gibbous.rules.emit import (
+    is_none,
+    operand_positions,
+    refuse_complex,
+    split_tangents,
+    static_types,
+)
+from gibbous.rules import frules, inline
+from gibbous.rules.registry import primitive, Pullback, stateful_primitive
 from gibbous.tangents.model import CoDual
+
 
 StatefulResult = tuple[CD, Pullback, Scratch]
 
@@ -64,6 +74,72 @@ SUM_PARAMETERS = ("axis", "dtype", "out", "keepdims", "initial", "where")
 MEAN_PARAMETERS = ("axis", "dtype", "out", "keepdims", "where")
 MAX_PARAMETERS = ("axis", "out", "keepdims", "initial", "where")
 CUMSUM_PARAMETERS = ("axis", "dtype", "out")
+
+
+VAR_PARAMETERS = ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction")
+PTP_PARAMETERS = ("axis", "out", "keepdims")
+AVERAGE_PARAMETERS = ("axis", "weights", "returned", "keepdims")
+NANSUM_PARAMETERS = SUM_PARAMETERS
+
+#: parameters whose use the reverse rules refuse, and the value each may be passed (besides
+#: None): their default
+_REFUSED = {"out": None, "where": True, "initial": None, "mean": None, "returned": False}
+
+Where = dict[str, int]  # a parameter's operand index (``frules.operand_positions``)
+
+
+def option_positions(
+    names: tuple[str, ...], types: tuple[T.Type, ...], kwnames: tuple[str, ...]
+) -> Where | None:
+    """The operands of a call ``f(x, ...)`` by parameter name, if the rule takes them all."""
+    where = operand_positions(names, len(types) - len(kwnames), kwnames)
+    if where is None or not frules.real_operand(types[0]):
+        return None
+    refused = ((types[where[name]], default) for name, default in _REFUSED.items() if name in where)
+    if not all(is_none(ty) or isinstance(ty, T.Const) and ty.value is d for ty, d in refused):
+        return None
+    return where
+
+
+def given_options(
+    where: Where, n: int, ops: t.Sequence[t.Any], kwargs: dict[str, t.Any]
+) -> dict[str, t.Any]:
+    """The values of the parameters a call passed, by name."""
+    return {name: ops[i] if i < n else kwargs[name] for name, i in where.items()}
+
+
+def tangent_axes(given: dict[str, t.Any], x: Array) -> tuple[tuple[int, ...], t.Any]:
+    keep = given.get("keepdims", False)
+    keepdims = isinstance(keep, (bool, np.bool_)) and bool(keep)
+    return normalize_axes(given.get("axis"), x.ndim), keepdims
+
+
+#: ``body(z, x, dx, given) -> dz`` of a reduction's tangent function, ``given`` its parameters
+Body = t.Callable[[t.Any, Array, Array, dict[str, t.Any]], t.Any]
+
+
+def array_tangent(what: str, where: Where, n: int, total: int, body: Body) -> frules.Tangent:
+    """The tangent function of a call of ``what`` with ``n`` positional operands (``total``
+    in all): its array operand's, zeros where it has none, complex values refused; the rest
+    is ``body``'s."""
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        ops, ds = split_tangents(a, n, total)
+        x = np.asarray(ops[0])
+        refuse_complex(what, x, z)
+        if ds[0] is None:
+            return frules.like(z, None)
+        return frules.like(z, body(z, x, np.asarray(ds[0]), given_options(where, n, ops, kwargs)))
+
+    return tangent
+
+
+def as_scalar(z: t.Any, dz: t.Any) -> t.Any:
+    """A 0-d tangent of a scalar result as a scalar (``np.prod(2.5)`` is a NumPy float)."""
+    if isinstance(dz, np.ndarray) and dz.ndim == 0 and not isinstance(z, np.ndarray):
+        return dz[()]
+    return dz
+
 
 
 def normalize_axes(axis: object, ndim: int) -> tuple[int, ...]:
@@ -87,13 +163,13 @@ def reduction_options(
     if bound.get("out") is not None:
         raise NotImplementedError(f"{what} with out=: no rule; assign the result instead")
     for name in ("initial", "where", "mean"):
-        if name in bound and not _is_default(name, bound[name]):
+        if name in bound and not is_default(name, bound[name]):
             raise NotImplementedError(f"{what} with {name}=: no rule")
     keepdims = bound.get("keepdims", False)
     return bound.get("axis"), isinstance(keepdims, (bool, np.bool_)) and bool(keepdims)
 
 
-def _is_default(name: str, value: object) -> bool:
+def is_default(name: str, value: object) -> bool:
     if name == "where":
         return value is True or value is np.True_
     return type(value).__name__ == "_NoValueType"
@@ -141,7 +217,7 @@ def _prod_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: bo
     return expand(g, axes, keepdims) * conj(prod_of_others(x, axes))
 
 
-def _extreme_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: bool) -> t.Any:
+def extreme_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims: bool) -> t.Any:
     chosen = x == expand(z, axes, keepdims)
     count = np.maximum(np.sum(chosen, axis=axes, keepdims=True), 1)
     return expand(g, axes, keepdims) * chosen / count
@@ -150,7 +226,7 @@ def _extreme_grad(x: Array, z: t.Any, g: t.Any, axes: tuple[int, ...], keepdims:
 Grad = t.Callable[[Array, t.Any, t.Any, tuple[int, ...], bool], t.Any]
 
 
-def _call_reduction(
+def call_reduction(
     f: CD, x: CD, args: t.Sequence[CD], kwargs: t.Mapping[str, CD], names: tuple[str, ...]
 ) -> tuple[t.Any, tuple[int, ...], bool]:
     """Run the reduction; its result, the reduced axes and ``keepdims``."""
@@ -163,7 +239,7 @@ def _call_reduction(
     return z, normalize_axes(axis, xp.ndim), keepdims
 
 
-def _to_scalar(x: CD, z: object) -> bool:
+def to_scalar(x: CD, z: object) -> bool:
     """Whether a reduction of array ``x`` with a gradient gave a scalar of x's own dtype: the
     primal allocated no array, so the rule must allocate none either (the audit's policy)."""
     xp = x.primal
@@ -194,9 +270,9 @@ def reduction_rule(grad: Grad, names: tuple[str, ...]) -> t.Callable[..., RuleRe
     """The rule of ``sum``, ``mean`` (``grad``: the gradient of one reduction)."""
 
     def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
+        z, axes, keepdims = call_reduction(f, x, args, kwargs, names)
         n = 2 + len(args) + len(kwargs)
-        if _to_scalar(x, z):
+        if to_scalar(x, z):
             share = 1 if grad is _sum_grad else element_count(x.primal, axes)
             return CoDual(z, NT), _spread_pullback(x.fdata, share, n)
         zf = new_fdata(z)
@@ -241,14 +317,14 @@ def extreme_rule(names: tuple[str, ...], is_max: bool) -> t.Callable[..., RuleRe
     evenly among ties."""
 
     def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
+        z, axes, keepdims = call_reduction(f, x, args, kwargs, names)
         n = 2 + len(args) + len(kwargs)
-        if _to_scalar(x, z) and x.primal.dtype.kind == "f":
+        if to_scalar(x, z) and x.primal.dtype.kind == "f":
             k = only_extreme(x.primal, is_max)
             if k is not None:  # a single extremum takes the whole cotangent: no array needed
                 return CoDual(z, NT), _pick_pullback(x.fdata, k, n)
         zf = new_fdata(z)
-        return CoDual(z, zf), _general_pullback(_extreme_grad, x, z, zf, axes, keepdims, n)
+        return CoDual(z, zf), _general_pullback(extreme_grad, x, z, zf, axes, keepdims, n)
 
     rrule.__qualname__ = f"extreme_rule({'max' if is_max else 'min'})"
     return rrule
@@ -271,9 +347,9 @@ def prod_rrule(state: Scratch | None, f: CD, x: CD, *args: CD, **kwargs: CD) -> 
     gradient goes through a buffer of the state: ``g conj(z / x)`` when no element is zero;
     with one zero, only that element gets ``g conj(product of the others)``, and with more,
     none.  Along axes, the exact running products of ``prod_of_others``."""
-    z, axes, keepdims = _call_reduction(f, x, args, kwargs, SUM_PARAMETERS)
+    z, axes, keepdims = call_reduction(f, x, args, kwargs, SUM_PARAMETERS)
     n = 2 + len(args) + len(kwargs)
-    if _to_scalar(x, z) and np.isfinite(z):
+    if to_scalar(x, z) and np.isfinite(z):
         xp, dx = x.primal, x.fdata
         state = Scratch.fit(state, (xp.shape, xp.dtype))
         (buf,) = state.arrays
@@ -326,12 +402,12 @@ for _fn in (np.sum, np.ndarray.sum):
     _rule = reduction_rule(_sum_grad, SUM_PARAMETERS)
     primitive(_fn, ARRAY, ...)(_rule)
     primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.SUM)(_rule)
-forward.register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
+frules.register_linear([np.sum, np.ndarray.sum], most=3, added={"initial"})  # (a, axis, dtype, out)
 for _fn in (np.mean, np.ndarray.mean):
     _rule = reduction_rule(_mean_grad, MEAN_PARAMETERS)
     primitive(_fn, ARRAY, ...)(_rule)
     primitive(_fn, _WHOLE, variant="whole_real_array", inline=inline.MEAN)(_rule)
-forward.register_linear([np.mean, np.ndarray.mean], most=3)
+frules.register_linear([np.mean, np.ndarray.mean], most=3)
 for _fn in (np.prod, np.ndarray.prod):
     stateful_primitive(_fn, ARRAY, ..., state_type=Scratch)(prod_rrule)
 
@@ -347,7 +423,7 @@ def _extreme_adjoint(is_max: bool) -> t.Callable[[t.Any, Array, t.Any, t.Any], N
         if k is not None:
             dx.flat[k] += dz
         else:
-            add_into(dx, _extreme_grad(x, z, dz, tuple(range(x.ndim)), False))
+            add_into(dx, extreme_grad(x, z, dz, tuple(range(x.ndim)), False))
 
     adjoint.__qualname__ = f"extreme_adjoint({'max' if is_max else 'min'})"
     runtime.register_object(adjoint, adjoint.__qualname__)  # a path for the IR's text
@@ -373,34 +449,34 @@ runtime.register_object(_MAX_REDUCE, "maximum_reduce")  # paths for the IR's tex
 runtime.register_object(_MIN_REDUCE, "minimum_reduce")
 
 
-def extreme_tangent(fn: t.Callable[..., t.Any]) -> forward.Maker:
+def extreme_tangent(fn: t.Callable[..., t.Any]) -> frules.Maker:
     """The forward rule of ``max`` / ``min`` (``fn``) with an ``axis`` and ``keepdims`` at
-    most: the transpose of ``_extreme_grad``, the tangents of the extrema, averaged among
+    most: the transpose of ``extreme_grad``, the tangents of the extrema, averaged among
     ties."""
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> forward.Tangent | forward.Emit | None:
+    ) -> frules.Tangent | frules.Emit | None:
         n = len(types) - len(kwnames)
         if n > 2 or not set(kwnames) <= {"axis", "keepdims"} or any(varied[1:]):
             return None
         if not isinstance(types[0], (T.Array, T.Any)):  # (Any: checked to be real)
             return None
         if static_types(types) and all(isinstance(ty, T.Const) for ty in types[1:]):
-            return forward.Emit(extreme_emit(fn, n))  # (written out: reverse mode reads it)
+            return frules.Emit(extreme_emit(fn, n))  # (written out: reverse mode reads it)
 
         def tangent(z: t.Any, x: Array, *a: t.Any, **kwargs: t.Any) -> t.Any:
             dx = a[n - 1]
             if dx is None:
-                return forward.like(z, None)
+                return frules.like(z, None)
             axis = a[0] if n == 2 else kwargs.get("axis")
             # (typed Any: NumPy 2.5's stubs overload np.sum on the literal of keepdims)
             keepdims: t.Any = bool(kwargs.get("keepdims", False))
             chosen = x == fn(x, axis=axis, keepdims=True)
             count = np.sum(chosen, axis=axis, keepdims=keepdims)
-            return forward.like(z, np.sum(dx * chosen, axis=axis, keepdims=keepdims) / count)
+            return frules.like(z, np.sum(dx * chosen, axis=axis, keepdims=keepdims) / count)
 
-        return forward.checked(tangent, types)
+        return frules.checked(tangent, types)
 
     return make
 
@@ -414,7 +490,7 @@ def extreme_emit(fn: t.Callable[..., t.Any], n: int) -> t.Callable[..., Value]:
     ) -> Value:
         dx = tangents[0]
         if dx is None:
-            return forward.zero(b, z)
+            return frules.zero(b, z)
         x = args[0]
         axis = args[1] if n == 2 else kw.get("axis", Constant(None))
         keep = kw.get("keepdims", Constant(False))
@@ -436,7 +512,7 @@ for _fns, _is_max in (((np.max, np.amax, np.ndarray.max), True),
     for _fn in _fns:
         primitive(_fn, ARRAY, ...)(_rule)
         primitive(_fn, _WHOLE, variant="whole_real_array", inline=_form)(_rule)
-        forward.register(_fn, extreme_tangent(np.max if _is_max else np.min))
+        frules.register(_fn, extreme_tangent(np.max if _is_max else np.min))
 
 
 def scalar_reduction_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
@@ -454,149 +530,6 @@ for _fn in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin):
     primitive(_fn, NUMBER, ...)(scalar_reduction_rrule)
 
 
-def scan_rule(name: str, gradient: t.Callable[..., Array]) -> t.Callable[..., RuleResult]:
-    """``np.cumsum`` / ``np.cumprod(x, axis=None)`` (over the flattened array for ``axis=None``):
-    ``gradient(x, z, g, axis)`` is the gradient for the cotangent ``g`` of the scan ``z``."""
-
-    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        bound = bind(CUMSUM_PARAMETERS, args, kwargs, {}, name)
-        if bound.get("out") is not None:
-            raise NotImplementedError(f"{name} with out=: no rule")
-        axis = bound.get("axis")
-        xp = x.primal
-        z = f.primal(xp, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-        zf = new_fdata(z)
-        rdata = nothing(2 + len(args) + len(kwargs))
-
-        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(zf, dz)
-            if g is not None and needs(x) and z.size:
-                if axis is None:
-                    grad = gradient(np.ravel(xp), z, g, 0)
-                else:
-                    grad = gradient(xp, z, g, normalize_axes(axis, xp.ndim)[0])
-                add_into(x.fdata, grad.reshape(xp.shape))
-            return rdata
-
-        return CoDual(z, zf), pullback
-
-    rrule.__qualname__ = f"scan_rule({name})"
-    return rrule
-
-
-def cumsum_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
-    """The reversed cumulative sum of the cotangent."""
-    reversed_sums: Array = np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
-    return reversed_sums
-
-
-cumsum_rrule = scan_rule("cumsum", cumsum_grad)
-primitive(np.cumsum, ARRAY, ...)(cumsum_rrule)
-primitive(np.ndarray.cumsum, ARRAY, ...)(cumsum_rrule)
-forward.register_linear([np.cumsum, np.ndarray.cumsum], most=3)
-
-
-# --------------------------------------------------------------------------------------------
-# var, std, ptp, average, cumprod, nansum, nanmean
-
-VAR_PARAMETERS = ("axis", "dtype", "out", "ddof", "keepdims", "where", "mean", "correction")
-PTP_PARAMETERS = ("axis", "out", "keepdims")
-AVERAGE_PARAMETERS = ("axis", "weights", "returned", "keepdims")
-NANSUM_PARAMETERS = SUM_PARAMETERS
-
-
-def _degrees_of_freedom(args: t.Sequence[CD], kwargs: t.Mapping[str, CD]) -> float:
-    bound = bind(VAR_PARAMETERS, args, kwargs, {}, "var")
-    ddof = bound.get("correction", bound.get("ddof", 0))
-    return float(t.cast(float, 0 if _is_default("correction", ddof) else ddof))
-
-
-def spread_rule(is_std: bool) -> t.Callable[..., RuleResult]:
-    """``var`` and ``std`` (``ddof``/``correction``): ``var`` = sum |x - m|^2 / (N - ddof) has
-    the gradient ``2 (x - m) / (N - ddof)`` (the mean's own derivative sums to zero); ``std``
-    divides ``(x - m) / (N - ddof)`` by the result (0 where it is 0, a subgradient)."""
-
-    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        z, axes, keepdims = _call_reduction(f, x, args, kwargs, VAR_PARAMETERS)
-        ddof = _degrees_of_freedom(args, kwargs)
-        zf = new_fdata(z)
-        operands = (f, x, *args, *kwargs.values())
-        # a float ddof (or correction) is differentiable: var = S / (N - ddof)
-        where = [operand_index(VAR_PARAMETERS, args, kwargs, n) for n in ("ddof", "correction")]
-
-        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            rdata = [NT, NT, *(zero_for(a) for a in operands[2:])]
-            g = cotangent(zf, dz)
-            if g is None:
-                return tuple(rdata)
-            xp = x.primal
-            dof = element_count(xp, axes) - ddof
-            for i in where:
-                if i is not None:
-                    d = np.real(np.sum(g * z)) / dof / (2 if is_std else 1)
-                    rdata[i] = send(operands[i], d)
-            if not needs(x):
-                return tuple(rdata)
-            centred = xp - np.mean(xp, axis=axes, keepdims=True)
-            scale = expand(g, axes, keepdims) / dof
-            if is_std:
-                zz = expand(z, axes, keepdims)
-                shape = np.broadcast_shapes(np.shape(scale), np.shape(zz))
-                scale = np.divide(scale, zz, out=np.zeros(shape), where=zz != 0)
-            else:
-                scale = 2 * scale
-            add_into(x.fdata, scale * centred)
-            return tuple(rdata)
-
-        return CoDual(z, zf), pullback
-
-    rrule.__qualname__ = f"spread_rule({'std' if is_std else 'var'})"
-    return rrule
-
-
-for _fn in (np.var, np.ndarray.var):
-    primitive(_fn, ARRAY, ...)(spread_rule(False))
-for _fn in (np.std, np.ndarray.std):
-    primitive(_fn, ARRAY, ...)(spread_rule(True))
-
-
-def ptp_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.ptp`` = max - min: the gradient of each, with ties split evenly; a scalar result
-    with one maximum and one minimum needs no array."""
-    z, axes, keepdims = _call_reduction(f, x, args, kwargs, PTP_PARAMETERS)
-    n = 2 + len(args) + len(kwargs)
-    rdata = nothing(n)
-    xp = x.primal
-    if _to_scalar(x, z) and xp.dtype.kind == "f":
-        hi, lo = only_extreme(xp, True), only_extreme(xp, False)
-        if hi is not None and lo is not None and hi != lo:
-            flat = x.fdata.flat
-
-            def pick(dz: t.Any) -> tuple[t.Any, ...]:
-                if dz is not NT:
-                    flat[hi] += dz
-                    flat[lo] -= dz
-                return rdata
-
-            return CoDual(z, NT), pick
-    zf = new_fdata(z)
-
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(zf, dz)
-        if g is not None and needs(x):
-            top = np.max(xp, axis=axes, keepdims=True)
-            bottom = np.min(xp, axis=axes, keepdims=True)
-            ge = expand(g, axes, keepdims)
-            add_into(x.fdata, _extreme_grad(xp, top, ge, axes, True))
-            add_into(x.fdata, -_extreme_grad(xp, bottom, ge, axes, True))
-        return rdata
-
-    return CoDual(z, zf), pullback
-
-
-primitive(np.ptp, ARRAY, ...)(ptp_rrule)
-
-
 def operand_index(
     names: tuple[str, ...], args: t.Sequence[CD], kwargs: t.Mapping[str, CD], name: str
 ) -> int | None:
@@ -610,112 +543,96 @@ def operand_index(
     return None
 
 
-def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.average(a, axis, weights)``: ``z = sum(a w) / sum(w)``, holomorphic in both, with
-    ``dz/da = w / sum(w)`` and ``dz/dw = (a - z) / sum(w)``; 1-D weights along one axis are
-    broadcast along it.  ``returned=True`` raises."""
-    bound = bind(AVERAGE_PARAMETERS, args, kwargs, {"axis": None, "weights": None}, "average")
-    if bound.get("returned"):
-        raise NotImplementedError("np.average with returned=True: no rule")
-    ap = a.primal
-    z = f.primal(ap, *(x.primal for x in args), **{k: v.primal for k, v in kwargs.items()})
-    axes = normalize_axes(bound["axis"], np.ndim(ap))
-    keep = bound.get("keepdims", False)
-    keepdims = isinstance(keep, (bool, np.bool_)) and bool(keep)
-    w_index = operand_index(AVERAGE_PARAMETERS, args, kwargs, "weights")
-    operands = (f, a, *args, *kwargs.values())
-    w_cd = None if w_index is None or operands[w_index].primal is None else operands[w_index]
-    w_back = None
-    if w_cd is not None and isinstance(w_cd.primal, (list, tuple)):  # as NumPy converts them
-        w_cd, w_back = as_array(w_cd)
-    zf = new_fdata(z)
-    n = len(operands)
 
-    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-        rdata = list(nothing(n))
-        g = cotangent(zf, dz)
-        if g is None:
-            return tuple(rdata)
-        ge = expand(g, axes, keepdims)
-        if w_cd is None:
-            if needs(a):
-                add_into(a.fdata, ge / element_count(ap, axes))
-            return tuple(rdata)
-        wp = np.asarray(w_cd.primal)
-        wb = wp
-        if wp.shape != np.shape(ap):  # 1-D weights along the one reduced axis
-            shape = [1] * np.ndim(ap)
-            shape[axes[0]] = wp.size
-            wb = wp.reshape(shape)
-        total = np.sum(wb * np.ones_like(ap, dtype=wb.dtype), axis=axes, keepdims=True)
-        if needs(a):
-            add_into(a.fdata, ge * conj(wb / total))
-        if needs(w_cd) and w_index is not None:
-            gw = ge * conj((ap - expand(z, axes, keepdims)) / total)
-            spread = tuple(i for i in range(gw.ndim) if wb.shape[i] == 1)
-            gw = np.sum(gw, axis=spread, keepdims=True)
-            rdata[w_index] = send(w_cd, gw.reshape(wp.shape))
-        if w_back is not None and w_index is not None:
-            rdata[w_index] = w_back()
-        return tuple(rdata)
-
-    return CoDual(z, zf), pullback
+# --------------------------------------------------------------------------------------------
+# prod, cumprod: the products of the other factors, exact with zeros
 
 
-primitive(np.average, ARRAY, ...)(average_rrule)
+def prod_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | frules.Emit | None:
+    """``np.prod``: the sum of ``dx`` times the product of the other elements of its
+    reduction (``prod_of_others``, the reverse rule's)."""
+    where = option_positions(SUM_PARAMETERS, types, kwnames)
+    if where is None:
+        return None
+    n, total = len(types) - len(kwnames), len(types)
+    if _prod_written(types, where):
+        return frules.Emit(_prod_emit(where))
+
+    def body(z: t.Any, x: Array, dx: Array, given: dict[str, t.Any]) -> t.Any:
+        axes, keepdims = tangent_axes(given, x)
+        terms = dx * prod_of_others(x, axes)
+        return as_scalar(z, np.sum(terms, axis=axes, keepdims=keepdims, dtype=given.get("dtype")))
+
+    return array_tangent("numpy.prod", where, n, total, body)
 
 
-def cumprod_grad(x: Array, z: Array, g: Array, axis: int) -> Array:
-    """The gradient of ``cumprod`` along ``axis``: ``dx_j = sum_{i>=j} g_i conj(prod_{k<=i,
-    k!=j} x_k)``.  Without zeros that is the reversed cumulative sum of ``g conj(z)`` over
-    ``conj(x)``; with zeros, exact: ``conj(L_j) S_j`` with ``L`` the exclusive running product
-    and ``S_j = g_j + conj(x_{j+1}) S_{j+1}`` (a loop over the axis)."""
-    if np.all(x != 0):
-        gz = g * conj(z)
-        rev = np.flip(np.cumsum(np.flip(gz, axis), axis=axis), axis)
-        return t.cast(Array, rev / conj(x))
-    xm, gm = np.moveaxis(x, axis, 0), np.moveaxis(g, axis, 0)
-    s = np.empty(gm.shape, np.result_type(gm, xm))
-    s[-1] = gm[-1]
-    for j in range(len(xm) - 2, -1, -1):
-        s[j] = gm[j] + conj(xm[j + 1]) * s[j + 1]
-    ones = np.ones((1,) + xm.shape[1:], xm.dtype)
-    left = np.cumprod(np.concatenate([ones, xm[:-1]]), axis=0)
-    return np.moveaxis(t.cast(Array, conj(left)) * s, 0, axis)
+def _prod_written(types: tuple[T.Type, ...], where: Where) -> bool:
+    """Whether ``np.prod``'s tangent can be written out: over one axis or all of them, known
+    when the rule is built, of an array whose dimensions are known."""
+    x = types[0]
+    if not (isinstance(x, T.Array) and x.ndim and static_types(types)):
+        return False
+    if "dtype" in where and not is_none(types[where["dtype"]]):
+        return False
+    options = [types[where[k]] for k in ("axis", "keepdims") if k in where]
+    if not all(isinstance(ty, T.Const) or is_none(ty) for ty in options):
+        return False
+    axis = types[where["axis"]] if "axis" in where else T.NONE
+    return is_none(axis) or isinstance(axis, T.Const) and isinstance(axis.value, int)
 
 
-cumprod_rrule = scan_rule("cumprod", cumprod_grad)
+_LEADING = (Ellipsis, slice(None, 1))  # x[..., :1]
+_BUT_LAST = (Ellipsis, slice(None, -1))
+_BUT_FIRST = (Ellipsis, slice(1, None))
 
 
-primitive(np.cumprod, ARRAY, ...)(cumprod_rrule)
-primitive(np.ndarray.cumprod, ARRAY, ...)(cumprod_rrule)
+def _prod_emit(where: Where) -> t.Callable[..., Value]:
+    """``prod_of_others`` written out, along the last axis of ``x`` raveled (``axis=None``)
+    or with its axis moved last: the running products from the left and from the right."""
+
+    def emit(
+        b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
+    ) -> Value:
+        x, dx = args[0], tangents[0]
+        if dx is None:
+            return frules.zero(b, z)
+        operands = [*args, *kwargs.values()]
+        axis = t.cast(Constant, operands[where["axis"]]).value if "axis" in where else None
+        keep = "keepdims" in where and bool(t.cast(Constant, operands[where["keepdims"]]).value)
+        array = t.cast(T.Array, x.type)
+        ndim = array.ndim
+        assert ndim is not None
+        row = T.Array(array.dtype, 1) if axis is None else array
+        if axis is None:
+            m, dm = (b.call(np.ravel, v, type=row) for v in (x, dx))
+        else:
+            m, dm = (b.call(np.moveaxis, v, axis, -1, type=row) for v in (x, dx))
+        ones = b.call(np.ones_like, b.call(operator.getitem, m, _LEADING, type=row), type=row)
+        left = _running(b, ones, b.call(operator.getitem, m, _BUT_LAST, type=row), row)
+        rest = b.call(np.flip, b.call(operator.getitem, m, _BUT_FIRST, type=row), -1, type=row)
+        right = b.call(np.flip, _running(b, ones, rest, row), -1, type=row)
+        others = b.call(operator.mul, left, right, type=row)
+        terms = b.call(operator.mul, dm, others, type=row)
+        scalar = T.Float(row.dtype) if row.dtype else T.FLOAT
+        reduced = scalar if row.ndim == 1 else T.Array(row.dtype, ndim - 1)
+        total = b.call(np.sum, terms, kwargs={"axis": Constant(-1)}, type=reduced)
+        if keep:
+            kept = tuple(range(ndim)) if axis is None else axis
+            total = b.call(np.expand_dims, total, kept, type=z.type)
+        return frules.fit(b, total, z)
+
+    return emit
 
 
-def nan_reduction_rule(mean: bool) -> t.Callable[..., RuleResult]:
-    """``nansum`` and ``nanmean``: NaNs count as absent; their elements get no gradient, and
-    ``nanmean`` divides by the number of the others."""
-    names = MEAN_PARAMETERS if mean else NANSUM_PARAMETERS
-
-    def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        z, axes, keepdims = _call_reduction(f, x, args, kwargs, names)
-        zf = new_fdata(z)
-        rdata = nothing(2 + len(args) + len(kwargs))
-
-        def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(zf, dz)
-            if g is not None and needs(x):
-                present = ~np.isnan(x.primal)
-                grad = expand(g, axes, keepdims) * present
-                if mean:
-                    grad = grad / np.maximum(np.sum(present, axis=axes, keepdims=True), 1)
-                add_into(x.fdata, grad)
-            return rdata
-
-        return CoDual(z, zf), pullback
-
-    rrule.__qualname__ = f"nan_reduction_rule({'nanmean' if mean else 'nansum'})"
-    return rrule
+def _running(b: Builder, ones: Value, rest: Value, row: T.Type) -> Value:
+    """The products of ``ones`` then ``rest`` along the last axis, each before its place."""
+    pair = b.call(runtime.make_tuple, ones, rest, type=T.Tuple((row, row)))
+    joined = b.call(np.concatenate, pair, kwargs={"axis": Constant(-1)}, type=row)
+    return b.call(np.cumprod, joined, kwargs={"axis": Constant(-1)}, type=row)
 
 
-primitive(np.nansum, ARRAY, ...)(nan_reduction_rule(False))
-primitive(np.nanmean, ARRAY, ...)(nan_reduction_rule(True))
+
+for _fn in (np.prod, np.ndarray.prod):
+    frules.register(_fn, prod_tangent)
