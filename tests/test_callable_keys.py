@@ -17,7 +17,7 @@ from gibbous.ir.core import Call, Constant
 from gibbous.ir.names import CallableTable, callable_key
 from gibbous.ir.purity import is_pure, returns_fresh
 from gibbous.ir.types import FLOAT
-from gibbous.reverse import activity, primal_pass as ad_forward
+from gibbous.reverse import activity, primal_pass
 from gibbous.infer.handlers import _handler
 from gibbous.reverse.higher_order import rule_factory
 from gibbous.rules.inline import F64, InlineRule
@@ -105,7 +105,7 @@ def test_impostor_borrows_no_fact() -> None:
         assert inline_form(fn, (F64,)) is None
         assert fn not in activity.WRITE_NOTHING
         call = Call(Constant(fn), [Constant(1.0), Constant(2.0)], type=FLOAT)
-        assert ad_forward.identity_operand(call) is None
+        assert primal_pass.identity_operand(call) is None
         assert not returns_fresh(call)
         assert not is_pure(fn)
         assert _handler(fn) is None
@@ -125,7 +125,7 @@ def test_tables_find_their_own_callables() -> None:
     assert inline_form(math.sin, (F64,)) is not None
     assert operator.truth in activity.WRITE_NOTHING
     call = Call(Constant(t.cast), [Constant(float), Constant(1.0)], type=FLOAT)
-    assert ad_forward.identity_operand(call) == 2  # operand 0 is the callee
+    assert primal_pass.identity_operand(call) == 2  # operand 0 is the callee
 
 
 def test_bound_builtin_methods_are_found_afresh() -> None:

@@ -22,7 +22,7 @@ from gibbous.api import StaleRuleError, rebound_global
 from gibbous.ir import types as T
 from gibbous.forward.transform import ForwardModeError
 from gibbous.forward.activity import bind_packed, bound, tangent_carrying
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import ObjectTangent, user_class
 from gibbous.tangents.classes import instance_fields
 from gibbous.rules.public_names import callable_name, entry_point
@@ -110,7 +110,7 @@ def build_frule(
     varied = made.operand_varied
     builder = ProgramBuilder(Session(ctx or DefaultContext, False, None))
     tangent = builder.primitive(target, types, kwnames, varied, None)
-    if isinstance(tangent, FR.Emit):  # written out: the call and its tangent, compiled
+    if isinstance(tangent, frules.Emit):  # written out: the call and its tangent, compiled
         fn = t.cast(t.Callable[..., object], target)
         result_type = T.typeof(fn(*call.args, **call.kwargs))
         made.run = primitive_program(target, types, kwnames, varied, tangent, result_type)
@@ -200,7 +200,7 @@ def jvp(
         given = _apart(rule, args, given)
     y, dy = rule.run(*args, *given)
     if dy is None:
-        dy = FR.like(y, None) if _is_number(y) else NoTangent()
+        dy = frules.like(y, None) if _is_number(y) else NoTangent()
     return y, dy
 
 
@@ -298,7 +298,7 @@ def _is_number(y: object) -> bool:
 
 def _checked_tangent(i: int | str, a: t.Any, dx: t.Any) -> t.Any:
     if dx is None or isinstance(dx, NoTangent):  # (no tangent: zeros, of the value's shape)
-        return FR.like(a, None)
+        return frules.like(a, None)
     if isinstance(a, (tuple, list)):  # (the items' tangents: None or 0.0 for an int's)
         kind = type(a)
         if not isinstance(dx, (tuple, list)) or len(dx) != len(a):

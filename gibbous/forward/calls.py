@@ -20,7 +20,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Location, Operation, Value
 from gibbous.forward.activity import Default, bind_packed, bound, operands, tangentless
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.call_adapters import Packed
 from gibbous.library.python.closures import closure_box
 from gibbous.forward.frames import Steps
@@ -133,7 +133,7 @@ class Calls:
         hit = self.tangent.get(v)
         if hit is not None:
             return hit
-        return FR.zero(b, self.p(v))
+        return frules.zero(b, self.p(v))
 
     def settle(self, b: Builder, op: Call) -> None:
         """(the transform's: the tangent of ``op``'s result aliased as the result is)"""

@@ -15,8 +15,8 @@ from gibbous.ir import types as T
 from gibbous.forward.transform import ForwardModeError
 from gibbous.forward.generators import frame_maker, generator_function
 from gibbous.forward.activity import Default, bind_packed, bound
-from gibbous.rules import frules as FR
-from gibbous.rules import inplace_forward as FW
+from gibbous.rules import frules
+from gibbous.rules import inplace_forward
 from gibbous.library.python.closures import ClosureTangent
 from gibbous.rules.emit import ObjectTangent, user_class
 from gibbous.tangents.classes import Machinery
@@ -103,9 +103,9 @@ class DynamicCalls(Machinery):
             obj = (callee.__self__, *args)
             return self.call(method, None, obj, (dcallee, *tangents), kwargs, dkwargs)
         if _replace_method(callee) and not args:  # (a NamedTuple's: fields by keyword)
-            replaced = {k: FR.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
+            replaced = {k: frules.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
             y = callee(**kwargs)
-            return y, (FR.like(y, None) if dcallee is None else dcallee(**replaced))
+            return y, (frules.like(y, None) if dcallee is None else dcallee(**replaced))
         boxes = None
         if type(dcallee) is ClosureTangent:
             boxes = dcallee.cells
@@ -116,7 +116,7 @@ class DynamicCalls(Machinery):
         run = self.found(callee, args, kwargs, varied, boxes is not None)
         given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
         y, dy = run(*given) if boxes is None else run(_wrapped(callee), boxes, *given)
-        return y, FR.like(y, None) if dy is None else dy
+        return y, frules.like(y, None) if dy is None else dy
 
     def found(
         self,
@@ -269,7 +269,7 @@ class DynamicCalls(Machinery):
                 "tangent of its own (an array the differentiated code did not get or make from "
                 "an argument): its other names' tangents would miss the write"
             )
-        _, d = self.call(FW.IN_PLACE_OF[fn], None, (x, y), (dx, dy), {}, {})
+        _, d = self.call(inplace_forward.IN_PLACE_OF[fn], None, (x, y), (dx, dy), {}, {})
         z = fn(x, y)
         np.copyto(dx, d)
         return z, dx
@@ -304,7 +304,7 @@ class DynamicCalls(Machinery):
                 "time with a keyword argument that has a tangent: pass it by position"
             )
         made = self.builder.primitive(fn, types, kwnames, varied, None)
-        if isinstance(made, FR.Emit):  # (its result's type, from the call at hand)
+        if isinstance(made, frules.Emit):  # (its result's type, from the call at hand)
             result_type = T.typeof(fn(*args, **kwargs))
             return primitive_program(fn, types, kwnames, varied, made, result_type)
         if made is not None:
@@ -479,10 +479,10 @@ def list_method(
             "for a list or a tuple"
         )
     values = _LIST_WRITES[name]  # (which arguments are values: the others are indices)
-    given = [FR.like(a, d) if k in values else a for k, (a, d) in enumerate(zip(args, tangents))]
+    given = [frules.like(a, d) if k in values else a for k, (a, d) in enumerate(zip(args, tangents))]
     y = method(*args)
     dy = dmethod(*given)
-    return y, FR.like(y, dy) if name == "pop" else None
+    return y, frules.like(y, dy) if name == "pop" else None
 
 
 #: the methods of a list that write into it, and which of their arguments are values
@@ -537,7 +537,7 @@ def bound_run(
                     tangents.append(d[w])
             else:
                 items = [a[k] for k in w.indices]
-                ds = [FR.like(a[k], d[k]) for k in w.indices]
+                ds = [frules.like(a[k], d[k]) for k in w.indices]
                 if w.names is None:
                     values.append(tuple(items))
                     tangents += [tuple(ds)] if v else []

@@ -33,7 +33,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Value
 from gibbous.forward.activity import Default, bind_call, operands
-from gibbous.forward import frames as FG
+from gibbous.forward import frames
 from gibbous.rules.emit import ForwardModeError
 from gibbous.reverse.generators import CONSUMERS, FRAME
 from gibbous.rules.public_names import callable_name
@@ -106,10 +106,10 @@ def _frame_access(tr: _Transform, b: Builder, op: Call, fn: object) -> None:
     tr.primal[r] = b.call(fn, *args, type=r.type, name=r.name)
     dframe = tr.tangent[frame]
     if fn is runtime.load_frame:
-        tr.tangent[r] = b.call(FG.load_tangent, dframe, type=T.ANY)
+        tr.tangent[r] = b.call(frames.load_tangent, dframe, type=T.ANY)
         return
     kept = [tr.tangent.get(v, Constant(None)) for v in op.args[2:]]
-    b.call(FG.save_tangent, dframe, *kept, type=T.NONE)
+    b.call(frames.save_tangent, dframe, *kept, type=T.NONE)
     tr.varied.discard(r)
 
 
@@ -130,8 +130,8 @@ def _call(tr: _Transform, b: Builder, op: Call, fn: FunctionType) -> None:
         Constant(None) if isinstance(w, Default) else tr.tangent.get(given[w], Constant(None))
         for w in binding
     ]
-    tr.primal[r] = b.call(FG.make_frame, Constant(fn), *values, type=r.type, name=r.name)
-    tr.tangent[r] = b.call(FG.frame_tangent, Constant(None), *tangents, type=T.ANY)
+    tr.primal[r] = b.call(frames.make_frame, Constant(fn), *values, type=r.type, name=r.name)
+    tr.tangent[r] = b.call(frames.frame_tangent, Constant(None), *tangents, type=T.ANY)
 
 
 def _step(tr: _Transform, b: Builder, op: Call, how: str) -> None:
@@ -197,6 +197,6 @@ def frame_maker(
             defaults[i - first] if isinstance(w, Default) else a[w] for i, w in enumerate(binding)
         ]
         dvalues = [None if isinstance(w, Default) else tangents[w] for w in binding]
-        return FG.make_frame(made, *values), FG.frame_tangent(boxes, *dvalues)
+        return frames.make_frame(made, *values), frames.frame_tangent(boxes, *dvalues)
 
     return run

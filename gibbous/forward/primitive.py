@@ -14,7 +14,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Location
 from gibbous.forward.transform import ForwardModeError, pair
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import user_class
 from gibbous.rules.public_names import callable_name
 from gibbous.session import derivable
@@ -22,7 +22,7 @@ from gibbous.session import derivable
 
 def primitive_run(
     f: object,
-    tangent: FR.Tangent,
+    tangent: frules.Tangent,
     types: tuple[T.Type, ...],
     kwnames: tuple[str, ...],
     varied: tuple[bool, ...],
@@ -51,7 +51,7 @@ def primitive_program(
     types: tuple[T.Type, ...],
     kwnames: tuple[str, ...],
     varied: tuple[bool, ...],
-    emit: FR.Emit,
+    emit: frules.Emit,
     result_type: T.Type,
     tangent_only: bool = False,
 ) -> t.Callable[..., t.Any]:

@@ -19,8 +19,8 @@ from gibbous.forward.calls import Site
 from gibbous.forward.generators import generator_function
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.forward.activity import Default, analyse, bind_call, bind_packed, bound, operands
-from gibbous.rules import frules as FR
-from gibbous.rules import inplace_forward as FW
+from gibbous.rules import frules
+from gibbous.rules import inplace_forward
 from gibbous.forward.frames import Steps
 from gibbous.reverse.generators import FRAME
 from gibbous.rules.emit import ObjectTangent
@@ -172,8 +172,8 @@ class ProgramBuilder:
         kwnames: tuple[str, ...],
         varied: tuple[bool, ...],
         loc: Location | None,
-    ) -> FR.Tangent | FR.Emit | None:
-        maker = FR.forward_maker(fn)
+    ) -> frules.Tangent | frules.Emit | None:
+        maker = frules.forward_maker(fn)
         return None if maker is None else maker(types, kwnames, varied)
 
     def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
@@ -233,7 +233,7 @@ class ProgramBuilder:
         if generator_function(fn):
             return self.generator_writes(fn, types)
         if not self.derives(fn, types, kwnames):
-            return FW.written_operands(fn, types, kwnames)
+            return inplace_forward.written_operands(fn, types, kwnames)
         fn = t.cast(pytypes.FunctionType, fn)
         binding = bind_packed(fn, len(op.args), kwnames)
         if binding is None:  # (refused where the call is made)

@@ -22,7 +22,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Operation, Result, Value
 from gibbous.forward.activity import tangent_carrying
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.inline import SUM
 
 
@@ -139,7 +139,7 @@ def reuse_temporaries(f: Function, primal: set[Call]) -> None:
         if ufunc is None or not isinstance(op.type, T.Array):
             continue
         a, b = op.args
-        for helper, temp in ((FR.reuse, a), (FR.reuse_right, b)):
+        for helper, temp in ((frules.reuse, a), (frules.reuse_right, b)):
             if not _dead_temporary(temp) or t.cast(Result, temp).op.parent is not op.parent:
                 continue
             new = Builder(f).before(op).call(
@@ -160,7 +160,7 @@ def _dead_temporary(v: Value) -> bool:
     return _arithmetic(made) is not None or (
         isinstance(made, Call)
         and isinstance(made.callee, Constant)
-        and made.callee.value in (FR.reuse, FR.reuse_right)
+        and made.callee.value in (frules.reuse, frules.reuse_right)
     )
 
 

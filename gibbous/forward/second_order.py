@@ -32,7 +32,7 @@ from gibbous.forward.programs import ProgramBuilder
 from gibbous.ir import types as T
 from gibbous.forward.transform import jvp_transform
 from gibbous.forward.activity import Default, bind_packed, bound, tangent_carrying
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.call_adapters import Packed
 from gibbous.rules.public_names import callable_name, entry_point
 from gibbous.rules.registry import DefaultContext, MissingRuleError
@@ -71,7 +71,7 @@ class HessianVectorProduct:
         builder = ProgramBuilder(Session(DefaultContext, False, None), reversible=True)
         tangent = builder.primitive(target, types, self.kwnames, varied, None)
         self.slot: tuple[int, int | str | None]
-        if isinstance(tangent, FR.Emit):  # a library function: its tangent, written out
+        if isinstance(tangent, frules.Emit):  # a library function: its tangent, written out
             result = t.cast(t.Callable[..., object], target)(*_own(call.args), **call.kwargs)
             self.directional = primitive_program(
                 target, types, self.kwnames, varied, tangent, T.typeof(result), True
@@ -321,7 +321,7 @@ def jacobian(
     if mode == "forward":
         rule = build_frule(f, x, *args, **kwargs)
         # The other arguments are constants: zero tangents where the rule gives them one.
-        held = [FR.like(a, None) if varied else None for a, varied in zip(args, rule.varied[1:])]
+        held = [frules.like(a, None) if varied else None for a, varied in zip(args, rule.varied[1:])]
         for i in range(x_size):
             e = np.zeros(x_size)
             e[i] = 1.0

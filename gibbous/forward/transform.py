@@ -72,9 +72,9 @@ from gibbous.forward.activity import (
     tangent_carrying,
     tangentless,
 )
-from gibbous.rules import frules as FR
-from gibbous.rules import structure as FS
-from gibbous.rules import inplace_forward as FW
+from gibbous.rules import frules
+from gibbous.rules import structure
+from gibbous.rules import inplace_forward
 from gibbous.rules.emit import ForwardModeError as ForwardModeError
 from gibbous.rules.emit import complex_type, item_tangent, real_type, unknown, user_class
 from gibbous.rules.public_names import callable_name
@@ -185,8 +185,8 @@ class _Transform(Calls):
         else:  # (nor for a call on a tangent that may be None: there it is not)
             for call in self.out.calls():
                 callee = call.callee
-                if isinstance(callee, Constant) and callee.value in FS.ON_TANGENT:
-                    call.set_operand(0, Constant(FS.ON_TANGENT[callee.value]))
+                if isinstance(callee, Constant) and callee.value in structure.ON_TANGENT:
+                    call.set_operand(0, Constant(structure.ON_TANGENT[callee.value]))
         primal = {v.op for v in self.primal.values() if isinstance(v, Result) and isinstance(v.op, Call)}
         fold_scales(self.out, primal | self.plain_values)
         if not reversible:  # (reverse mode has no rule for ``reuse``)
@@ -211,7 +211,7 @@ class _Transform(Calls):
             v = op.value
             dv = self.tangent.get(v) if v in self.varied else None
             if self.tangent_only:
-                b.ret(FR.zero(b, self.p(v)) if dv is None else dv)
+                b.ret(frules.zero(b, self.p(v)) if dv is None else dv)
             else:
                 b.ret(pair(b, self.p(v), Constant(None) if dv is None else dv))
         elif isinstance(op, Raise):
@@ -281,13 +281,13 @@ class _Transform(Calls):
             # (a call made for what it writes, into what forward mode cannot follow:
             # ``a.append(x)``, ``y[0] = x`` with ``y`` of unknown type)
             raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
-        if fn in FR.IN_PLACE and op.args and isinstance(op.args[0].type, T.Any):
+        if fn in frules.IN_PLACE and op.args and isinstance(op.args[0].type, T.Any):
             # ``x += y`` into a float makes a new value; into an array (of a type inference
             # could not tell) it writes, into its tangent too when it has one
             if not self.reversible and op.args[0] in self.varied and len(op.args) == 2:
                 self.in_place_of_any(b, op, fn, varied)
                 return
-            b.call(FR.not_an_array, self.p(op.args[0]), name, type=T.NONE)
+            b.call(frules.not_an_array, self.p(op.args[0]), name, type=T.NONE)
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)  # (a call without a forward rule is refused there)
@@ -295,12 +295,12 @@ class _Transform(Calls):
         if site.kind == "zero" or r not in self.varied:
             self.constant(b, r)  # (no derivative: a constant from here on)
             return
-        if isinstance(site.what, FR.Emit):  # the tangent written out
+        if isinstance(site.what, frules.Emit):  # the tangent written out
             dx = [self.tangent[a] if v else None for a, v in zip(given, varied)]
             self.tangent[r] = site.what.fn(b, z, args, dx, kwargs)
         else:
             written = (
-                FR.written_form(fn, types, tuple(op.kwargs), varied)
+                frules.written_form(fn, types, tuple(op.kwargs), varied)
                 if self.reversible
                 else None
             )
@@ -332,7 +332,7 @@ class _Transform(Calls):
                 # (an empty cell: its tangent a real one, which reverse mode follows)
                 self.tangent[r] = b.call(runtime.make_cell, type=z.type)
             else:
-                self.tangent[r] = b.call(FR.like, z, None, type=z.type)
+                self.tangent[r] = b.call(frules.like, z, None, type=z.type)
         else:
             self.varied.discard(r)
 
@@ -368,7 +368,7 @@ class _Transform(Calls):
         for a in given:
             if a in self.varied and not isinstance(a.type, (T.Float, T.Const)):
                 pairs += [self.p(a), self.tangent[a]]
-        self.tangent[r] = b.call(FW.fresh, self.primal[r], self.tangent[r], *pairs, type=r.type)
+        self.tangent[r] = b.call(inplace_forward.fresh, self.primal[r], self.tangent[r], *pairs, type=r.type)
 
     def write(
         self,
@@ -390,7 +390,7 @@ class _Transform(Calls):
             self.primal[r] = b.call(self.p(op.callee), *args, kwargs=kwargs, type=r.type)
             self.constant(b, r)
             return
-        emit = FW.direct(fn, types, kwnames, varied, self.reversible)
+        emit = inplace_forward.direct(fn, types, kwnames, varied, self.reversible)
         if emit is not None:
             z, dz = emit(b, args, kwargs, d)
         else:
@@ -411,11 +411,11 @@ class _Transform(Calls):
         given = operands(op)
         args = [self.p(a) for a in op.args]
         kwargs = {k: self.p(v) for k, v in op.kwargs.items()}
-        plain = FW.plain(fn, tuple(v.type for v in given), tuple(op.kwargs))
+        plain = inplace_forward.plain(fn, tuple(v.type for v in given), tuple(op.kwargs))
         if plain is None:
             raise self.refuse(op, f"{callable_name(fn)}, which writes into an array with a tangent")
         pfn, ptypes, pkw, w = plain
-        inputs = [k for k in range(len(given)) if k != w or fn in FW.IN_PLACE_OF]
+        inputs = [k for k in range(len(given)) if k != w or fn in inplace_forward.IN_PLACE_OF]
         pvaried = tuple(varied[k] for k in inputs)
         values = [self.p(given[k]) for k in inputs]
         n = len(ptypes) - len(pkw)
@@ -429,14 +429,14 @@ class _Transform(Calls):
             site = self.resolver.primitive_site(pfn, ptypes, pkw, pvaried, op.loc)
             if site.kind == "zero":
                 dt = Constant(0.0)
-            elif isinstance(site.what, FR.Emit):
+            elif isinstance(site.what, frules.Emit):
                 dt = site.what.fn(b, tz, pargs, [d[k] for k in inputs], pkwargs)
             elif site.kind == "tangent":
                 tangents = [Constant(None) if d[k] is None else d[k] for k in inputs]
                 dt = b.call(site.what, tz, *pargs, *tangents, kwargs=pkwargs, type=T.ANY)
             else:
                 raise self.refuse(op, f"{callable_name(fn)}, which writes into an array")
-        if isinstance(fn, np.ufunc) and fn not in FW.IN_PLACE_OF:
+        if isinstance(fn, np.ufunc) and fn not in inplace_forward.IN_PLACE_OF:
             casting = kwargs.get("casting", Constant("same_kind"))
             b.call(np.copyto, target, tz, kwargs={"casting": casting}, type=T.NONE)
             z = target

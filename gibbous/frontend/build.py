@@ -24,10 +24,10 @@ import typing as t
 
 import numpy as np
 
-from gibbous.frontend import blocks as B
+from gibbous.frontend import blocks
 from gibbous.frontend import calls, checks, containers, control, generators
 from gibbous.frontend import ops as O
-from gibbous.ir import runtime as R
+from gibbous.ir import runtime
 from gibbous.frontend.decode import Handler, decode_ops, exception_table
 from gibbous.frontend.entries import NULL, Entry, Null, Pending, constant_value
 from gibbous.frontend.errors import FrontendInternalError, UnsupportedConstructError
@@ -42,8 +42,8 @@ from gibbous.ir.types import ANY
 
 # Calls that cannot raise (but on running out of memory): no handler edge for them.
 _NO_RAISE: names.CallableSet[object] = names.CallableSet(
-    [R.make_tuple, R.make_list, R.make_cell, R.closure_cell, R.is_stop, caught, t.cast,
-     operator.is_, operator.is_not, R.load_frame, R.save_frame]
+    [runtime.make_tuple, runtime.make_list, runtime.make_cell, runtime.closure_cell, runtime.is_stop, caught, t.cast,
+     operator.is_, operator.is_not, runtime.load_frame, runtime.save_frame]
 )
 
 
@@ -76,7 +76,7 @@ class FunctionBuilder:
         # values the continuation takes) for each yield
         self.continuations: list[tuple[int, Block, int, int]] = []
         self.b = Builder(self.func)
-        self.unbound = Constant(R.UNBOUND)
+        self.unbound = Constant(runtime.UNBOUND)
         self.protected: set[int] = set()  # ids of block arguments to keep (loop items)
         self.ir_blocks: dict[int, Block] = {}
         self.values: Value | None = None  # collect mode: the list of yielded values
@@ -145,7 +145,7 @@ class FunctionBuilder:
         args = [
             self.peek_value(len(self.stack) - k)
             for k, slot in enumerate(target.entry_stack[: handler.depth])
-            if slot is not B.Slot.NULL
+            if slot is not blocks.Slot.NULL
         ]
         args += [self.locals.get(n, self.unbound) for n in self._live_in(target)]
         normal = self.func.add_block(after=self.b.block)
@@ -160,9 +160,9 @@ class FunctionBuilder:
 
     def build(self) -> Function:
         ops = decode_ops(self.code)
-        analysis = B.split(ops, exception_table(self.code))
+        analysis = blocks.split(ops, exception_table(self.code))
         checks.check_code(self.fn, self.collect, analysis, self.resume)
-        B.analyse(analysis, self.code, self.arg_names)
+        blocks.analyse(analysis, self.code, self.arg_names)
         self.analysis = analysis
         first = analysis.reachable[0]
         has_preds = self.resume or any(True for _ in analysis.graph.predecessors(first.index))
@@ -176,7 +176,7 @@ class FunctionBuilder:
         if not self.resume:
             initial.update(zip(self.arg_names, self.func.args))
         if self.collect:
-            self.values = self.call(R.make_list, name="values")
+            self.values = self.call(runtime.make_list, name="values")
         if has_preds and not self.resume:
             self.stack, self.locals = [], initial
             self.b.jump(self.ir_blocks[first.index], *self.edge_args(first))
@@ -190,28 +190,28 @@ class FunctionBuilder:
         return self.func
 
 
-    def _new_block(self, block: B.Block) -> Block:
+    def _new_block(self, block: blocks.Block) -> Block:
         ir = self.func.add_block()
         assert block.entry_stack is not None
         first = self.analysis.ops[block.start].op
         top_name = first.name if isinstance(first, (O.StoreFast, O.StoreDeref)) else None
         for k, slot in enumerate(self._passed(block)):
-            if slot is not B.Slot.NULL:
+            if slot is not blocks.Slot.NULL:
                 ir.add_arg(ANY, top_name if k == len(block.entry_stack) - 1 else None)
         for name in self._live_in(block):
             ir.add_arg(ANY, name)
         return ir
 
-    def _passed(self, block: B.Block) -> B.Stack:
+    def _passed(self, block: blocks.Block) -> blocks.Stack:
         """The entry stack slots that jumps pass: a handler makes its exception (and lasti)."""
         assert block.entry_stack is not None
         handler = self.analysis.handler_of.get(block.index)
         return block.entry_stack if handler is None else block.entry_stack[: handler.depth]
 
-    def _live_in(self, block: B.Block) -> list[str]:
+    def _live_in(self, block: blocks.Block) -> list[str]:
         return [n for n in self.local_names if n in block.live_in]
 
-    def edge_args(self, target: B.Block) -> list[Value]:
+    def edge_args(self, target: blocks.Block) -> list[Value]:
         """The values passed to ``target``: its stack slots, then its live locals."""
         assert target.entry_stack is not None
         if target.index in self.analysis.handler_of:
@@ -220,19 +220,19 @@ class FunctionBuilder:
             raise AssertionError("stack depth differs from the block's entry")
         args = []
         for k, slot in enumerate(target.entry_stack):
-            if slot is not B.Slot.NULL:
+            if slot is not blocks.Slot.NULL:
                 args.append(self.peek_value(len(self.stack) - k))
         args += [self.locals.get(n, self.unbound) for n in self._live_in(target)]
         return args
 
-    def _build_block(self, block: B.Block, initial: dict[str, Value] | None) -> None:
+    def _build_block(self, block: blocks.Block, initial: dict[str, Value] | None) -> None:
         ir = self.ir_blocks[block.index]
         self.b.at_end(ir)
         if initial is not None:
             self.stack, self.locals = [], dict(initial)
         else:
             args = iter(ir.args)
-            self.stack = [NULL if s is B.Slot.NULL else next(args) for s in self._passed(block)]
+            self.stack = [NULL if s is blocks.Slot.NULL else next(args) for s in self._passed(block)]
             self.locals = {n: next(args) for n in self._live_in(block)}
         ops = self.analysis.ops
         handler = self.analysis.handler_of.get(block.index)
@@ -276,7 +276,7 @@ class FunctionBuilder:
             case O.LoadFast(name=name):
                 value = self.locals.get(name, self.unbound)
                 if k in self.analysis.needs_check:
-                    value = self.call(R.check_bound, value, name, name=name)
+                    value = self.call(runtime.check_bound, value, name, name=name)
                     self.locals[name] = value
                 self.push(value)
             case O.LoadFastAndClear(name=name):
@@ -286,25 +286,25 @@ class FunctionBuilder:
                 self.locals[name] = self.pop_value()
             case O.DeleteFast(name=name):
                 if k in self.analysis.needs_check:
-                    self.call(R.check_bound, self.locals.get(name, self.unbound), name)
+                    self.call(runtime.check_bound, self.locals.get(name, self.unbound), name)
                 self.locals[name] = self.unbound
             case O.LoadGlobal(name=name):
                 calls.load_global(self, name)
             case O.MakeCell(name=name):
                 current = self.locals.get(name, self.unbound)
                 contents = () if current is self.unbound else (current,)
-                self.locals[name] = self.call(R.make_cell, *contents, name=f"{name}_cell")
+                self.locals[name] = self.call(runtime.make_cell, *contents, name=f"{name}_cell")
             case O.CopyFreeVars():
                 for i, name in enumerate(self.code.co_freevars):
-                    self.locals[name] = self.call(R.closure_cell, self.owner(), i,
+                    self.locals[name] = self.call(runtime.closure_cell, self.owner(), i,
                                                   name=f"{name}_cell")
             case O.LoadDeref(name=name):
-                self.push(self.call(R.cell_get, self.locals[name], name, *self._free(name),
+                self.push(self.call(runtime.cell_get, self.locals[name], name, *self._free(name),
                                     name=self.hint or name))
             case O.StoreDeref(name=name):
-                self.call(R.cell_set, self.locals[name], self.pop_value())
+                self.call(runtime.cell_set, self.locals[name], self.pop_value())
             case O.DeleteDeref(name=name):
-                self.call(R.cell_delete, self.locals[name], name, *self._free(name))
+                self.call(runtime.cell_delete, self.locals[name], name, *self._free(name))
             case O.PushNull():
                 self.push(NULL)
             case O.LoadAttr(name=name):
@@ -354,7 +354,7 @@ class FunctionBuilder:
                 callee = calls.pop_callee(self, method_self)
                 if method_self:  # CPython always pushes NULL for f(*args)
                     raise AssertionError("CALL_FUNCTION_EX of a method and its self")
-                self.push_call(R.call_ex, callee, sequence, *mapping)
+                self.push_call(runtime.call_ex, callee, sequence, *mapping)
             case O.MakeFunction():
                 self.push(Pending(self.pop_value(), Location(self.file, self.line)))
                 calls.made_function(self, k)
@@ -365,18 +365,18 @@ class FunctionBuilder:
                 self.push(pending)
                 calls.made_function(self, k)
             case O.BuildTuple(n=n):
-                self.push_call(R.make_tuple, *self.pop_values(n))
+                self.push_call(runtime.make_tuple, *self.pop_values(n))
             case O.BuildList(n=n):
-                self.push_call(R.make_list, *self.pop_values(n))
+                self.push_call(runtime.make_list, *self.pop_values(n))
             case O.BuildSet(n=n):
-                self.push_call(R.make_set, *self.pop_values(n))
+                self.push_call(runtime.make_set, *self.pop_values(n))
             case O.BuildMap(n=n):
-                self.push_call(R.make_dict, *self.pop_values(2 * n))
+                self.push_call(runtime.make_dict, *self.pop_values(2 * n))
             case O.BuildConstKeyMap(n=n):
                 keys = t.cast(tuple[object, ...], constant_value(self.pop_value()))
                 values = self.pop_values(n)
                 pairs = [x for k, v in zip(keys, values) for x in (self.const(k), v)]
-                self.push_call(R.make_dict, *pairs)
+                self.push_call(runtime.make_dict, *pairs)
             case O.ListAppend(i=i):
                 item = self.pop_value()
                 self.call(list.append, self.peek_value(i), item)
@@ -393,13 +393,13 @@ class FunctionBuilder:
                 self.call(dict.update, self.peek_value(i), other)
             case O.DictMerge(i=i):
                 other = self.pop_value()
-                self.call(R.dict_merge, self.peek_value(i), other)
+                self.call(runtime.dict_merge, self.peek_value(i), other)
             case O.ListToTuple():
                 self.push_call(builtins.tuple, self.pop_value())
             case O.UnpackSequence(n=n):
-                containers.unpack(self, k, self.call(R.unpack, self.pop_value(), n), n)
+                containers.unpack(self, k, self.call(runtime.unpack, self.pop_value(), n), n)
             case O.UnpackEx(before=before, after=after):
-                packed = self.call(R.unpack_ex, self.pop_value(), before, after)
+                packed = self.call(runtime.unpack_ex, self.pop_value(), before, after)
                 containers.unpack(self, k, packed, before + 1 + after)
             case O.ConvertValue(conversion=conversion):
                 self.push_call(conversion, self.pop_value())
@@ -407,7 +407,7 @@ class FunctionBuilder:
                 spec = [self.pop_value()] if has_spec else []
                 self.push_call(builtins.format, self.pop_value(), *spec)
             case O.BuildString(n=n):
-                self.push_call(R.build_string, *self.pop_values(n))
+                self.push_call(runtime.build_string, *self.pop_values(n))
             case O.GetIter():
                 self.push_call(builtins.iter, self.pop_value())
             case O.PushExcInfo():
@@ -418,7 +418,7 @@ class FunctionBuilder:
                 self.pop()
             case O.CheckExcMatch():
                 kind = self.pop_value()
-                self.push_call(R.exception_matches, self.peek_value(1), kind)
+                self.push_call(runtime.exception_matches, self.peek_value(1), kind)
             case O.BeforeWith():
                 manager = self.pop_value()
                 exit_ = self.call(builtins.getattr, manager, "__exit__", name="exit")
@@ -455,7 +455,7 @@ def _cannot_raise(callee: object) -> bool:
 
 
 def _make_printable(value: object, hint: str) -> None:
-    if type(value) is np.ndarray or R.registered_path(value) is not None:
+    if type(value) is np.ndarray or runtime.registered_path(value) is not None:
         return
     if type(value) is tuple:  # printed item by item
         for item in t.cast(tuple[object, ...], value):
@@ -466,7 +466,7 @@ def _make_printable(value: object, hint: str) -> None:
     except Exception:  # UnprintableError, or whatever looking for a path ran into
         # Named after where users import it from where it has such a name, so that the same
         # object prints the same whichever code met it first.
-        R.register_object(value, names.public_name(value) or hint)
+        runtime.register_object(value, names.public_name(value) or hint)
 
 
 def _hint_for(value: object) -> str:
@@ -482,9 +482,9 @@ def function_ir(fn: object) -> Function:
     of another function makes (``runtime.GenexprFunction``).  Raises UnsupportedConstructError
     for code gibbous cannot differentiate, naming the construct, the file and the line.
     """
-    if isinstance(fn, R.GenexprFunction):
+    if isinstance(fn, runtime.GenexprFunction):
         builder = FunctionBuilder(fn.fn, collect=True)
-    elif isinstance(fn, R.GeneratorResume):
+    elif isinstance(fn, runtime.GeneratorResume):
         builder = FunctionBuilder(fn.fn, resume=True)
     elif isinstance(fn, types.FunctionType):
         builder = FunctionBuilder(fn)

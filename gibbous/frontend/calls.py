@@ -10,7 +10,7 @@ import typing as t
 from gibbous.frontend import checks
 from gibbous.frontend import ops as O
 from gibbous.frontend.entries import Null, Pending, constant_value
-from gibbous.ir import runtime as R
+from gibbous.ir import runtime
 from gibbous.ir.core import Constant, Value
 
 if t.TYPE_CHECKING:
@@ -27,7 +27,7 @@ def load_global(fb: FunctionBuilder, name: str) -> None:
     if name in scope:
         fb.push(fb.const(scope[name], name))
     else:
-        fb.push_call(R.name_error, name)
+        fb.push_call(runtime.name_error, name)
 
 
 def load_attr(fb: FunctionBuilder, name: str) -> None:
@@ -81,7 +81,7 @@ def _locals(fb: FunctionBuilder) -> Value:
         value = fb.locals.get(name, fb.unbound)
         if value is not fb.unbound:
             pairs += [fb.const(name), value]
-    return fb.call(R.make_locals, *pairs, name=fb.hint)
+    return fb.call(runtime.make_locals, *pairs, name=fb.hint)
 
 
 def made_function(fb: FunctionBuilder, k: int) -> None:
@@ -98,11 +98,11 @@ def make_function(fb: FunctionBuilder, p: Pending) -> Value:
     none = fb.const(None)
     closure = p.attributes.get(8, none)
     if checks.is_genexpr(code):
-        made = fb.call(R.make_genexpr, p.code, fb.owner(), closure)
+        made = fb.call(runtime.make_genexpr, p.code, fb.owner(), closure)
     else:
         kwargs = {"annotations": p.attributes[4]} if 4 in p.attributes else None
         made = fb.call(
-            R.make_function, p.code, fb.owner(), p.attributes.get(1, none),
+            runtime.make_function, p.code, fb.owner(), p.attributes.get(1, none),
             p.attributes.get(2, none), closure, kwargs=kwargs,
             name=code.co_name if code.co_name.isidentifier() else None,
         )

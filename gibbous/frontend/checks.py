@@ -14,8 +14,8 @@ import math
 import types
 import typing as t
 
-from gibbous.frontend import ops as O
-from gibbous.ir import runtime as R
+from gibbous.frontend import ops
+from gibbous.ir import runtime
 from gibbous.frontend.blocks import Analysis
 from gibbous.frontend.errors import UnsupportedConstructError
 from gibbous.ir.core import Block, Call, Constant, Function, Result
@@ -73,7 +73,7 @@ def check_code(
     if resume and not code.co_flags & inspect.CO_GENERATOR:
         raise AssertionError("only a generator function has a resume function")
     if code.co_flags & inspect.CO_GENERATOR and not (collect or resume):
-        yields = [d.line for d in analysis.ops if isinstance(d.op, O.Yield)]
+        yields = [d.line for d in analysis.ops if isinstance(d.op, ops.Yield)]
         hint = (
             "call it inside the differentiated function (a for loop, next(), sum(), list(), "
             "... step it there), or differentiate a function that consumes what it yields"
@@ -85,11 +85,11 @@ def check_code(
         analysis.ops[k]
         for block in analysis.reachable
         for k in range(block.start, block.stop)
-        if isinstance(analysis.ops[k].op, O.Unsupported)
+        if isinstance(analysis.ops[k].op, ops.Unsupported)
     ]
     if problems:
         first = min(problems, key=lambda d: d.offset)
-        assert isinstance(first.op, O.Unsupported)
+        assert isinstance(first.op, ops.Unsupported)
         raise error(fn, first.op.construct, first.op.hint, first.line)
 
 
@@ -109,7 +109,7 @@ def lazy_generator_expressions(func: Function) -> None:
     which differentiated code steps one item at a time (``runtime.GeneratorFrame``)."""
     for call in list(func.calls()):
         callee = call.callee
-        if not (isinstance(callee, Result) and _callee_value(callee.op) is R.make_genexpr):
+        if not (isinstance(callee, Result) and _callee_value(callee.op) is runtime.make_genexpr):
             continue
         if all(_consumes_genexpr(use.user, use.index) for use in call.result.uses):
             continue
@@ -117,7 +117,7 @@ def lazy_generator_expressions(func: Function) -> None:
         code, owner, closure = made.args
         none = Constant(None)
         function = Call(
-            Constant(R.make_function), [code, owner, none, none, closure], loc=made.loc
+            Constant(runtime.make_function), [code, owner, none, none, closure], loc=made.loc
         )
         t.cast(Block, made.parent).insert_before(made, function)
         made.result.replace_all_uses_with(function.result)

@@ -14,7 +14,7 @@ import typing as t
 
 import attrs
 
-from gibbous.frontend import ops as O
+from gibbous.frontend import ops
 
 
 @attrs.define
@@ -37,7 +37,7 @@ class DecodeState:
         return self.instructions[i].offset
 
 
-Handler = t.Callable[[dis.Instruction, DecodeState], list[O.Op]]
+Handler = t.Callable[[dis.Instruction, DecodeState], list[ops.Op]]
 
 # BINARY_OP's argument as dis shows it (the operator symbol), 3.11 to 3.13.
 BINARY_OPERATORS: dict[str, t.Callable[..., object]] = {
@@ -145,7 +145,7 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
 }
 
 
-def unsupported(opname: str) -> O.Unsupported:
+def unsupported(opname: str) -> ops.Unsupported:
     construct, hint = UNSUPPORTED.get(
         opname,
         (
@@ -153,7 +153,7 @@ def unsupported(opname: str) -> O.Unsupported:
             "gibbous does not support this construct yet; rewrite the code around it",
         ),
     )
-    return O.Unsupported(construct, hint)
+    return ops.Unsupported(construct, hint)
 
 
 def _name(i: dis.Instruction) -> str:
@@ -165,54 +165,54 @@ def _arg(i: dis.Instruction) -> int:
     return i.arg
 
 
-def _one(make: t.Callable[[dis.Instruction], O.Op]) -> Handler:
+def _one(make: t.Callable[[dis.Instruction], ops.Op]) -> Handler:
     return lambda i, _state: [make(i)]
 
 
-def _fixed(*made: O.Op) -> Handler:
+def _fixed(*made: ops.Op) -> Handler:
     return lambda _i, _state: list(made)
 
 
-def binary_op(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
-    return [O.BinaryOp(BINARY_OPERATORS[i.argrepr])]
+def binary_op(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
+    return [ops.BinaryOp(BINARY_OPERATORS[i.argrepr])]
 
 
-def unpack_ex(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
-    return [O.UnpackEx(_arg(i) & 0xFF, _arg(i) >> 8)]
+def unpack_ex(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
+    return [ops.UnpackEx(_arg(i) & 0xFF, _arg(i) >> 8)]
 
 
-def make_function_with_flags(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+def make_function_with_flags(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
     """3.11/3.12 MAKE_FUNCTION(flags) as 3.13 spells it: the attributes pushed last go first."""
     flags = _arg(i)
-    return [O.MakeFunction()] + [O.SetFunctionAttribute(f) for f in (8, 4, 2, 1) if flags & f]
+    return [ops.MakeFunction()] + [ops.SetFunctionAttribute(f) for f in (8, 4, 2, 1) if flags & f]
 
 
-def format_value_with_flags(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+def format_value_with_flags(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
     """3.11/3.12 FORMAT_VALUE(flags) as 3.13 spells it: convert first, then format."""
     conversion, has_spec = _arg(i) & 3, bool(_arg(i) & 4)
     if not conversion:
-        return [O.FormatValue(has_spec)]
-    convert = O.ConvertValue(CONVERSIONS[conversion])
+        return [ops.FormatValue(has_spec)]
+    convert = ops.ConvertValue(CONVERSIONS[conversion])
     if not has_spec:
-        return [convert, O.FormatValue(False)]
+        return [convert, ops.FormatValue(False)]
     # The spec is already on top of the value: convert beneath it.
-    return [O.Swap(2), convert, O.Swap(2), O.FormatValue(True)]
+    return [ops.Swap(2), convert, ops.Swap(2), ops.FormatValue(True)]
 
 
-def jump(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
-    return [O.Jump(t.cast(int, i.argval))]
+def jump(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
+    return [ops.Jump(t.cast(int, i.argval))]
 
 
 def pop_jump_if(value: bool, none_check: bool = False) -> Handler:
-    return lambda i, _state: [O.PopJumpIf(value, t.cast(int, i.argval), none_check)]
+    return lambda i, _state: [ops.PopJumpIf(value, t.cast(int, i.argval), none_check)]
 
 
-def call_intrinsic_1(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+def call_intrinsic_1(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
     # 3.12+: intrinsics are named by argrepr; only two are expressions we support.
     if i.argrepr == "INTRINSIC_LIST_TO_TUPLE":
-        return [O.ListToTuple()]
+        return [ops.ListToTuple()]
     if i.argrepr == "INTRINSIC_UNARY_POSITIVE":
-        return [O.UnaryOp(operator.pos)]
+        return [ops.UnaryOp(operator.pos)]
     if i.argrepr == "INTRINSIC_STOPITERATION_ERROR":
         return [unsupported("SEND")]
     if i.argrepr == "INTRINSIC_IMPORT_STAR":
@@ -220,89 +220,89 @@ def call_intrinsic_1(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
     return [unsupported(f"CALL_INTRINSIC_1 {i.argrepr}")]
 
 
-def kw_names(i: dis.Instruction, state: DecodeState) -> list[O.Op]:
+def kw_names(i: dis.Instruction, state: DecodeState) -> list[ops.Op]:
     """3.11/3.12: the keyword names of the next CALL; we push them as that CALL's top slot."""
     state.kwnames_pending = True
-    return [O.LoadConst(state.code.co_consts[_arg(i)])]
+    return [ops.LoadConst(state.code.co_consts[_arg(i)])]
 
 
-def call_after_kw_names(i: dis.Instruction, state: DecodeState) -> list[O.Op]:
+def call_after_kw_names(i: dis.Instruction, state: DecodeState) -> list[ops.Op]:
     kw, state.kwnames_pending = state.kwnames_pending, False
-    return [O.Call(_arg(i), kw)]
+    return [ops.Call(_arg(i), kw)]
 
 
 SHARED: dict[str, Handler] = {
-    "NOP": _fixed(O.Nop()),
-    "RESUME": _fixed(O.Nop()),
-    "CACHE": _fixed(O.Nop()),
-    "EXTENDED_ARG": _fixed(O.Nop()),  # dis has already folded it into the next argument
-    "POP_TOP": _fixed(O.Pop()),
-    "PUSH_NULL": _fixed(O.PushNull()),
-    "LOAD_CONST": _one(lambda i: O.LoadConst(i.argval)),
-    "LOAD_FAST": _one(lambda i: O.LoadFast(_name(i))),
-    "LOAD_CLOSURE": _one(lambda i: O.LoadFast(_name(i))),  # the cell itself
-    "STORE_FAST": _one(lambda i: O.StoreFast(_name(i))),
-    "DELETE_FAST": _one(lambda i: O.DeleteFast(_name(i))),
-    "MAKE_CELL": _one(lambda i: O.MakeCell(_name(i))),
-    "COPY_FREE_VARS": _one(lambda i: O.CopyFreeVars(_arg(i))),
-    "LOAD_DEREF": _one(lambda i: O.LoadDeref(_name(i))),
-    "STORE_DEREF": _one(lambda i: O.StoreDeref(_name(i))),
-    "DELETE_DEREF": _one(lambda i: O.DeleteDeref(_name(i))),
-    "STORE_ATTR": _one(lambda i: O.StoreAttr(_name(i))),
-    "DELETE_ATTR": _one(lambda i: O.DeleteAttr(_name(i))),
+    "NOP": _fixed(ops.Nop()),
+    "RESUME": _fixed(ops.Nop()),
+    "CACHE": _fixed(ops.Nop()),
+    "EXTENDED_ARG": _fixed(ops.Nop()),  # dis has already folded it into the next argument
+    "POP_TOP": _fixed(ops.Pop()),
+    "PUSH_NULL": _fixed(ops.PushNull()),
+    "LOAD_CONST": _one(lambda i: ops.LoadConst(i.argval)),
+    "LOAD_FAST": _one(lambda i: ops.LoadFast(_name(i))),
+    "LOAD_CLOSURE": _one(lambda i: ops.LoadFast(_name(i))),  # the cell itself
+    "STORE_FAST": _one(lambda i: ops.StoreFast(_name(i))),
+    "DELETE_FAST": _one(lambda i: ops.DeleteFast(_name(i))),
+    "MAKE_CELL": _one(lambda i: ops.MakeCell(_name(i))),
+    "COPY_FREE_VARS": _one(lambda i: ops.CopyFreeVars(_arg(i))),
+    "LOAD_DEREF": _one(lambda i: ops.LoadDeref(_name(i))),
+    "STORE_DEREF": _one(lambda i: ops.StoreDeref(_name(i))),
+    "DELETE_DEREF": _one(lambda i: ops.DeleteDeref(_name(i))),
+    "STORE_ATTR": _one(lambda i: ops.StoreAttr(_name(i))),
+    "DELETE_ATTR": _one(lambda i: ops.DeleteAttr(_name(i))),
     "BINARY_OP": binary_op,
-    "UNARY_NEGATIVE": _fixed(O.UnaryOp(operator.neg)),
-    "UNARY_NOT": _fixed(O.UnaryOp(operator.not_)),
-    "UNARY_INVERT": _fixed(O.UnaryOp(operator.invert)),
-    "IS_OP": _one(lambda i: O.IsOp(bool(_arg(i)))),
-    "CONTAINS_OP": _one(lambda i: O.ContainsOp(bool(_arg(i)))),
-    "BINARY_SUBSCR": _fixed(O.GetItem()),
-    "STORE_SUBSCR": _fixed(O.SetItem()),
-    "DELETE_SUBSCR": _fixed(O.DelItem()),
-    "BUILD_SLICE": _one(lambda i: O.BuildSlice(_arg(i))),
-    "BUILD_TUPLE": _one(lambda i: O.BuildTuple(_arg(i))),
-    "BUILD_LIST": _one(lambda i: O.BuildList(_arg(i))),
-    "BUILD_SET": _one(lambda i: O.BuildSet(_arg(i))),
-    "BUILD_MAP": _one(lambda i: O.BuildMap(_arg(i))),
-    "BUILD_CONST_KEY_MAP": _one(lambda i: O.BuildConstKeyMap(_arg(i))),
-    "BUILD_STRING": _one(lambda i: O.BuildString(_arg(i))),
-    "LIST_APPEND": _one(lambda i: O.ListAppend(_arg(i))),
-    "LIST_EXTEND": _one(lambda i: O.ListExtend(_arg(i))),
-    "SET_ADD": _one(lambda i: O.SetAdd(_arg(i))),
-    "SET_UPDATE": _one(lambda i: O.SetUpdate(_arg(i))),
-    "MAP_ADD": _one(lambda i: O.MapAdd(_arg(i))),
-    "DICT_UPDATE": _one(lambda i: O.DictUpdate(_arg(i))),
-    "DICT_MERGE": _one(lambda i: O.DictMerge(_arg(i))),
-    "UNPACK_SEQUENCE": _one(lambda i: O.UnpackSequence(_arg(i))),
+    "UNARY_NEGATIVE": _fixed(ops.UnaryOp(operator.neg)),
+    "UNARY_NOT": _fixed(ops.UnaryOp(operator.not_)),
+    "UNARY_INVERT": _fixed(ops.UnaryOp(operator.invert)),
+    "IS_OP": _one(lambda i: ops.IsOp(bool(_arg(i)))),
+    "CONTAINS_OP": _one(lambda i: ops.ContainsOp(bool(_arg(i)))),
+    "BINARY_SUBSCR": _fixed(ops.GetItem()),
+    "STORE_SUBSCR": _fixed(ops.SetItem()),
+    "DELETE_SUBSCR": _fixed(ops.DelItem()),
+    "BUILD_SLICE": _one(lambda i: ops.BuildSlice(_arg(i))),
+    "BUILD_TUPLE": _one(lambda i: ops.BuildTuple(_arg(i))),
+    "BUILD_LIST": _one(lambda i: ops.BuildList(_arg(i))),
+    "BUILD_SET": _one(lambda i: ops.BuildSet(_arg(i))),
+    "BUILD_MAP": _one(lambda i: ops.BuildMap(_arg(i))),
+    "BUILD_CONST_KEY_MAP": _one(lambda i: ops.BuildConstKeyMap(_arg(i))),
+    "BUILD_STRING": _one(lambda i: ops.BuildString(_arg(i))),
+    "LIST_APPEND": _one(lambda i: ops.ListAppend(_arg(i))),
+    "LIST_EXTEND": _one(lambda i: ops.ListExtend(_arg(i))),
+    "SET_ADD": _one(lambda i: ops.SetAdd(_arg(i))),
+    "SET_UPDATE": _one(lambda i: ops.SetUpdate(_arg(i))),
+    "MAP_ADD": _one(lambda i: ops.MapAdd(_arg(i))),
+    "DICT_UPDATE": _one(lambda i: ops.DictUpdate(_arg(i))),
+    "DICT_MERGE": _one(lambda i: ops.DictMerge(_arg(i))),
+    "UNPACK_SEQUENCE": _one(lambda i: ops.UnpackSequence(_arg(i))),
     "UNPACK_EX": unpack_ex,
-    "GET_ITER": _fixed(O.GetIter()),
+    "GET_ITER": _fixed(ops.GetIter()),
     "JUMP_FORWARD": jump,
     "JUMP_BACKWARD": jump,
     "JUMP_BACKWARD_NO_INTERRUPT": jump,
-    "RETURN_VALUE": _fixed(O.Return()),
-    "RAISE_VARARGS": _one(lambda i: O.Raise(_arg(i))),
-    "COPY": _one(lambda i: O.Copy(_arg(i))),
-    "SWAP": _one(lambda i: O.Swap(_arg(i))),
-    "LOAD_ASSERTION_ERROR": _fixed(O.LoadConst(AssertionError)),
-    "CALL_FUNCTION_EX": _one(lambda i: O.CallEx(bool(_arg(i) & 1))),
-    "RETURN_GENERATOR": _fixed(O.ReturnGenerator()),
-    "YIELD_VALUE": _fixed(O.Yield()),
-    "RERAISE": _fixed(O.Reraise()),
-    "PUSH_EXC_INFO": _fixed(O.PushExcInfo()),
-    "POP_EXCEPT": _fixed(O.PopExcept()),
-    "CHECK_EXC_MATCH": _fixed(O.CheckExcMatch()),
-    "BEFORE_WITH": _fixed(O.BeforeWith()),
-    "WITH_EXCEPT_START": _fixed(O.WithExceptStart()),
+    "RETURN_VALUE": _fixed(ops.Return()),
+    "RAISE_VARARGS": _one(lambda i: ops.Raise(_arg(i))),
+    "COPY": _one(lambda i: ops.Copy(_arg(i))),
+    "SWAP": _one(lambda i: ops.Swap(_arg(i))),
+    "LOAD_ASSERTION_ERROR": _fixed(ops.LoadConst(AssertionError)),
+    "CALL_FUNCTION_EX": _one(lambda i: ops.CallEx(bool(_arg(i) & 1))),
+    "RETURN_GENERATOR": _fixed(ops.ReturnGenerator()),
+    "YIELD_VALUE": _fixed(ops.Yield()),
+    "RERAISE": _fixed(ops.Reraise()),
+    "PUSH_EXC_INFO": _fixed(ops.PushExcInfo()),
+    "POP_EXCEPT": _fixed(ops.PopExcept()),
+    "CHECK_EXC_MATCH": _fixed(ops.CheckExcMatch()),
+    "BEFORE_WITH": _fixed(ops.BeforeWith()),
+    "WITH_EXCEPT_START": _fixed(ops.WithExceptStart()),
 }
 
 # Opcodes that 3.12 introduced and 3.13 kept unchanged.
 SINCE_312: dict[str, Handler] = {
-    "LOAD_FAST_CHECK": _one(lambda i: O.LoadFast(_name(i), checked=True)),
-    "LOAD_FAST_AND_CLEAR": _one(lambda i: O.LoadFastAndClear(_name(i))),
-    "STORE_FAST_MAYBE_NULL": _one(lambda i: O.StoreFast(_name(i))),
-    "RETURN_CONST": lambda i, _s: [O.LoadConst(i.argval), O.Return()],
-    "BINARY_SLICE": _fixed(O.BuildSlice(2), O.GetItem()),
-    "STORE_SLICE": _fixed(O.BuildSlice(2), O.SetItem()),
+    "LOAD_FAST_CHECK": _one(lambda i: ops.LoadFast(_name(i), checked=True)),
+    "LOAD_FAST_AND_CLEAR": _one(lambda i: ops.LoadFastAndClear(_name(i))),
+    "STORE_FAST_MAYBE_NULL": _one(lambda i: ops.StoreFast(_name(i))),
+    "RETURN_CONST": lambda i, _s: [ops.LoadConst(i.argval), ops.Return()],
+    "BINARY_SLICE": _fixed(ops.BuildSlice(2), ops.GetItem()),
+    "STORE_SLICE": _fixed(ops.BuildSlice(2), ops.SetItem()),
     "CALL_INTRINSIC_1": call_intrinsic_1,
     "POP_JUMP_IF_TRUE": pop_jump_if(True),
     "POP_JUMP_IF_FALSE": pop_jump_if(False),
@@ -311,7 +311,7 @@ SINCE_312: dict[str, Handler] = {
 }
 
 
-def load_attr_method_bit(i: dis.Instruction, _state: DecodeState) -> list[O.Op]:
+def load_attr_method_bit(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
     """3.12/3.13 LOAD_ATTR: the low bit asks for a method load (callable + self/NULL)."""
-    load = O.LoadAttr(_name(i))
-    return [load, O.PushNull()] if _arg(i) & 1 else [load]
+    load = ops.LoadAttr(_name(i))
+    return [load, ops.PushNull()] if _arg(i) & 1 else [load]

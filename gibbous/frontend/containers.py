@@ -6,7 +6,7 @@ import operator
 import typing as t
 
 from gibbous.frontend import ops as O
-from gibbous.ir import runtime as R
+from gibbous.ir import runtime
 from gibbous.ir.core import Constant, Result, Value
 
 if t.TYPE_CHECKING:
@@ -32,7 +32,7 @@ def extend(fb: FunctionBuilder, k: int, op: O.ListExtend | O.SetUpdate, i: int) 
     )
     if literal:
         assert isinstance(target, Result) and isinstance(items, Constant)
-        make = R.make_list if isinstance(op, O.ListExtend) else R.make_set
+        make = runtime.make_list if isinstance(op, O.ListExtend) else runtime.make_set
         elements = [fb.const(x) for x in t.cast(tuple[object, ...], items.value)]
         target.op.erase()
         fb.stack[-1] = fb.call(make, *elements, name=fb.hint)

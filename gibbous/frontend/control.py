@@ -6,10 +6,10 @@ import builtins
 import operator
 import typing as t
 
-from gibbous.frontend import blocks as B
-from gibbous.frontend import ops as O
+from gibbous.frontend import blocks
+from gibbous.frontend import ops
 from gibbous.frontend.decode import Decoded
-from gibbous.ir import runtime as R
+from gibbous.ir import runtime
 from gibbous.ir.core import Call, Constant, Result, Value
 from gibbous.ir.exceptions import throw
 from gibbous.ir.names import CallableSet
@@ -21,7 +21,7 @@ if t.TYPE_CHECKING:
 # Calls whose result is already a bool: a branch on them needs no operator.truth.
 _BOOL_RESULTS: CallableSet[object] = CallableSet(
     [operator.truth, operator.not_, operator.is_, operator.is_not, operator.contains,
-     builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, R.is_stop]
+     builtins.isinstance, builtins.issubclass, builtins.callable, builtins.hasattr, runtime.is_stop]
 )
 
 
@@ -29,11 +29,11 @@ def _callee_value(call: Call) -> object:
     return call.callee.value if isinstance(call.callee, Constant) else None
 
 
-def _target(fb: FunctionBuilder, offset: int) -> B.Block:
+def _target(fb: FunctionBuilder, offset: int) -> blocks.Block:
     return fb.analysis.block_at(offset)
 
 
-def fall_through(fb: FunctionBuilder, block: B.Block) -> B.Block:
+def fall_through(fb: FunctionBuilder, block: blocks.Block) -> blocks.Block:
     return fb.analysis.blocks[block.index + 1]
 
 
@@ -43,29 +43,29 @@ def _truth(fb: FunctionBuilder, x: Value) -> Value:
     return fb.call(operator.truth, x)
 
 
-def _branch(fb: FunctionBuilder, cond: Value, when_true: B.Block, true_args: list[Value],
-            when_false: B.Block, false_args: list[Value]) -> None:
+def _branch(fb: FunctionBuilder, cond: Value, when_true: blocks.Block, true_args: list[Value],
+            when_false: blocks.Block, false_args: list[Value]) -> None:
     fb.b.branch(cond, fb.ir_blocks[when_true.index], true_args,
                 fb.ir_blocks[when_false.index], false_args)
 
 
-def terminate(fb: FunctionBuilder, block: B.Block, d: Decoded) -> None:
+def terminate(fb: FunctionBuilder, block: blocks.Block, d: Decoded) -> None:
     match d.op:
-        case O.Jump(target=target):
+        case ops.Jump(target=target):
             succ = _target(fb, target)
             fb.b.jump(fb.ir_blocks[succ.index], *fb.edge_args(succ))
-        case O.Return() if fb.resume:  # the generator finished (its value is lost)
+        case ops.Return() if fb.resume:  # the generator finished (its value is lost)
             fb.pop_value()
-            fb.call(R.save_frame, fb.func.args[0], -1)
-            fb.b.ret(fb.const(R.STOP))
-        case O.Return():
+            fb.call(runtime.save_frame, fb.func.args[0], -1)
+            fb.b.ret(fb.const(runtime.STOP))
+        case ops.Return():
             value = fb.pop_value()
             fb.b.ret(fb.values if fb.values is not None else value)
-        case O.Raise(argc=argc):
+        case ops.Raise(argc=argc):
             _raise(fb, argc, fb.analysis.handled.get(fb.analysis.ops.index(d)))
-        case O.Reraise():
+        case ops.Reraise():
             _throw(fb, fb.pop_value())
-        case O.PopJumpIf(value=value, target=target, none_check=none_check):
+        case ops.PopJumpIf(value=value, target=target, none_check=none_check):
             x = fb.pop_value()
             cond = fb.call(operator.is_, x, None) if none_check else _truth(fb, x)
             jump, fall = _target(fb, target), fall_through(fb, block)
@@ -74,7 +74,7 @@ def terminate(fb: FunctionBuilder, block: B.Block, d: Decoded) -> None:
                 _branch(fb, cond, jump, jump_args, fall, fall_args)
             else:
                 _branch(fb, cond, fall, fall_args, jump, jump_args)
-        case O.JumpIfOrPop(value=value, target=target):
+        case ops.JumpIfOrPop(value=value, target=target):
             cond = _truth(fb, fb.peek_value(1))
             jump = _target(fb, target)
             jump_args = fb.edge_args(jump)
@@ -85,11 +85,11 @@ def terminate(fb: FunctionBuilder, block: B.Block, d: Decoded) -> None:
                 _branch(fb, cond, jump, jump_args, fall, fall_args)
             else:
                 _branch(fb, cond, fall, fall_args, jump, jump_args)
-        case O.ForIter(exit=exit):
+        case ops.ForIter(exit=exit):
             it = fb.peek_value(1)
             body = fall_through(fb, block)
-            item = fb.call(R.next_or_stop, it, name=fb.hint)
-            done = fb.call(R.is_stop, item)
+            item = fb.call(runtime.next_or_stop, it, name=fb.hint)
+            done = fb.call(runtime.is_stop, item)
             fb.push(item)
             body_args = fb.edge_args(body)
             fb.pop()
@@ -97,7 +97,7 @@ def terminate(fb: FunctionBuilder, block: B.Block, d: Decoded) -> None:
             leave = _target(fb, exit)
             _branch(fb, done, leave, fb.edge_args(leave), body, body_args)
             # The item stays a block argument of the body, for type inference to refine.
-            n_stack = sum(s is not B.Slot.NULL for s in body.entry_stack or ())
+            n_stack = sum(s is not blocks.Slot.NULL for s in body.entry_stack or ())
             fb.protected.add(id(fb.ir_blocks[body.index].args[n_stack - 1]))
         case _:
             raise AssertionError(f"not a terminator: {d.op!r}")
@@ -114,7 +114,7 @@ def _raise(fb: FunctionBuilder, argc: int, handled: int | None) -> None:
         exc = fb.value(fb.stack[handled])  # the exception being handled
     elif argc == 2:
         cause = fb.pop_value()
-        exc = fb.call(R.exception_with_cause, fb.pop_value(), cause)
+        exc = fb.call(runtime.exception_with_cause, fb.pop_value(), cause)
     else:
         exc = _exception(fb, fb.pop_value())
     _throw(fb, exc)
@@ -135,4 +135,4 @@ def _exception(fb: FunctionBuilder, exc: Value) -> Value:
         return fb.call(exc)  # raise ValueError  ->  raise ValueError()
     if isinstance(exc, Result) and is_exception_class(_callee_value(exc.op)):
         return exc
-    return fb.call(R.exception_instance, exc)
+    return fb.call(runtime.exception_instance, exc)

@@ -15,11 +15,11 @@ import types
 
 import attrs
 
-from gibbous.frontend import common as C
+from gibbous.frontend import common
 from gibbous.frontend import ops as O
 
 
-def _table() -> dict[str, C.Handler]:
+def _table() -> dict[str, common.Handler]:
     # The one version check of the frontend.
     if sys.version_info[:2] == (3, 11):
         from gibbous.frontend.py311 import TABLE
@@ -49,9 +49,9 @@ class Decoded:
         return O.jump_target(self.op)
 
 
-def _state(code: types.CodeType) -> C.DecodeState:
+def _state(code: types.CodeType) -> common.DecodeState:
     instructions = list(dis.get_instructions(code))
-    return C.DecodeState(code, instructions, {ins.offset: k for k, ins in enumerate(instructions)})
+    return common.DecodeState(code, instructions, {ins.offset: k for k, ins in enumerate(instructions)})
 
 
 def decode_ops(code: types.CodeType) -> list[Decoded]:
@@ -63,7 +63,7 @@ def decode_ops(code: types.CodeType) -> list[Decoded]:
         if ins.positions is not None and ins.positions.lineno is not None:
             line = ins.positions.lineno
         handler = TABLE.get(ins.opname)
-        ops = handler(ins, state) if handler is not None else [C.unsupported(ins.opname)]
+        ops = handler(ins, state) if handler is not None else [common.unsupported(ins.opname)]
         # Every instruction gives at least one op, so that any offset can be jumped to.
         out.extend(Decoded(op, ins.offset, line) for op in ops or [O.Nop()])
     return out
@@ -90,7 +90,7 @@ class Handler:
     lasti: bool
 
 
-def _reraise_at(state: C.DecodeState, target: int) -> int | None:
+def _reraise_at(state: common.DecodeState, target: int) -> int | None:
     """The offset of the RERAISE ending cleanup-only handler code at ``target``, else None."""
     for ins in state.instructions[state.index[target] :]:
         if ins.opname == "RERAISE":

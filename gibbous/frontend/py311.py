@@ -11,45 +11,45 @@ import dis
 import operator
 import typing as t
 
-from gibbous.frontend import common as C
-from gibbous.frontend import ops as O
+from gibbous.frontend import common
+from gibbous.frontend import ops
 
 
-def load_global(i: dis.Instruction, _state: C.DecodeState) -> list[O.Op]:
-    load = O.LoadGlobal(t.cast(str, i.argval))
-    return [O.PushNull(), load] if t.cast(int, i.arg) & 1 else [load]  # NULL goes first
+def load_global(i: dis.Instruction, _state: common.DecodeState) -> list[ops.Op]:
+    load = ops.LoadGlobal(t.cast(str, i.argval))
+    return [ops.PushNull(), load] if t.cast(int, i.arg) & 1 else [load]  # NULL goes first
 
 
-def compare_op(i: dis.Instruction, _state: C.DecodeState) -> list[O.Op]:
-    return [O.Compare(C.COMPARISONS[t.cast(int, i.arg)])]
+def compare_op(i: dis.Instruction, _state: common.DecodeState) -> list[ops.Op]:
+    return [ops.Compare(common.COMPARISONS[t.cast(int, i.arg)])]
 
 
-def jump_if_or_pop(value: bool) -> C.Handler:
-    return lambda i, _state: [O.JumpIfOrPop(value, t.cast(int, i.argval))]
+def jump_if_or_pop(value: bool) -> common.Handler:
+    return lambda i, _state: [ops.JumpIfOrPop(value, t.cast(int, i.argval))]
 
 
-TABLE: dict[str, C.Handler] = {
-    **C.SHARED,
-    "PRECALL": lambda _i, _s: [O.Nop()],
-    "KW_NAMES": C.kw_names,
-    "CALL": C.call_after_kw_names,
-    "LOAD_METHOD": lambda i, _s: [O.LoadAttr(t.cast(str, i.argval)), O.PushNull()],
-    "LOAD_ATTR": lambda i, _s: [O.LoadAttr(t.cast(str, i.argval))],
+TABLE: dict[str, common.Handler] = {
+    **common.SHARED,
+    "PRECALL": lambda _i, _s: [ops.Nop()],
+    "KW_NAMES": common.kw_names,
+    "CALL": common.call_after_kw_names,
+    "LOAD_METHOD": lambda i, _s: [ops.LoadAttr(t.cast(str, i.argval)), ops.PushNull()],
+    "LOAD_ATTR": lambda i, _s: [ops.LoadAttr(t.cast(str, i.argval))],
     "LOAD_GLOBAL": load_global,
     "COMPARE_OP": compare_op,
-    "POP_JUMP_FORWARD_IF_TRUE": C.pop_jump_if(True),
-    "POP_JUMP_BACKWARD_IF_TRUE": C.pop_jump_if(True),
-    "POP_JUMP_FORWARD_IF_FALSE": C.pop_jump_if(False),
-    "POP_JUMP_BACKWARD_IF_FALSE": C.pop_jump_if(False),
-    "POP_JUMP_FORWARD_IF_NONE": C.pop_jump_if(True, none_check=True),
-    "POP_JUMP_BACKWARD_IF_NONE": C.pop_jump_if(True, none_check=True),
-    "POP_JUMP_FORWARD_IF_NOT_NONE": C.pop_jump_if(False, none_check=True),
-    "POP_JUMP_BACKWARD_IF_NOT_NONE": C.pop_jump_if(False, none_check=True),
+    "POP_JUMP_FORWARD_IF_TRUE": common.pop_jump_if(True),
+    "POP_JUMP_BACKWARD_IF_TRUE": common.pop_jump_if(True),
+    "POP_JUMP_FORWARD_IF_FALSE": common.pop_jump_if(False),
+    "POP_JUMP_BACKWARD_IF_FALSE": common.pop_jump_if(False),
+    "POP_JUMP_FORWARD_IF_NONE": common.pop_jump_if(True, none_check=True),
+    "POP_JUMP_BACKWARD_IF_NONE": common.pop_jump_if(True, none_check=True),
+    "POP_JUMP_FORWARD_IF_NOT_NONE": common.pop_jump_if(False, none_check=True),
+    "POP_JUMP_BACKWARD_IF_NOT_NONE": common.pop_jump_if(False, none_check=True),
     "JUMP_IF_TRUE_OR_POP": jump_if_or_pop(True),
     "JUMP_IF_FALSE_OR_POP": jump_if_or_pop(False),
-    "FOR_ITER": lambda i, _s: [O.ForIter(t.cast(int, i.argval))],
-    "LIST_TO_TUPLE": lambda _i, _s: [O.ListToTuple()],
-    "UNARY_POSITIVE": lambda _i, _s: [O.UnaryOp(operator.pos)],
-    "FORMAT_VALUE": C.format_value_with_flags,
-    "MAKE_FUNCTION": C.make_function_with_flags,
+    "FOR_ITER": lambda i, _s: [ops.ForIter(t.cast(int, i.argval))],
+    "LIST_TO_TUPLE": lambda _i, _s: [ops.ListToTuple()],
+    "UNARY_POSITIVE": lambda _i, _s: [ops.UnaryOp(operator.pos)],
+    "FORMAT_VALUE": common.format_value_with_flags,
+    "MAKE_FUNCTION": common.make_function_with_flags,
 }

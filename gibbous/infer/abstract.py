@@ -12,7 +12,7 @@ import typing as t
 import attrs
 
 from gibbous.ir import types as T
-from gibbous.infer.typerules import runtime as frontend_rules
+from gibbous.infer.typerules import runtime
 from gibbous.infer.typerules.table import BoundMethod, Iter
 from gibbous.infer.typerules.base import (
     const_type,
@@ -42,7 +42,7 @@ class OrStop(T.Type):
 
 
 SLOTS: dict[type, int] = {list: 1, set: 1, dict: 2}
-STOP = frontend_rules.STOP
+STOP = runtime.STOP
 
 
 @attrs.define

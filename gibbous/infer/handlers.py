@@ -23,7 +23,7 @@ from gibbous.infer.abstract import (
     _ref,
     _slice_like,
 )
-from gibbous.infer.typerules import runtime as frontend_rules
+from gibbous.infer.typerules import runtime
 from gibbous.infer.typerules.table import BoundMethod, Iter, result_type
 from gibbous.infer.typerules.base import VIEW_CLASSES, is_data_value, is_inert
 from gibbous.infer.typerules.containers import attribute_type
@@ -31,7 +31,7 @@ from gibbous.infer.typerules.containers import attribute_type
 if t.TYPE_CHECKING:
     from gibbous.infer.interpreter import Inference
 
-R = frontend_rules.runtime  # the frontend's helpers, reached through their rules
+R = runtime.runtime  # the frontend's helpers, reached through their rules
 
 
 Handler = t.Callable[["Inference", Call, object, list[T.Type], dict[str, T.Type]], T.Type | None]

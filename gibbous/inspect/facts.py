@@ -22,7 +22,7 @@ from gibbous.reverse.activity import WRITE_NOTHING
 from gibbous.reverse.primal_pass import IDENTITIES
 from gibbous.infer.handlers import has_handler
 from gibbous import optional
-from gibbous.rules import render as R
+from gibbous.rules import render
 from gibbous.rules.formulas import Expr
 from gibbous.library.elementwise.tables import RULE_FORMULAS
 from gibbous.rules.public_names import callable_name
@@ -102,7 +102,7 @@ def _name_of(fn: object) -> str:
 
 
 def _text(formula: Expr) -> str:
-    text = R.source(formula, real=False)
+    text = render.source(formula, real=False)
     return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
 

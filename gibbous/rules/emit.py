@@ -30,8 +30,8 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
 from gibbous.ir.exceptions import GibbousError
-from gibbous.rules import render as R
-from gibbous.rules import formulas as F
+from gibbous.rules import render
+from gibbous.rules import formulas
 from gibbous.rules.formulas import Expr
 from gibbous.tangents.classes import (
     NEVER_DIFFERENTIABLE,
@@ -409,7 +409,7 @@ class Writer:
                 return self.call(operator.add, base, 0j)
             return base
         if op == "call" and e.name == "unit" and self.complex_(self.formula(e.args[0], env)):
-            return self.formula(F.ratio(e.args[0], F.magnitude(e.args[0])), env)  # x / |x|
+            return self.formula(formulas.ratio(e.args[0], formulas.magnitude(e.args[0])), env)  # x / |x|
         args = [self.formula(a, env) for a in e.args]
         if op == "conj":  # (of a real operand: itself)
             return self.call(np.conj, args[0]) if self.complex_(args[0]) else args[0]
@@ -422,7 +422,7 @@ class Writer:
             if fn is None:
                 raise Inexpressible(e.name)
             return self.call(fn, *args)
-        return self.call(R.PY_OPERATORS[op], *args, boolean=op in _COMPARISONS)
+        return self.call(render.PY_OPERATORS[op], *args, boolean=op in _COMPARISONS)
 
     def value(self, v: Operand) -> Value:
         if isinstance(v, Value):

@@ -38,9 +38,8 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules import inplace_forward as FW
-from gibbous.rules import formulas as formulas_
-from gibbous.rules.formulas import Expr
+from gibbous.rules import inplace_forward
+from gibbous.rules.formulas import Expr, complex_tangent
 from gibbous.rules.emit import Emit as Emit
 from gibbous.rules.registry import registering_module, registers_for_caller
 from gibbous.rules.emit import ForwardModeError
@@ -208,7 +207,7 @@ def frule(
 
     def register_tangent(tangent: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
         if writes is not None:
-            FW.register_writing(fn, writes, tangent)
+            inplace_forward.register_writing(fn, writes, tangent)
             return tangent
 
         def shaped(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
@@ -234,7 +233,7 @@ _QUIET_OPS = {"var", "neg", "conj", "+", "-"}  # formulas that cannot overflow o
 def register_elementwise(
     fns: t.Iterable[object],
     grads: t.Sequence[t.Callable[..., t.Any] | None],
-    formula: t.Mapping[t.Any, formulas_.Expr],
+    formula: t.Mapping[t.Any, Expr],
 ) -> None:
     """The forward rule of elementwise ``fns`` from their reverse partials ``grads`` (the
     NumPy renderings ``g(g, x, z)`` / ``g(g, x, y, z)`` of ``gibbous.rules.formulas``; None:
@@ -246,7 +245,7 @@ def register_elementwise(
 
     formulas = [None if g is None else FORMULA.get(g) for g in grads]
 
-    complex_forms = [None if f is None else formulas_.complex_tangent(f) for f in formulas]
+    complex_forms = [None if f is None else complex_tangent(f) for f in formulas]
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
@@ -421,7 +420,7 @@ def register_linear(
         register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
         _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), True, operand)
         if operand == 0:
-            FW.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
+            inplace_forward.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
 
 
 def _real_sequence(ty: T.Type, item: t.Callable[[T.Type], bool] = real_type) -> bool:
@@ -587,7 +586,7 @@ def register_multilinear(fns: t.Iterable[object], first: int, last: int | None =
 
 #: Python's in-place operators: into an array they write (``gibbous.rules.inplace_forward``);
 #: into a float they make a new value.
-IN_PLACE = frozenset(FW.IN_PLACE_OF)
+IN_PLACE = frozenset(inplace_forward.IN_PLACE_OF)
 
 
 def not_an_array(x: object, name: str) -> None:

@@ -48,9 +48,9 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules import formulas as F
+from gibbous.rules.formulas import Expr
 from gibbous.rules.buffers import SiteBuffers, scratch
-from gibbous.rules import render as R
+from gibbous.rules import render
 
 F64 = T.Float("float64")
 # ("primal", i), ("fdata", i), ("result", -1), ("result_fdata", -1), ("site", -1) or
@@ -143,7 +143,7 @@ _SAVES: dict[str, Save] = {"x": ("primal", 0), "y": ("primal", 1), "z": ("result
 
 def formula_form(
     name: str,
-    formulas: t.Sequence[F.Expr],
+    formulas: t.Sequence[Expr],
     floats: t.Sequence[t.Callable[..., t.Any]],
     write: bool = True,
 ) -> InlineRule:
@@ -151,14 +151,14 @@ def formula_form(
     the formulas allow (and ``write``), else ``floats`` (their float renderings, or adjoints
     of the same signature ``(dy, *operands, z)``) called on the saved values."""
     arity = len(formulas)
-    if write and all(map(R.inline_expressible, formulas)):
+    if write and all(map(render.inline_expressible, formulas)):
         used = set().union(*[f.variables() for f in formulas])
         names = [n for n in "xyz" if n in used]
 
         def written(b: Builder, saved: t.Sequence[Value], dy: Value) -> t.Sequence[Value]:
             env = {"g": dy, **dict(zip(names, saved))}
             call = functools.partial(_call, b)
-            return [R.inline_adjoint(f, call, env) for f in formulas]
+            return [render.inline_adjoint(f, call, env) for f in formulas]
 
         return InlineRule(name, tuple(_SAVES[n] for n in names), written, arity)
     saves = (_SAVES["x"], _SAVES["z"]) if arity == 1 else tuple(_SAVES.values())

@@ -41,8 +41,8 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
-from gibbous.rules import formulas as F
-from gibbous.rules import render as R
+from gibbous.rules import formulas
+from gibbous.rules import render
 from gibbous.rules.registry import Pullback, stateful_primitive
 from gibbous.tangents.model import NO_TANGENT, CoDual, NoTangent
 
@@ -132,7 +132,7 @@ _NO_RDATA_4 = (NO_TANGENT,) * 4
 # operand or ``g``.
 
 
-Work = R.Work
+Work = render.Work
 
 _Partial = t.Callable[..., None]
 
@@ -151,9 +151,9 @@ class Partials:
 def _partials(
     ufunc: np.ufunc, names: tuple[str | None, ...], real: bool = True, tangent: bool = False
 ) -> Partials:
-    table = F.UNARY if len(names) == 1 else F.BINARY
+    table = formulas.UNARY if len(names) == 1 else formulas.BINARY
     kernels = [
-        None if n is None else R.kernel(_form(table[n], tangent), len(names), ufunc, real, R.KERNEL)
+        None if n is None else render.kernel(_form(table[n], tangent), len(names), ufunc, real, render.KERNEL)
         for n in names
     ]
     done = [k for k in kernels if k is not None]
@@ -165,10 +165,10 @@ def _partials(
     )
 
 
-def _form(e: F.Expr, tangent: bool) -> F.Expr:
+def _form(e: formulas.Expr, tangent: bool) -> formulas.Expr:
     if not tangent:
         return e
-    form = F.complex_tangent(e)
+    form = formulas.complex_tangent(e)
     assert form is not None, e  # (every formula of a complex in-place rule has one)
     return form
 
@@ -176,7 +176,7 @@ def _form(e: F.Expr, tangent: bool) -> F.Expr:
 # Each ufunc's formulas (``None``: piecewise constant, the output is overwritten and restored,
 # nothing flows back); the holomorphic ones also on complex128 arrays.
 UNARY_FORMULAS: dict[np.ufunc, str | None] = {
-    **{getattr(np, ufunc): name for ufunc, name in F.UFUNCS_UNARY.items()},
+    **{getattr(np, ufunc): name for ufunc, name in formulas.UFUNCS_UNARY.items()},
     np.radians: "deg2rad",
     np.degrees: "rad2deg",
     **dict.fromkeys([np.sign, np.floor, np.ceil, np.trunc, np.rint]),
@@ -184,7 +184,7 @@ UNARY_FORMULAS: dict[np.ufunc, str | None] = {
 _REAL_ONLY = {np.cbrt, np.deg2rad, np.radians, np.rad2deg, np.degrees, np.absolute, np.fabs}
 
 BINARY_FORMULAS: dict[np.ufunc, tuple[str | None, str | None]] = {
-    **{getattr(np, ufunc): names for ufunc, names in F.UFUNCS_BINARY.items()},
+    **{getattr(np, ufunc): names for ufunc, names in formulas.UFUNCS_BINARY.items()},
     np.floor_divide: (None, None),
 }
 _COMPLEX_BINARY = (np.add, np.subtract, np.multiply, np.divide)

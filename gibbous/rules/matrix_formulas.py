@@ -27,10 +27,17 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
-from gibbous.rules import emit as FI
 from gibbous.rules.frules import register
 from gibbous.rules.registry import registers_for_caller
 from gibbous.rules.emit import (
+    Emit,
+    Keywords,
+    Tangent,
+    Tangents,
+    Values,
+    checked,
+    like,
+    scratch,
     ForwardModeError,
     Inexpressible,
     item_tangent,
@@ -45,7 +52,7 @@ Options = t.Mapping[str, t.Any]
 Operands = t.Sequence[t.Any]  # (a call's operands, or their tangents: None for none)
 #: ``tangent(z, operands, tangents, options) -> dz``: None for no tangent, a tuple (of item
 #: tangents, None for none) for a tuple result.
-Tangent = t.Callable[[t.Any, Operands, Operands, Options], t.Any]
+FormulaTangent = t.Callable[[t.Any, Operands, Operands, Options], t.Any]
 
 registers_for_caller(__name__)  # (``TangentFormula.register``: its caller registers)
 
@@ -62,7 +69,7 @@ class TangentFormula:
 
     fn: object
     what: str  # the callable's name in messages: "numpy.linalg.svd"
-    tangent: Tangent
+    tangent: FormulaTangent
     operands: int = 1
     parameters: tuple[str, ...] = ()
     defaults: Options = attrs.field(factory=dict)
@@ -82,7 +89,7 @@ def register_formula(rule: TangentFormula) -> None:
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FI.Tangent | FI.Emit | None:
+    ) -> Tangent | Emit | None:
         n = len(types) - len(kwnames)
         k = rule.operands
         if not k <= n <= k + len(rule.parameters) or not set(kwnames) <= set(
@@ -99,7 +106,7 @@ def register_formula(rule: TangentFormula) -> None:
             emit = _emit(rule, known)
             if _expressible(rule.fn, emit, types, kwnames, varied):
                 return emit
-        return FI.checked(_tangent_function(rule, n), types[:k])  # (options: any value)
+        return checked(_tangent_function(rule, n), types[:k])  # (options: any value)
 
     register(rule.fn, make, numeric=True)
 
@@ -127,7 +134,7 @@ def _known_options(
     return {**rule.defaults, **{k: t.cast(T.Const, ty).value for k, ty in given.items()}}
 
 
-def _tangent_function(rule: TangentFormula, n: int) -> FI.Tangent:
+def _tangent_function(rule: TangentFormula, n: int) -> Tangent:
     k = rule.operands
 
     def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
@@ -156,8 +163,8 @@ def _shaped(z: t.Any, dz: t.Any) -> t.Any:
     too), the plain tuple of its items' tangents."""
     if isinstance(z, tuple):
         items = (None,) * len(z) if dz is None else dz
-        return tuple(FI.like(zi, di) for zi, di in zip(z, items))
-    return FI.like(z, dz)
+        return tuple(like(zi, di) for zi, di in zip(z, items))
+    return like(z, dz)
 
 
 # --------------------------------------------------------------------------------------------
@@ -300,23 +307,23 @@ class Writer:
         return item_tangent(self.b, item, None)
 
 
-def _emit(rule: TangentFormula, options: Options) -> FI.Emit:
+def _emit(rule: TangentFormula, options: Options) -> Emit:
     k = rule.operands
 
     def emit(
-        b: Builder, z: Value, args: FI.Values, tangents: FI.Tangents, kwargs: FI.Keywords
+        b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
     ) -> Value:
         w = Writer(b)
         operands = [w.stand_in(a) for a in args[:k]]
         given = [None if d is None else w.stand_in(d) for d in tangents[:k]]
         return w.tangent_of(z, rule.tangent(w.stand_in(z), operands, given, options))
 
-    return FI.Emit(emit)
+    return Emit(emit)
 
 
 def _expressible(
     fn: object,
-    emit: FI.Emit,
+    emit: Emit,
     types: tuple[T.Type, ...],
     kwnames: tuple[str, ...],
     varied: tuple[bool, ...],
@@ -328,7 +335,7 @@ def _expressible(
     z_type = result_type(T.Const(fn), types[:n], named_types)
     if isinstance(z_type, T.Any):
         return False
-    b, args, tangents = FI.scratch(types, varied)
+    b, args, tangents = scratch(types, varied)
     kwargs = dict(zip(kwnames, args[n:]))
     z = b.call(fn, *args[:n], kwargs=kwargs, type=z_type)
     try:

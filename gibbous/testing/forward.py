@@ -36,8 +36,8 @@ from gibbous.ir.core import Constant, Function
 from gibbous.ir.purity import is_pure, purity_entry
 from gibbous.forward.transform import ForwardModeError, jvp_transform
 from gibbous.forward.activity import tangent_carrying
-from gibbous.rules import frules as FR
-from gibbous.rules import inplace_forward as FW
+from gibbous.rules import frules
+from gibbous.rules import inplace_forward
 from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import Context, DefaultContext, lookup_rule
 from gibbous.tangents.model import NoTangent
@@ -88,7 +88,7 @@ def check_forward(
     # Copies: arguments that share memory (``x`` and ``x.T``) share one cotangent in reverse
     # mode, while the check gives each its own direction.
     args = tuple(map(_apart, args))
-    written = FW.written_operands(f, types, kwnames)
+    written = inplace_forward.written_operands(f, types, kwnames)
     if written:
         return _check_write(f, args, kwargs, types, min(written), ctx, np.random.default_rng(rng))
     varied = tuple(
@@ -97,7 +97,7 @@ def check_forward(
     varied += (False,) * len(kwnames)
     if not any(varied):
         return ForwardCheck("none")
-    maker = FR.forward_maker(f)
+    maker = frules.forward_maker(f)
     made = None if maker is None else maker(types, kwnames, varied)
     if made is None:
         # (not called here: a call with effects, ``x[i] = v`` or a random draw, would change
@@ -112,7 +112,7 @@ def check_forward(
         return ForwardCheck("structural", _STRUCTURAL)
     if _holds_complex(y0) and not complex_:  # (NumPy 2.5's eig: complex whatever the spectrum)
         return ForwardCheck("reverse-only", _COMPLEX_RESULTS)
-    if isinstance(made, FR.Emit):
+    if isinstance(made, frules.Emit):
         run = primitive_program(f, types, kwnames, varied, made, T.typeof(y0))
     else:
         run = primitive_run(f, made, types, kwnames, varied)

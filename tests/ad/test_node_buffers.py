@@ -32,7 +32,7 @@ import pytest
 
 import gibbous
 from gibbous.inspect import code_ir
-from gibbous.rules import buffers as B
+from gibbous.rules import buffers
 from gibbous.rules.buffers import SiteBuffers
 from gibbous.reverse.derived import PartialCallError
 from gibbous.reverse.memory import Memory
@@ -47,11 +47,11 @@ Array = np.ndarray[t.Any, t.Any]
 @pytest.fixture(autouse=True)
 def keep() -> t.Iterator[None]:
     """This thread's calls keep buffers, as ``prepare_gradient``'s do."""
-    B.MODE.keep = True
+    buffers.MODE.keep = True
     try:
         yield
     finally:
-        B.MODE.keep = False
+        buffers.MODE.keep = False
 
 
 _INTO = re.compile(r"buffers_into(?:1|_aa|_a)\(ad\.buffers_\d+, ([\w.]+),")
@@ -97,9 +97,9 @@ def trig(x: Array) -> float:
     return float(np.sum(np.sin(x) * np.cos(x)))
 
 
-def chain(A: Array, B: Array, x: Array) -> float:
+def chain(A: Array, buffers: Array, x: Array) -> float:
     # np.dot, @, sin, ** 2, cos, *, -: every intermediate read by array forms only
-    z = np.dot(A, B) @ x
+    z = np.dot(A, buffers) @ x
     return float(np.sum(np.sin(z) ** 2 - np.cos(z) * z))
 
 
@@ -753,29 +753,29 @@ def test_buffers_are_kept_only_when_asked_for() -> None:
     lost to memory ``malloc`` had just freed); ``prepare_gradient`` asks for buffers, so that a
     warm call allocates nothing.  The rule switches between calls; the buffers it made stay
     for the next call that keeps them (``reset`` frees them)."""
-    B.MODE.keep = False
+    buffers.MODE.keep = False
     x = np.linspace(0.0, 1.0, 37)
     rule, _, _ = check(trig, x)
     check(trig, x * 2.0, rule=rule)
     assert memory(rule).buffers == 0 and memory(rule).scratch == 0
-    B.MODE.keep = True
+    buffers.MODE.keep = True
     check(trig, x * 3.0, rule=rule)
     assert memory(rule).buffers == 3 * x.nbytes  # asked: kept from now on
     kept = [b.arrays[0] for b in site_buffers(rule) if b.arrays]
     assert len(kept) == 3
-    B.MODE.keep = False
+    buffers.MODE.keep = False
     check(trig, x * 4.0, rule=rule)  # not asked: not used, not freed
     assert memory(rule).buffers == 3 * x.nbytes
-    B.MODE.keep = True
+    buffers.MODE.keep = True
     check(trig, x * 5.0, rule=rule)  # asked again: the same buffers
     now = [b.arrays[0] for b in site_buffers(rule) if b.arrays]
     assert all(a is k for a, k in zip(now, kept))
     t.cast(t.Any, rule).reset()
     assert memory(rule).buffers == 0
-    B.MODE.keep = False
+    buffers.MODE.keep = False
     prepared = gibbous.prepare_gradient(trig, x)
     prepared(x)
-    assert not B.MODE.keep  # set for its calls only
+    assert not buffers.MODE.keep  # set for its calls only
     assert memory(t.cast(t.Any, prepared).rule).buffers == 3 * x.nbytes
     y, grads = gibbous.value_and_gradient(t.cast(t.Any, prepared).rule, trig, x * 5.0)
     fd_at(trig, (x * 5.0,), y, grads)
@@ -784,12 +784,12 @@ def test_buffers_are_kept_only_when_asked_for() -> None:
 def test_pending_calls_keep_their_kind() -> None:
     """A forward call pending its pullback keeps the kind it was made with: the switch waits
     until nothing is pending."""
-    B.MODE.keep = True
+    buffers.MODE.keep = True
     x = np.linspace(0.0, 1.0, 9)
     rule = gibbous.build_rrule(trig, x)
     fdata = np.zeros_like(x)
     y1, pb1 = rule(CoDual(trig, NO_TANGENT), CoDual(x, fdata))
-    B.MODE.keep = False
+    buffers.MODE.keep = False
     y2, pb2 = rule(CoDual(trig, NO_TANGENT), CoDual(x * 2.0, np.zeros_like(x)))
     pb2(1.0)
     pb1(1.0)

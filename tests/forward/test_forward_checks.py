@@ -11,7 +11,7 @@ import pytest
 
 import gibbous
 from gibbous.ir import types as T
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.registry import Context, DefaultContext
 from gibbous.testing.forward import check_forward
 
@@ -77,11 +77,11 @@ def test_a_forward_rule_that_disagrees_with_the_reverse_rule_fails() -> None:
     def wrong(types: tuple[T.Type, ...], kwnames: tuple[str, ...], v: tuple[bool, ...]) -> t.Any:
         return lambda z, x, dx: 2 * x**2 * dx  # (should be 3 x^2 dx)
 
-    FR.register(cube, wrong)
+    frules.register(cube, wrong)
     try:
         found = check_forward(cube, x, ctx=ctx)
     finally:
-        del FR._RULES[cube]
+        del frules._RULES[cube]
     assert found.status == "failed" and "transpose identity" in found.message
     assert found.fd_error is not None and found.fd_error > 0.1
 
@@ -126,11 +126,11 @@ def test_test_rule_checks_the_forward_rule_when_asked() -> None:
     assert report.results["forward"] == "checked"
     report = gibbous.testing.test_rule(np.gradient, X[0], forward=True)
     assert report.results["forward"] == "reverse-only: no forward rule yet"
-    FR.register(cube, lambda types, kwnames, v: (lambda z, x, dx: 2 * x**2 * dx))
+    frules.register(cube, lambda types, kwnames, v: (lambda z, x, dx: 2 * x**2 * dx))
     ctx = Context("cube2", DefaultContext)
     gibbous.primitive(cube, "f64[:]", ctx=ctx)(_cube_rrule)
     try:
         with pytest.raises(gibbous.testing.RuleTestError, match=r"\(g\) forward check failed"):
             gibbous.testing.test_rule(cube, np.linspace(0.5, 2.0, 5), ctx=ctx, forward=True)
     finally:
-        del FR._RULES[cube]
+        del frules._RULES[cube]

@@ -9,7 +9,7 @@ import pytest
 
 from gibbous.frontend import FrontendInternalError, UnsupportedConstructError, function_ir
 from gibbous.frontend import build
-from gibbous.frontend import ops as O
+from gibbous.frontend import ops
 from tests.frontend import corpus, unsupported
 
 
@@ -41,8 +41,8 @@ def test_unsupported_construct_is_reported(fn: t.Callable[..., object]) -> None:
 def test_internal_errors_name_the_function_and_line(monkeypatch: pytest.MonkeyPatch) -> None:
     original = build.FunctionBuilder._op
 
-    def broken(self: build.FunctionBuilder, k: int, op: O.Op) -> None:
-        if isinstance(op, O.BinaryOp):
+    def broken(self: build.FunctionBuilder, k: int, op: ops.Op) -> None:
+        if isinstance(op, ops.BinaryOp):
             raise KeyError("boom")
         original(self, k, op)
 

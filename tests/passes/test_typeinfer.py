@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gibbous.ir import runtime as R
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Block, Branch, Call, Constant, Function, Jump, Location, Raise, Return, Value
@@ -272,8 +272,8 @@ def test_for_loop_over_an_array() -> None:
     it = b.call(iter, f.args[0], name="it")
     b.jump(head, 0.0)
     b.at_end(head)
-    v = b.call(R.next_or_stop, it, name="v")
-    b.branch(b.call(R.is_stop, v), done, [], loop, [v])
+    v = b.call(runtime.next_or_stop, it, name="v")
+    b.branch(b.call(runtime.is_stop, v), done, [], loop, [v])
     b.at_end(loop)
     sq = b.call(operator.mul, loop.args[0], loop.args[0], name="sq")
     b.jump(head, b.call(operator.iadd, head.args[0], sq, name="s"))
@@ -299,11 +299,11 @@ def test_iterating_over_nothing_skips_the_loop() -> None:
     head = b.add_block("head")
     loop = b.add_block("loop", [("v", T.ANY)])
     done = b.add_block("done")
-    it = b.call(iter, b.call(R.make_tuple))
+    it = b.call(iter, b.call(runtime.make_tuple))
     b.jump(head)
     b.at_end(head)
-    v = b.call(R.next_or_stop, it, name="v")
-    b.branch(b.call(R.is_stop, v), done, [], loop, [v])
+    v = b.call(runtime.next_or_stop, it, name="v")
+    b.branch(b.call(runtime.is_stop, v), done, [], loop, [v])
     b.at_end(loop)
     b.jump(head)
     b.at_end(done)
@@ -324,7 +324,7 @@ def test_widening_terminates_on_growing_tuples() -> None:
     tup, i = head.args
     b.branch(b.call(operator.lt, i, f.args[0]), loop, [], done, [])
     b.at_end(loop)
-    grown = b.call(R.make_tuple, tup, i, name="t")
+    grown = b.call(runtime.make_tuple, tup, i, name="t")
     b.jump(head, grown, b.call(operator.add, i, 1, name="i"))
     b.at_end(done)
     b.ret(tup)
@@ -437,7 +437,7 @@ def test_append_widens_the_element_type() -> None:
     """lst = [1]; lst.append(1.5); return lst[0]"""
     f = Function("app", [])
     b = Builder(f)
-    lst = b.call(R.make_list, 1, name="lst")
+    lst = b.call(runtime.make_list, 1, name="lst")
     b.call(b.call(getattr, lst, "append", name="append"), 1.5)
     b.ret(b.call(operator.getitem, lst, 0, name="first"))
     g = typed(f, [])
@@ -452,8 +452,8 @@ def test_mutation_through_an_alias_in_a_container() -> None:
     """a = [1]; box = [a]; box[0].append(1.5); return a"""
     f = Function("alias", [])
     b = Builder(f)
-    a = b.call(R.make_list, 1, name="a")
-    box = b.call(R.make_list, a, name="box")
+    a = b.call(runtime.make_list, 1, name="a")
+    box = b.call(runtime.make_list, a, name="box")
     inner = b.call(operator.getitem, box, 0, name="inner")
     b.call(list.append, inner, 1.5)
     b.ret(a)
@@ -478,7 +478,7 @@ def test_arguments_of_one_type_may_be_one_list() -> None:
 def test_containers_escaping_into_unknown_code_lose_their_element_types() -> None:
     f = Function("esc", [("sink", T.ANY)])
     b = Builder(f)
-    lst = b.call(R.make_list, 1.0, name="lst")
+    lst = b.call(runtime.make_list, 1.0, name="lst")
     b.call(f.args[0], lst)
     b.ret(b.call(operator.getitem, lst, 0, name="first"))
     g = typed(f, [T.ANY])
@@ -492,14 +492,14 @@ def test_unknown_code_may_change_what_the_caller_holds() -> None:
     before = b.call(operator.getitem, f.args[0], 0, name="before")
     b.call(f.args[1])
     after = b.call(operator.getitem, f.args[0], 0, name="after")
-    b.ret(b.call(R.make_tuple, before, after))
+    b.ret(b.call(runtime.make_tuple, before, after))
     g = typed(f, [T.List(F64), T.ANY])
     assert str(g.args[0].type) == "list[any]"
     assert call_types(g)["%after"] == "any"
     # A local list nobody else can reach keeps its type.
     f2 = Function("inside", [("sink", T.ANY)])
     b = Builder(f2)
-    lst = b.call(R.make_list, 1.0, name="lst")
+    lst = b.call(runtime.make_list, 1.0, name="lst")
     b.call(f2.args[0])
     b.ret(b.call(operator.getitem, lst, 0, name="first"))
     assert call_types(typed(f2, [T.ANY]))["%first"] == "f64"
@@ -508,7 +508,7 @@ def test_unknown_code_may_change_what_the_caller_holds() -> None:
 def test_iterators_keep_their_containers_reachable() -> None:
     f = Function("itesc", [("sink", T.ANY)])
     b = Builder(f)
-    lst = b.call(R.make_list, 1.0, name="lst")
+    lst = b.call(runtime.make_list, 1.0, name="lst")
     b.call(f.args[0], b.call(iter, lst, name="it"))
     b.ret(b.call(operator.getitem, lst, 0, name="first"))
     assert call_types(typed(f, [T.ANY]))["%first"] == "any"
@@ -531,10 +531,10 @@ def test_global_lists_are_anyones() -> None:
 def test_containers_given_to_rules_keep_their_types() -> None:
     f = Function("keep", [])
     b = Builder(f)
-    lst = b.call(R.make_list, 1.0, 2.0, name="lst")
+    lst = b.call(runtime.make_list, 1.0, 2.0, name="lst")
     n = b.call(len, lst, name="n")
     arr = b.call(np.array, lst, name="arr")
-    b.ret(b.call(R.make_tuple, n, arr, b.call(operator.getitem, lst, 0, name="first")))
+    b.ret(b.call(runtime.make_tuple, n, arr, b.call(operator.getitem, lst, 0, name="first")))
     g = typed(f, [])
     types = call_types(g)
     assert types["%lst"] == "list[f64]" and types["%first"] == "f64"
@@ -544,12 +544,12 @@ def test_containers_given_to_rules_keep_their_types() -> None:
 def test_dicts_and_sets() -> None:
     f = Function("ds", [])
     b = Builder(f)
-    d = b.call(R.make_dict, "a", 1, name="d")
+    d = b.call(runtime.make_dict, "a", 1, name="d")
     b.call(operator.setitem, d, "b", 2.5)
     s = b.call(set, name="s")
     b.call(set.add, s, "x")
     got = b.call(dict.get, d, "a", name="got")
-    b.ret(b.call(R.make_tuple, d, s, got))
+    b.ret(b.call(runtime.make_tuple, d, s, got))
     g = typed(f, [])
     types = call_types(g)
     assert types["%d"] == "dict[str, any]"
@@ -562,15 +562,15 @@ def test_list_in_a_loop_grows_until_fixpoint() -> None:
     """out = []; for i in range(n): out.append(i * 0.5); return out"""
     f = Function("collect", [("n", T.ANY)])
     b = Builder(f)
-    out = b.call(R.make_list, name="out")
+    out = b.call(runtime.make_list, name="out")
     it = b.call(iter, b.call(range, f.args[0]), name="it")
     head = b.add_block("head")
     loop = b.add_block("loop", [("i", T.ANY)])
     done = b.add_block("done")
     b.jump(head)
     b.at_end(head)
-    i = b.call(R.next_or_stop, it, name="i")
-    b.branch(b.call(R.is_stop, i), done, [], loop, [i])
+    i = b.call(runtime.next_or_stop, it, name="i")
+    b.branch(b.call(runtime.is_stop, i), done, [], loop, [i])
     b.at_end(loop)
     b.call(list.append, out, b.call(operator.mul, loop.args[0], 0.5, name="half"))
     b.jump(head)
@@ -671,7 +671,7 @@ def _nest_ir() -> Function:
     """def nest(t): return nest((t,)) -- every call has new argument types"""
     f = Function("nest", [("t", T.ANY)])
     b = Builder(f)
-    b.ret(b.call(nest, b.call(R.make_tuple, f.args[0]), name="r"))
+    b.ret(b.call(nest, b.call(runtime.make_tuple, f.args[0]), name="r"))
     return f
 
 
@@ -688,7 +688,7 @@ def test_mutation_inside_a_callee_reaches_the_caller() -> None:
     """lst = [1]; add_half(lst); return lst"""
     f = Function("caller", [])
     b = Builder(f)
-    lst = b.call(R.make_list, 1, name="lst")
+    lst = b.call(runtime.make_list, 1, name="lst")
     b.call(add_half, lst)
     b.ret(lst)
     g = typed(f, [], callee_ir=callee_ir)
@@ -749,7 +749,7 @@ def programs(draw: st.DrawFn) -> tuple[Function, list[T.Type]]:
             fn = draw(st.sampled_from(_UNARY))
             args = [draw(st.sampled_from(values))]
         values.append(b.call(fn, *args, name=f"v{k}"))
-    b.ret(b.call(R.make_tuple, *values[len(arg_types) :]))
+    b.ret(b.call(runtime.make_tuple, *values[len(arg_types) :]))
     return f, arg_types
 
 

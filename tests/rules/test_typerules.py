@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import pytest
 
-from gibbous.ir import runtime as R
+from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.infer.typerules.table import (
     BoundMethod,
@@ -987,23 +987,23 @@ def test_array_indexing_types() -> None:
 
 
 def test_frontend_helpers() -> None:
-    check_case(R.make_tuple, (T.INT, T.FLOAT))
-    check_case(R.make_list, (T.INT, T.FLOAT))
-    check_case(R.make_list, ())
-    check_case(R.make_set, (EXACT, EXACT))
-    check_case(R.make_dict, (T.STR, T.FLOAT, T.STR, EXACT))
-    check_case(R.unpack, (T.Tuple((T.INT, T.STR)), C(2)))
-    check_case(R.unpack, (T.List(T.FLOAT), C(2)))
-    check_case(R.unpack_ex, (T.List(T.FLOAT), C(1), C(1)))
-    check_case(R.build_string, (T.STR, T.STR))
-    assert result_type(C(R.make_tuple), (T.INT, T.FLOAT), {}) == T.Tuple((T.INT, T.FLOAT))
-    assert result_type(C(R.is_stop), (T.FLOAT,), {}) == C(False)
-    assert result_type(C(R.is_stop), (C(R.STOP),), {}) == C(True)
-    assert result_type(C(R.is_stop), (T.ANY,), {}) == T.BOOL
+    check_case(runtime.make_tuple, (T.INT, T.FLOAT))
+    check_case(runtime.make_list, (T.INT, T.FLOAT))
+    check_case(runtime.make_list, ())
+    check_case(runtime.make_set, (EXACT, EXACT))
+    check_case(runtime.make_dict, (T.STR, T.FLOAT, T.STR, EXACT))
+    check_case(runtime.unpack, (T.Tuple((T.INT, T.STR)), C(2)))
+    check_case(runtime.unpack, (T.List(T.FLOAT), C(2)))
+    check_case(runtime.unpack_ex, (T.List(T.FLOAT), C(1), C(1)))
+    check_case(runtime.build_string, (T.STR, T.STR))
+    assert result_type(C(runtime.make_tuple), (T.INT, T.FLOAT), {}) == T.Tuple((T.INT, T.FLOAT))
+    assert result_type(C(runtime.is_stop), (T.FLOAT,), {}) == C(False)
+    assert result_type(C(runtime.is_stop), (C(runtime.STOP),), {}) == C(True)
+    assert result_type(C(runtime.is_stop), (T.ANY,), {}) == T.BOOL
     it = Iter(T.FLOAT)
-    assert is_subtype(T.FLOAT, result_type(C(R.next_or_stop), (it,), {}))
+    assert is_subtype(T.FLOAT, result_type(C(runtime.next_or_stop), (it,), {}))
     for c in CONTAINERS:
-        check_case(lambda x: R.next_or_stop(iter(x)), (c,))  # type: ignore[arg-type]
+        check_case(lambda x: runtime.next_or_stop(iter(x)), (c,))  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules import frules as forward, emit as forward_ir
+from gibbous.rules import frules, emit
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.programs import ProgramBuilder
 from gibbous.rules.registry import DefaultContext
@@ -305,12 +305,12 @@ CASES += [
     case(runtime.next_or_stop, zip((), ())),  # exhausted: STOP
     case(runtime.is_stop, 3),
     case(runtime.is_stop, runtime.STOP),
-    case(forward_ir.like, [1.5, np.ones(2), 3], None),  # (a forward program's zeros)
-    case(forward_ir.item_zeros, (1.5, np.ones(2), 3)),
+    case(emit.like, [1.5, np.ones(2), 3], None),  # (a forward program's zeros)
+    case(emit.item_zeros, (1.5, np.ones(2), 3)),
     # (a forward program's run-time checks: a Hessian-vector product differentiates them)
-    case(forward_ir.real_operands, False, 1.5, np.ones(2)),
-    case(forward_ir.real_operands, True, [1.5, (np.ones(2), 3)]),
-    case(forward.not_an_array, 1.5, "operator.iadd"),
+    case(emit.real_operands, False, 1.5, np.ones(2)),
+    case(emit.real_operands, True, [1.5, (np.ones(2), 3)]),
+    case(frules.not_an_array, 1.5, "operator.iadd"),
     # (a Hessian-vector product's program finds a callee's forward program at run time)
     case(program_of, _reversible_calls(), np.sin, None, (), (True,), 0.5),
     case(star_program_of, _reversible_calls(), np.add, None, (0.5, A), (1.0, None), None),

@@ -26,7 +26,7 @@ from gibbous.audit.cases.ufuncs import (
     signed,
     unary_values,
 )
-from gibbous.rules import inplace as I
+from gibbous.rules import inplace
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -95,7 +95,7 @@ def _unary_cases(ufunc: np.ufunc, dtype: t.Any) -> list[RuleCase]:
     return cases
 
 
-for _ufunc in I.UNARY_PARTIALS:
+for _ufunc in inplace.UNARY_PARTIALS:
     for _dt in DTYPES:
         CASES += _unary_cases(_ufunc, _dt)
 
@@ -129,7 +129,7 @@ def _binary_cases(ufunc: np.ufunc, dtype: t.Any) -> list[RuleCase]:
         return _scalar(ufunc, first, kind, dtype)
 
     def call(x: t.Any, y: t.Any, z: Array, by_position: bool = False) -> RuleCase:
-        if by_position and ufunc not in I.KEYWORD_OUT_ONLY:
+        if by_position and ufunc not in inplace.KEYWORD_OUT_ONLY:
             return case(ufunc, x, y, z)
         return case(ufunc, x, y, kwargs={"out": z})
 
@@ -154,7 +154,7 @@ def _binary_cases(ufunc: np.ufunc, dtype: t.Any) -> list[RuleCase]:
     return cases
 
 
-for _ufunc in I.BINARY_PARTIALS:
+for _ufunc in inplace.BINARY_PARTIALS:
     for _dt in DTYPES:
         CASES += _binary_cases(_ufunc, _dt)
 
@@ -191,7 +191,7 @@ def _in_place_cases(op: t.Any, ufunc: np.ufunc, dtype: t.Any) -> list[RuleCase]:
     return cases
 
 
-for _op, _ufunc in I.IN_PLACE_OPERATORS.items():
+for _op, _ufunc in inplace.IN_PLACE_OPERATORS.items():
     for _dt in DTYPES:
         CASES += _in_place_cases(_op, _ufunc, _dt)
 
@@ -211,7 +211,7 @@ def _complex(*shape: int) -> Array:
     return np.asarray(draw(shape, 0.5, 1.5, np.complex128) * signs)
 
 
-for _ufunc in I.COMPLEX_BINARY_PARTIALS:
+for _ufunc in inplace.COMPLEX_BINARY_PARTIALS:
     _x, _y = _complex(2, 3), _complex(2, 3)
     CASES += [
         case(_ufunc, _complex(2, 3), _complex(2, 3), kwargs={"out": _complex(2, 3)}),
@@ -224,8 +224,8 @@ for _ufunc in I.COMPLEX_BINARY_PARTIALS:
         case(_ufunc, _x, _y, kwargs={"out": _x}),  # the output is an input
         case(_ufunc, _x.copy(), _y.copy(), kwargs={"out": _y}),
     ]
-for _op, _ufunc in I.IN_PLACE_OPERATORS.items():
-    if _ufunc in I.COMPLEX_BINARY_PARTIALS:
+for _op, _ufunc in inplace.IN_PLACE_OPERATORS.items():
+    if _ufunc in inplace.COMPLEX_BINARY_PARTIALS:
         _same = _complex(3, 4)
         CASES += [
             case(_op, _complex(3, 4), _complex(4)),
@@ -235,7 +235,7 @@ for _op, _ufunc in I.IN_PLACE_OPERATORS.items():
         ]
 
 # Complex unary ufuncs with out=, on the plane off the branch cuts; in place too.
-for _ufunc in I.COMPLEX_UNARY_PARTIALS:
+for _ufunc in inplace.COMPLEX_UNARY_PARTIALS:
     _z = COMPLEX_PLANE.copy()
     CASES += [
         case(_ufunc, COMPLEX_PLANE.copy(), kwargs={"out": _complex(6)}),

@@ -24,7 +24,7 @@ if importlib.util.find_spec("scipy") is not None:
     import scipy.special as sps
     import scipy.stats as sst
 
-    from gibbous.library.scipy import stats as R
+    from gibbous.library.scipy import stats
 
     _rng = np.random.default_rng(5)
 
@@ -206,12 +206,12 @@ if importlib.util.find_spec("scipy") is not None:
     # ``multivariate_normal``.  The rule of ``norm_gen`` instances is tested on one with a
     # finite support: ``norm``'s infinite bounds are fields of an operand, which no finite
     # difference can pair (the rule zeroes the gradient outside a finite support).
-    _norm = R.NORM_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="norm")
+    _norm = stats.NORM_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="norm")
     _x = np.array([[0.3, -1.2, 0.8], [1.5, 0.1, -0.4]])
     _loc = np.array([0.2, -0.3, 0.5])
     _scales = np.array([[0.8], [2.5]])
-    for _name in R.NORM_METHODS:
-        _method = getattr(R.RV_CONTINUOUS, _name)
+    for _name in stats.NORM_METHODS:
+        _method = getattr(stats.RV_CONTINUOUS, _name)
         _at = _x / 5 + 0.5 if _name == "ppf" else _x  # ppf of probabilities
         CASES += [
             case(_method, _norm, _at),
@@ -222,13 +222,13 @@ if importlib.util.find_spec("scipy") is not None:
         ]
     # Student's t, in the degrees of freedom too (by position or keyword), on an instance with
     # a finite support for the same reason as norm's.
-    _t = R.T_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="t")
+    _t = stats.T_GEN(a=-40.0, b=40.0, badvalue=-1.0e3, name="t")
     CASES += [
-        case(R.NORM_LOGPDF, _t, _x, 3.5),
-        case(R.NORM_LOGPDF, _t, _x, np.array([0.8, 2.5, 12.0]), _loc, 1.7),
-        case(R.NORM_LOGPDF, _t, _f32(_x), kwargs={"df": 4.0, "loc": 0.3, "scale": _scales}),
-        case(R.NORM_LOGPDF, _t, 0.7, 5, kwargs={"scale": 1.3}),
-        case(R.NORM_LOGPDF, _t, -0.4, kwargs={"df": 2.5}),
+        case(stats.NORM_LOGPDF, _t, _x, 3.5),
+        case(stats.NORM_LOGPDF, _t, _x, np.array([0.8, 2.5, 12.0]), _loc, 1.7),
+        case(stats.NORM_LOGPDF, _t, _f32(_x), kwargs={"df": 4.0, "loc": 0.3, "scale": _scales}),
+        case(stats.NORM_LOGPDF, _t, 0.7, 5, kwargs={"scale": 1.3}),
+        case(stats.NORM_LOGPDF, _t, -0.4, kwargs={"df": 2.5}),
     ]
     _cov = _spd[:3, :3] + np.tril(np.array([[0.0, 0, 0], [0.3, 0, 0], [-0.2, 0.4, 0]]))
     _mean = np.array([0.1, -0.2, 0.3])
@@ -240,6 +240,6 @@ if importlib.util.find_spec("scipy") is not None:
         case(sst.multivariate_normal.logpdf, _f32(_pts), kwargs={"mean": _mean, "cov": 1.7}),
         case(sst.multivariate_normal.logpdf, np.array([0.3, -0.2, 0.9]), 0.4, 2.1),
         case(sst.multivariate_normal.logpdf, 0.3, 0.4, 2.1),
-        case(R.MVN_LOGPDF, sst.multivariate_normal, _pts, _mean, _cov),
-        case(R.MVN_LOGPDF, sst.multivariate_normal, 0.3, kwargs={"cov": 1.5}),
+        case(stats.MVN_LOGPDF, sst.multivariate_normal, _pts, _mean, _cov),
+        case(stats.MVN_LOGPDF, sst.multivariate_normal, 0.3, kwargs={"cov": 1.5}),
     ]

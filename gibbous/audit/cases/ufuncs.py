@@ -17,7 +17,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.library.elementwise import ufuncs as U
+from gibbous.library.elementwise import ufuncs
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -63,7 +63,7 @@ def off_grid(shape: tuple[int, ...], dtype: t.Any = np.float64) -> Array:
 
 
 def unary_values(fn: t.Any, shape: tuple[int, ...], dtype: t.Any = np.float64) -> Array:
-    if fn in U.ZERO_UNARY:
+    if fn in ufuncs.ZERO_UNARY:
         return off_grid(shape, dtype)
     if fn in SIGNED and np.dtype(dtype).kind != "c":
         return signed(shape, dtype)
@@ -176,11 +176,11 @@ CASES: list[RuleCase] = []
 
 # Maximum and minimum order complex numbers lexicographically, where a choice is still
 # differentiable (the value of one operand); NumPy's complex loops are used as they are.
-for _fn in U.UNARY:
+for _fn in ufuncs.UNARY:
     CASES += unary_cases(_fn, has_complex_loop(_fn))
-for _alias in U.UNARY_ALIASES:
+for _alias in ufuncs.UNARY_ALIASES:
     CASES += unary_cases(_alias, has_complex_loop(_alias))
-for _fn in U.BINARY:
+for _fn in ufuncs.BINARY:
     CASES += binary_cases(_fn, has_complex_loop(_fn))
 
 # Complex functions over the whole plane, in every quadrant and off every branch cut (the
@@ -189,7 +189,7 @@ for _fn in U.BINARY:
 COMPLEX_PLANE = np.array(
     [-1.5 + 0.2j, -0.3 - 0.5j, 0.4 + 0.6j, 1.7 - 0.8j, -0.6 + 1.9j, 0.2 - 2.2j]
 )
-for _fn in [*U.UNARY, *U.UNARY_ALIASES]:
+for _fn in [*ufuncs.UNARY, *ufuncs.UNARY_ALIASES]:
     if has_complex_loop(_fn):
         CASES.append(case(_fn, COMPLEX_PLANE.copy()))
 
@@ -212,7 +212,7 @@ _OFF_GRID = np.array([[-1.3, 0.4, 2.7], [1.6, -0.2, 3.35]])
 
 FLOAT_SCALAR_ZERO_CASES: list[RuleCase] = []
 
-for _fn in U.ZERO_UNARY:
+for _fn in ufuncs.ZERO_UNARY:
     CASES += [
         case(_fn, _OFF_GRID.copy()),
         case(_fn, _OFF_GRID[0].astype(np.float32)),
@@ -220,7 +220,7 @@ for _fn in U.ZERO_UNARY:
         case(_fn, 3),
     ]
     FLOAT_SCALAR_ZERO_CASES += [case(_fn, 1.3), case(_fn, np.float64(-0.4))]
-for _fn in U.ZERO_BINARY:
+for _fn in ufuncs.ZERO_BINARY:
     CASES += [
         case(_fn, first_operand(_fn, (2, 3)), second_operand(_fn, (2, 3))),
         case(_fn, first_operand(_fn, (3, 1)), second_operand(_fn, (1, 4))),
@@ -237,14 +237,14 @@ for _fn in U.ZERO_BINARY:
 # --------------------------------------------------------------------------------------------
 # Operators on arrays: ``-x``, ``abs(x)``, ``x ** 2``, ``x * 2.0``, ``2.0 * x``, ``x / y``...
 
-for _op in U.OPERATOR_UNARY:
+for _op in ufuncs.OPERATOR_UNARY:
     CASES += [
         case(_op, signed((2, 3))),
         case(_op, signed((3,), np.float32)),
         case(_op, np.array(-0.8)),
         case(_op, draw((2, 3), -1.0, 1.0, np.complex128)),
     ]
-for _op, _fn in U.OPERATOR_BINARY.items():
+for _op, _fn in ufuncs.OPERATOR_BINARY.items():
     CASES += [
         case(_op, first_operand(_fn, (2, 3)), second_operand(_fn, (2, 3))),
         case(_op, first_operand(_fn, (3, 1)), second_operand(_fn, (1, 4))),
@@ -285,7 +285,7 @@ FLOAT_SCALAR_ZERO_CASES += [
 ]
 
 # ``x += a`` with a float x and an array a: x is rebound to a new array.
-for _op, _fn in U._SCALAR_IN_PLACE.items():
+for _op, _fn in ufuncs._SCALAR_IN_PLACE.items():
     CASES += [
         case(_op, 1.5, draw((2, 3), 0.5, 1.5)),
         case(_op, np.float64(0.75), draw((3,), 0.5, 1.5)),

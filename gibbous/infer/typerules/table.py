@@ -33,10 +33,10 @@ from gibbous.ir.names import CallableTable
 from gibbous.ir import types as T
 from gibbous import optional
 from gibbous.infer.typerules import (
-    containers as typerules_containers,
-    runtime as typerules_frontend,
-    numbers as typerules_numbers,
-    numpy as typerules_numpy,
+    containers,
+    runtime,
+    numbers,
+    numpy,
 )
 from gibbous.infer.typerules.base import (
     BoundMethod,
@@ -82,7 +82,7 @@ def _install(spec: RuleSpec) -> None:
         _TABLE[fn] = RuleSpec((fn,), spec.rule, spec.fold, spec.stores)
 
 
-for _module in (typerules_numbers, typerules_numpy, typerules_containers, typerules_frontend):
+for _module in (numbers, numpy, containers, runtime):
     for _spec in _module.RULES.specs:
         _install(_spec)
 

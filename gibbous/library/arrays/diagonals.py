@@ -13,7 +13,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.rules import frules as forward
+from gibbous.rules import frules
 from gibbous.library.common import (
     ARRAY,
     CD,
@@ -111,9 +111,9 @@ def trace_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 primitive(np.diagonal, ARRAY, ...)(diagonal_rrule)
 primitive(np.ndarray.diagonal, ARRAY, ...)(diagonal_rrule)
 primitive(np.diag, ARRAY, ...)(diag_rrule)
-forward.register_linear([np.diagonal, np.ndarray.diagonal, np.diag])
+frules.register_linear([np.diagonal, np.ndarray.diagonal, np.diag])
 primitive(np.diagflat, ARRAY, ...)(to_diagonal_rrule)
-forward.register_linear([np.diagflat], most=2)  # (v, k): linear in v
+frules.register_linear([np.diagflat], most=2)  # (v, k): linear in v
 primitive(np.trace, ARRAY, ...)(trace_rrule)
 primitive(np.ndarray.trace, ARRAY, ...)(trace_rrule)
-forward.register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)
+frules.register_linear([np.trace, np.ndarray.trace], most=5)  # (a, offset, axis1, axis2, dtype, out)

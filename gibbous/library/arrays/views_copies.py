@@ -27,7 +27,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import number_type, static_types
 from gibbous.rules.emit import (
     ForwardModeError,
@@ -142,12 +142,12 @@ SHAPE_OPS: dict[t.Callable[..., t.Any], Back] = {
 
 for _fn, _back in SHAPE_OPS.items():
     primitive(_fn, ARRAY, ...)(shape_rule(_back))
-FR.register_linear([
+frules.register_linear([
     np.reshape, np.ndarray.reshape, np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel,
     np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes,
     np.ndarray.swapaxes, np.moveaxis, np.copy, np.ndarray.copy, np.atleast_1d, np.atleast_2d,
 ])  # fmt: skip
-FR.register_linear([np.rollaxis], most=3)  # (a, axis, start)
+frules.register_linear([np.rollaxis], most=3)  # (a, axis, start)
 
 
 def _transpose_attribute(x: CD) -> CD:
@@ -227,7 +227,7 @@ _LINEAR_ATTRIBUTES = {"T", "mT", "real", "imag"}
 
 def _getattr_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``x.T``: the attributes of an array that are linear in it (a view of it)."""
     if kwnames or len(types) != 2 or not number_type(types[0]):
         return None
@@ -238,22 +238,22 @@ def _getattr_make(
     if static_types(types):
 
         def emit(
-            b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+            b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
         ) -> Value:
             d = tangents[0]
-            return FR.zero(b, z) if d is None else b.call(getattr, d, attribute, type=z.type)
+            return frules.zero(b, z) if d is None else b.call(getattr, d, attribute, type=z.type)
 
-        return FR.Emit(emit)
+        return frules.Emit(emit)
 
     def attr(z: t.Any, x: t.Any, n: t.Any, dx: t.Any, dn: t.Any) -> t.Any:
-        return FR.like(z, None if dx is None else getattr(dx, attribute))
+        return frules.like(z, None if dx is None else getattr(dx, attribute))
 
     if attribute in ("real", "imag"):  # (real-linear in a complex value too: eig's)
         return attr
-    return FR.checked(attr, types)
+    return frules.checked(attr, types)
 
 
-FR.register(builtins.getattr, _getattr_make, numeric=True)  # (of arrays: T, real, imag)
+frules.register(builtins.getattr, _getattr_make, numeric=True)  # (of arrays: T, real, imag)
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,7 +278,7 @@ def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 for _fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
     primitive(_fn, ANY, ...)(array_rrule)
-FR.register_linear([np.asarray, np.array, np.asanyarray, np.ascontiguousarray])
+frules.register_linear([np.asarray, np.array, np.asanyarray, np.ascontiguousarray])
 
 # --------------------------------------------------------------------------------------------
 # Joining
@@ -363,8 +363,8 @@ def _dstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> 
 
 primitive(np.column_stack, ANY, ...)(_join_rrule(_column_stack_pieces, ()))
 primitive(np.dstack, ANY, ...)(_join_rrule(_dstack_pieces, ()))
-FR.register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
-FR.register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
+frules.register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
+frules.register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
 
 # --------------------------------------------------------------------------------------------
 # Constructors
@@ -417,48 +417,48 @@ def _keyword(kwnames: tuple[str, ...], n: int, name: str) -> int | None:
     return n + kwnames.index(name) if name in kwnames else None
 
 
-def fill_tangent(fn: t.Callable[..., t.Any]) -> FR.Maker:
+def fill_tangent(fn: t.Callable[..., t.Any]) -> frules.Maker:
     """``np.full(shape, v)``, ``np.full_like(a, v)``: linear in the fill value ``v`` (the
     shape, and ``a``, whose values are not used, have no derivative): ``fn`` of its tangent."""
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FR.Tangent | FR.Emit | None:
+    ) -> frules.Tangent | frules.Emit | None:
         n = len(types) - len(kwnames)
         fill = 1 if n > 1 else _keyword(kwnames, n, "fill_value")
-        if fill is None or not FR.real_operand(types[fill]):
+        if fill is None or not frules.real_operand(types[fill]):
             return None
         dtype = 2 if n > 2 else _keyword(kwnames, n, "dtype")
         if static_types(types) and _known_float_dtype(types, dtype):
 
             def emit(
-                b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kw: FR.Keywords
+                b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kw: frules.Keywords
             ) -> Value:
                 d = tangents[fill]
                 if d is None:
-                    return FR.zero(b, z)
+                    return frules.zero(b, z)
                 moved = [d if i == fill else a for i, a in enumerate([*args, *kw.values()])]
                 return b.call(fn, *moved[:n], kwargs=dict(zip(kw, moved[n:])), type=z.type)
 
-            return FR.Emit(emit)
+            return frules.Emit(emit)
 
         def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
             ops, ds = split_tangents(a, n, len(types))
             d = ds[fill]
             refuse_complex(callable_name(fn), z)
             if d is None or not _float_result(z):
-                return FR.like(z, None)
+                return frules.like(z, None)
             if fill < n:
-                return FR.like(z, fn(*ops[:fill], d, *ops[fill + 1 :], **kwargs))
-            return FR.like(z, fn(*ops, **{**kwargs, "fill_value": d}))
+                return frules.like(z, fn(*ops[:fill], d, *ops[fill + 1 :], **kwargs))
+            return frules.like(z, fn(*ops, **{**kwargs, "fill_value": d}))
 
         return tangent
 
     return make
 
 
-FR.register(np.full, fill_tangent(np.full))
-FR.register(np.full_like, fill_tangent(np.full_like))
+frules.register(np.full, fill_tangent(np.full))
+frules.register(np.full_like, fill_tangent(np.full_like))
 
 LINSPACE_PARAMETERS = ("start", "stop", "num", "endpoint", "retstep", "dtype", "axis")
 
@@ -522,7 +522,7 @@ def arange_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 def linspace_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.linspace(start, stop, num)`` of scalars: ``dstart (1 - t) + dstop t``."""
     n = len(types) - len(kwnames)
     names = [*LINSPACE_PARAMETERS[:n], *kwnames]
@@ -546,19 +546,19 @@ def linspace_tangent(
         if any(map(np.ndim, ends)):
             raise ForwardModeError("forward mode: numpy.linspace with array endpoints: no rule")
         if not _float_result(z):
-            return FR.like(z, None)
+            return frules.like(z, None)
         options = {"num": 50, "endpoint": True} | {k: values[i] for k, i in where.items()}
         frac = linspace_fractions(options)
         weights = ((ds[where["start"]], 1 - frac), (ds[where["stop"]], frac))
         terms = [d * w for d, w in weights if d is not None]
-        return FR.like(z, sum(terms) if terms else None)
+        return frules.like(z, sum(terms) if terms else None)
 
     return tangent
 
 
 def arange_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.arange(start, stop, step)``: ``dstart + i dstep`` (``stop`` sets the length
     alone; ``np.arange(stop)`` has no derivative)."""
     n = len(types) - len(kwnames)
@@ -569,22 +569,22 @@ def arange_tangent(
         ops, ds = split_tangents(a, n, len(types))
         refuse_complex("numpy.arange", *ops)
         if n == 1 or not _float_result(z):
-            return FR.like(z, None)
+            return frules.like(z, None)
         terms = [] if ds[0] is None else [ds[0]]
         if n == 3 and ds[2] is not None:
             terms.append(ds[2] * np.arange(len(z)))
-        return FR.like(z, sum(terms) if terms else None)
+        return frules.like(z, sum(terms) if terms else None)
 
     return tangent
 
 
-FR.register(np.linspace, linspace_tangent)
-FR.register(np.arange, arange_tangent)
+frules.register(np.linspace, linspace_tangent)
+frules.register(np.arange, arange_tangent)
 
 
 def astype_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``x.astype(dtype)``: linear in x to a real float dtype (the tangent cast as x is);
     other dtypes are refused (a cast to ints, whose result the types tell has no tangent,
     never asks)."""
@@ -597,7 +597,7 @@ def astype_tangent(
         if np.dtype(t.cast(t.Any, dtype.value)).kind != "f":
             return None
         if static_types(types):
-            return FR.Emit(_astype_emit)
+            return frules.Emit(_astype_emit)
 
     def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         ops, ds = split_tangents(a, n, len(types))
@@ -607,8 +607,8 @@ def astype_tangent(
                 "mode takes casts to real float dtypes)"
             )
         if ds[0] is None:
-            return FR.like(z, None)
-        return FR.like(z, np.ndarray.astype(np.asarray(ds[0]), *ops[1:], **kwargs))
+            return frules.like(z, None)
+        return frules.like(z, np.ndarray.astype(np.asarray(ds[0]), *ops[1:], **kwargs))
 
     return tangent
 
@@ -617,12 +617,12 @@ _ASTYPE_PARAMETERS = ("dtype", "order", "casting", "subok", "copy")
 
 
 def _astype_emit(
-    b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+    b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
 ) -> Value:
     d = tangents[0]
     if d is None:
-        return FR.zero(b, z)
+        return frules.zero(b, z)
     return b.call(np.ndarray.astype, d, *args[1:], kwargs=kwargs, type=z.type)
 
 
-FR.register(np.ndarray.astype, astype_tangent)
+frules.register(np.ndarray.astype, astype_tangent)

@@ -22,13 +22,13 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import formulas as F
-from gibbous.rules import frules as FR
+from gibbous.rules import formulas
+from gibbous.rules import frules
 from gibbous.rules.emit import real_type, refuse_complex, static_types
 from gibbous.rules import inline
 from gibbous.rules.public_names import callable_name
-from gibbous.library.elementwise import tables as E
-from gibbous.library.elementwise import variants as V
+from gibbous.library.elementwise import tables
+from gibbous.library.elementwise import variants
 from gibbous.library.common import (
     ARRAY,
     CD,
@@ -50,9 +50,9 @@ from gibbous.tangents.model import CoDual
 
 # The ufuncs' formulas (``gibbous.rules.formulas``): ``%`` is ``np.remainder``'s, ``**`` is
 # ``np.power``'s.
-OPERATOR_BINARY: dict[t.Callable[..., t.Any], tuple[E.BinaryGrad, E.BinaryGrad]] = {
-    getattr(operator, op): (E.BINARY[F.UFUNCS_BINARY[u][0]], E.BINARY[F.UFUNCS_BINARY[u][1]])
-    for op, u in F.OPERATORS_BINARY.items()
+OPERATOR_BINARY: dict[t.Callable[..., t.Any], tuple[tables.BinaryGrad, tables.BinaryGrad]] = {
+    getattr(operator, op): (tables.BINARY[formulas.UFUNCS_BINARY[u][0]], tables.BINARY[formulas.UFUNCS_BINARY[u][1]])
+    for op, u in formulas.OPERATORS_BINARY.items()
 }
 # On scalars the in-place forms rebind: ``x += y`` is ``x = x + y``.
 IN_PLACE = {
@@ -63,96 +63,96 @@ IN_PLACE = {
     operator.ipow: operator.pow,
     operator.imod: operator.mod,
 }
-OPERATOR_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
-    **{getattr(operator, op): E.UNARY[F.UFUNCS_UNARY[u]] for op, u in F.OPERATORS_UNARY.items()},
-    builtins.abs: E.g_abs,
+OPERATOR_UNARY: dict[t.Callable[..., t.Any], tables.UnaryGrad] = {
+    **{getattr(operator, op): tables.UNARY[formulas.UFUNCS_UNARY[u]] for op, u in formulas.OPERATORS_UNARY.items()},
+    builtins.abs: tables.g_abs,
 }
 
 for _op, (_gx, _gy) in OPERATOR_BINARY.items():
-    V.register_binary([_op], _gx, _gy, E.SCALAR_BINARY, inline="python")
+    variants.register_binary([_op], _gx, _gy, tables.SCALAR_BINARY, inline="python")
 for _iop, _op in IN_PLACE.items():
-    V.register_binary([_iop], *OPERATOR_BINARY[_op], E.SCALAR_BINARY, inline="python")
-V.register_binary([builtins.pow], E.g_pow_x, E.g_pow_y, E.SCALAR_BINARY)
+    variants.register_binary([_iop], *OPERATOR_BINARY[_op], tables.SCALAR_BINARY, inline="python")
+variants.register_binary([builtins.pow], tables.g_pow_x, tables.g_pow_y, tables.SCALAR_BINARY)
 for _op, _g in OPERATOR_UNARY.items():
-    V.register_unary([_op], _g, E.SCALAR_UNARY, inline="python")
+    variants.register_unary([_op], _g, tables.SCALAR_UNARY, inline="python")
 for _op in (operator.floordiv, operator.ifloordiv):
     zero_derivative(_op, NUMBER, NUMBER)
 
 # --------------------------------------------------------------------------------------------
 # math
 
-MATH_UNARY: dict[t.Callable[..., t.Any], E.UnaryGrad] = {
-    math.sin: E.g_sin,
-    math.cos: E.g_cos,
-    math.tan: E.g_tan,
-    math.asin: E.g_arcsin,
-    math.acos: E.g_arccos,
-    math.atan: E.g_arctan,
-    math.sinh: E.g_sinh,
-    math.cosh: E.g_cosh,
-    math.tanh: E.g_tanh,
-    math.asinh: E.g_arcsinh,
-    math.acosh: E.g_arccosh,
-    math.atanh: E.g_arctanh,
-    math.exp: E.g_exp,
-    math.exp2: E.g_exp2,
-    math.expm1: E.g_expm1,
-    math.log: E.g_log,  # one argument; two below
-    math.log2: E.g_log2,
-    math.log10: E.g_log10,
-    math.log1p: E.g_log1p,
-    math.sqrt: E.g_sqrt,
-    math.cbrt: E.g_cbrt,
-    math.fabs: E.g_abs,
-    math.erf: E.g_erf,
-    math.erfc: E.g_erfc,
-    math.degrees: E.g_rad2deg,
-    math.radians: E.g_deg2rad,
-    math.gamma: E.g_gamma,
-    math.lgamma: E.g_lgamma,
+MATH_UNARY: dict[t.Callable[..., t.Any], tables.UnaryGrad] = {
+    math.sin: tables.g_sin,
+    math.cos: tables.g_cos,
+    math.tan: tables.g_tan,
+    math.asin: tables.g_arcsin,
+    math.acos: tables.g_arccos,
+    math.atan: tables.g_arctan,
+    math.sinh: tables.g_sinh,
+    math.cosh: tables.g_cosh,
+    math.tanh: tables.g_tanh,
+    math.asinh: tables.g_arcsinh,
+    math.acosh: tables.g_arccosh,
+    math.atanh: tables.g_arctanh,
+    math.exp: tables.g_exp,
+    math.exp2: tables.g_exp2,
+    math.expm1: tables.g_expm1,
+    math.log: tables.g_log,  # one argument; two below
+    math.log2: tables.g_log2,
+    math.log10: tables.g_log10,
+    math.log1p: tables.g_log1p,
+    math.sqrt: tables.g_sqrt,
+    math.cbrt: tables.g_cbrt,
+    math.fabs: tables.g_abs,
+    math.erf: tables.g_erf,
+    math.erfc: tables.g_erfc,
+    math.degrees: tables.g_rad2deg,
+    math.radians: tables.g_deg2rad,
+    math.gamma: tables.g_gamma,
+    math.lgamma: tables.g_lgamma,
 }
-MATH_BINARY: dict[t.Callable[..., t.Any], tuple[E.BinaryGrad, E.BinaryGrad]] = {
-    math.pow: (E.g_pow_x, E.g_pow_y),
-    math.atan2: (E.g_atan2_y, E.g_atan2_x),
-    math.fmod: (E.g_first, E.g_fmod_y),
-    math.remainder: (E.g_first, E.g_remainder_y),
+MATH_BINARY: dict[t.Callable[..., t.Any], tuple[tables.BinaryGrad, tables.BinaryGrad]] = {
+    math.pow: (tables.g_pow_x, tables.g_pow_y),
+    math.atan2: (tables.g_atan2_y, tables.g_atan2_x),
+    math.fmod: (tables.g_first, tables.g_fmod_y),
+    math.remainder: (tables.g_first, tables.g_remainder_y),
 }
 # Functions of which only the first operand has a derivative.
-MATH_BINARY_FIRST: dict[t.Callable[..., t.Any], E.BinaryGrad] = {
-    math.copysign: E.g_copysign_x,  # the sign of y is locally constant
-    math.ldexp: E.g_ldexp_x,  # x * 2**i, i an int
-    math.nextafter: E.g_first,  # x moved by one ulp towards y
+MATH_BINARY_FIRST: dict[t.Callable[..., t.Any], tables.BinaryGrad] = {
+    math.copysign: tables.g_copysign_x,  # the sign of y is locally constant
+    math.ldexp: tables.g_ldexp_x,  # x * 2**i, i an int
+    math.nextafter: tables.g_first,  # x moved by one ulp towards y
 }
 MATH_ZERO = (
     math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite, math.ulp,
 )  # fmt: skip
 
 for _fn, _g in MATH_UNARY.items():
-    V.register_unary([_fn], _g, E.SCALAR_UNARY, inline="python")
+    variants.register_unary([_fn], _g, tables.SCALAR_UNARY, inline="python")
 for _fn, (_gx, _gy) in MATH_BINARY.items():
-    V.register_binary([_fn], _gx, _gy, E.SCALAR_BINARY, inline="python")
+    variants.register_binary([_fn], _gx, _gy, tables.SCALAR_BINARY, inline="python")
 for _fn, _gx in MATH_BINARY_FIRST.items():
     # ldexp(x, i) takes an int exponent only
-    _pairs = ((V.F64, V.INT),) if _fn is math.ldexp else ((V.F64, V.F64), (V.F64, V.INT), (V.INT, V.F64))
-    V.register_binary([_fn], _gx, None, E.SCALAR_BINARY, float_pairs=_pairs)
+    _pairs = ((variants.F64, variants.INT),) if _fn is math.ldexp else ((variants.F64, variants.F64), (variants.F64, variants.INT), (variants.INT, variants.F64))
+    variants.register_binary([_fn], _gx, None, tables.SCALAR_BINARY, float_pairs=_pairs)
 for _fn in MATH_ZERO:
     zero_derivative(_fn, NUMBER)
 zero_derivative(math.isclose, NUMBER, NUMBER, ...)  # and rel_tol=, abs_tol=
 
 
-V.register_binary([math.log], E.g_log_base_x, E.g_log_base_y, E.SCALAR_BINARY)
+variants.register_binary([math.log], tables.g_log_base_x, tables.g_log_base_y, tables.SCALAR_BINARY)
 
 
 @primitive(math.hypot, NUMBER, ...)
 def hypot_rrule(f: CD, *xs: CD) -> RuleResult:
     """``math.hypot(*xs)``: each x_i gets x_i / h (0 when h = 0: a subgradient)."""
     z = f.primal(*(x.primal for x in xs))
-    grad = E.g_hypot_x  # of two operands or of many, the same formula
+    grad = tables.g_hypot_x  # of two operands or of many, the same formula
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         if dz is NT:
             return (NT, *(zero_for(x) for x in xs))
-        g = E.numpy_scalar(dz)
+        g = tables.numpy_scalar(dz)
         grads = (send(x, grad(g, x.primal, None, z)) if needs(x) else zero_for(x) for x in xs)
         return (NT, *grads)
 
@@ -161,7 +161,7 @@ def hypot_rrule(f: CD, *xs: CD) -> RuleResult:
 
 def hypot_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``math.hypot(*xs)``: the sum of ``dx_i x_i / h`` (the reverse rule's formula, 0 at 0)."""
     if kwnames or not types or not all(map(real_type, types)):
         return None
@@ -169,14 +169,14 @@ def hypot_tangent(
 
     def tangent(z: t.Any, *a: t.Any) -> t.Any:
         refuse_complex("math.hypot", *a[:n])
-        h = E.numpy_scalar(z)
-        terms = [E.g_hypot_x(d, x, None, h) for x, d in zip(a[:n], a[n:]) if d is not None]
-        return FR.like(z, sum(terms) if terms else None)
+        h = tables.numpy_scalar(z)
+        terms = [tables.g_hypot_x(d, x, None, h) for x, d in zip(a[:n], a[n:]) if d is not None]
+        return frules.like(z, sum(terms) if terms else None)
 
     return tangent
 
 
-FR.register(math.hypot, hypot_tangent)
+frules.register(math.hypot, hypot_tangent)
 
 
 def _first_part_rrule(derivative: t.Callable[[t.Any], float]) -> t.Callable[[CD, CD], RuleResult]:
@@ -211,22 +211,22 @@ primitive(math.modf, NUMBER)(_first_part_rrule(_modf_slope))
 
 def first_part_tangent(
     fn: t.Callable[..., t.Any], derivative: t.Callable[[t.Any], float]
-) -> FR.Maker:
+) -> frules.Maker:
     """The forward rule of ``_first_part_rrule``'s functions: ``(dx * derivative(y), 0.0)``
     (the second part is locally constant; an int's tangent is 0.0).  Written out where the
     operand's type is known (``modf``: ``dx``; ``frexp``: ``dx * ldexp(1.0, -e)``)."""
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FR.Tangent | FR.Emit | None:
+    ) -> frules.Tangent | frules.Emit | None:
         if kwnames or len(types) != 1 or not real_type(types[0]):
             return None
         if static_types(types):
-            return FR.Emit(_first_part_emit(fn))
+            return frules.Emit(_first_part_emit(fn))
 
         def tangent(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
             refuse_complex(callable_name(fn), x)
-            return FR.like(z, None if dx is None else (dx * derivative(z), 0.0))
+            return frules.like(z, None if dx is None else (dx * derivative(z), 0.0))
 
         return tangent
 
@@ -235,11 +235,11 @@ def first_part_tangent(
 
 def _first_part_emit(fn: t.Callable[..., t.Any]) -> t.Callable[..., Value]:
     def emit(
-        b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+        b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
     ) -> Value:
         dx = tangents[0]
         if dx is None:
-            return FR.zero(b, z)
+            return frules.zero(b, z)
         first = dx
         if fn is math.frexp:
             e = b.call(operator.getitem, z, 1, type=T.INT)
@@ -250,8 +250,8 @@ def _first_part_emit(fn: t.Callable[..., t.Any]) -> t.Callable[..., Value]:
     return emit
 
 
-FR.register(math.frexp, first_part_tangent(math.frexp, _frexp_slope))
-FR.register(math.modf, first_part_tangent(math.modf, _modf_slope))
+frules.register(math.frexp, first_part_tangent(math.frexp, _frexp_slope))
+frules.register(math.modf, first_part_tangent(math.modf, _modf_slope))
 
 
 # --------------------------------------------------------------------------------------------
@@ -273,10 +273,10 @@ def _float_rrule(f: CD, x: CD) -> RuleResult:
 for _fn in (builtins.float, np.float64, np.float32, builtins.complex, np.complex128):
     primitive(_fn, NUMBER)(_float_rrule)
 # float(x) of a float: the identity, written out (the adjoint passes)
-primitive(builtins.float, V.F64, variant="float_identity", inline=inline.FLOAT)(_float_rrule)
+primitive(builtins.float, variants.F64, variant="float_identity", inline=inline.FLOAT)(_float_rrule)
 for _fn in (builtins.float, builtins.complex):  # of a 0-d array
     primitive(_fn, ARRAY)(_float_rrule)
-FR.register_linear([builtins.float, np.float64])
+frules.register_linear([builtins.float, np.float64])
 for _fn in (builtins.int, builtins.bool, builtins.round, np.int64, np.int32):
     zero_derivative(_fn, NUMBER, ...)
     if _fn is not builtins.round or hasattr(np.ndarray, "__round__"):  # NumPy 2 has none
@@ -311,9 +311,9 @@ def divmod_rrule(f: CD, a: CD, b: CD) -> RuleResult:
         g = _remainder_cotangent(yf, dy)
         if g is None:
             return NT, zero_for(a), zero_for(b)
-        g = E.numpy_scalar(g)
+        g = tables.numpy_scalar(g)
         ga = send(a, g) if needs(a) else zero_for(a)
-        gb = send(b, E.g_mod_y(g, ap, bp, None)) if needs(b) else zero_for(b)
+        gb = send(b, tables.g_mod_y(g, ap, bp, None)) if needs(b) else zero_for(b)
         return NT, ga, gb
 
     return CoDual(y, yf), pullback
@@ -329,37 +329,37 @@ def _remainder_cotangent(yf: t.Any, dy: t.Any) -> t.Any:
 
 
 for _fn in (builtins.divmod, np.divmod):
-    E.register_all([_fn], divmod_rrule, E.BINARY_PATTERNS)
+    tables.register_all([_fn], divmod_rrule, tables.BINARY_PATTERNS)
 
 
 def divmod_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``divmod(a, b)``: the quotient's tangent 0, the remainder's ``np.remainder``'s (its
     forward rule: the formulas of the reverse rule's ``da - (a // b) db``)."""
-    remainder = FR.forward_maker(np.remainder)
+    remainder = frules.forward_maker(np.remainder)
     made = None if remainder is None else remainder(types, kwnames, varied)
     if made is None:
         return None
-    if isinstance(made, FR.Emit):
-        return FR.Emit(_divmod_emit(made))
+    if isinstance(made, frules.Emit):
+        return frules.Emit(_divmod_emit(made))
     rest = made
 
     def tangent(z: t.Any, *a: t.Any) -> t.Any:
-        return FR.like(z[0], None), rest(z[1], *a)
+        return frules.like(z[0], None), rest(z[1], *a)
 
     return tangent
 
 
-def _divmod_emit(remainder: FR.Emit) -> t.Callable[..., Value]:
+def _divmod_emit(remainder: frules.Emit) -> t.Callable[..., Value]:
     def emit(
-        b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+        b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
     ) -> Value:
         pair = z.type.items if isinstance(z.type, T.Tuple) and len(z.type.items) == 2 else None
         quotient, rest = (
             b.call(operator.getitem, z, i, type=T.ANY if pair is None else pair[i]) for i in (0, 1)
         )
-        dq = FR.zero(b, quotient)
+        dq = frules.zero(b, quotient)
         dr = remainder.fn(b, rest, args, tangents, kwargs)
         return b.call(runtime.make_tuple, dq, dr, type=T.Tuple((dq.type, dr.type)))
 
@@ -367,7 +367,7 @@ def _divmod_emit(remainder: FR.Emit) -> t.Callable[..., Value]:
 
 
 for _fn in (builtins.divmod, np.divmod):
-    FR.register(_fn, divmod_tangent)
+    frules.register(_fn, divmod_tangent)
 
 
 # Forward mode: an arithmetic operator with a string operand gives a string, without a tangent.

@@ -22,9 +22,9 @@ import typing as t
 import numpy as np
 
 from gibbous.ir.names import CallableTable
-from gibbous.rules import formulas as F
+from gibbous.rules import formulas
 from gibbous.tangents import pool
-from gibbous.rules import render as R
+from gibbous.rules import render
 from gibbous.library.common import (
     CD,
     NT,
@@ -53,8 +53,8 @@ registers_for_caller(__name__)  # register_all: the rules are its caller's
 #: The formula of each gradient function, SciPy's included (``FORMULA``, below, holds only
 #: those NumPy's namespace renders), and the formulas each rule of this module applies, by
 #: operand (None: no gradient): for showing what a rule computes (``gibbous.inspect.facts``).
-SHOWN_FORMULA: dict[t.Any, F.Expr] = {}
-RULE_FORMULAS: CallableTable[t.Callable[..., t.Any], tuple[F.Expr | None, ...]] = CallableTable()
+SHOWN_FORMULA: dict[t.Any, formulas.Expr] = {}
+RULE_FORMULAS: CallableTable[t.Callable[..., t.Any], tuple[formulas.Expr | None, ...]] = CallableTable()
 
 
 def numpy_scalar(g: t.Any) -> t.Any:
@@ -241,26 +241,26 @@ FLOAT: dict[str, t.Callable[..., t.Any]] = {
 }
 
 
-FORMULA: dict[t.Any, F.Expr] = {}  # of each gradient function below
+FORMULA: dict[t.Any, formulas.Expr] = {}  # of each gradient function below
 
 
-def _render(table: dict[str, F.Expr], arity: int) -> tuple[dict[str, t.Any], dict[t.Any, t.Any]]:
+def _render(table: dict[str, formulas.Expr], arity: int) -> tuple[dict[str, t.Any], dict[t.Any, t.Any]]:
     """The formulas of NumPy's and Python's functions (not SciPy's: ``scipy_special``)."""
     grads: dict[str, t.Any] = {}
     floats: dict[t.Any, t.Any] = {}
     for name, formula in table.items():
         if not formula.calls() <= set(NUMPY):
             continue
-        grads[name] = R.numpy_pullback(f"g_{name}", formula, arity, NUMPY)
+        grads[name] = render.numpy_pullback(f"g_{name}", formula, arity, NUMPY)
         FORMULA[grads[name]] = SHOWN_FORMULA[grads[name]] = formula
-        fast = R.float_pullback(f"g_{name}", formula, arity, FLOAT)
+        fast = render.float_pullback(f"g_{name}", formula, arity, FLOAT)
         if fast is not None:
             floats[grads[name]] = fast
     return grads, floats
 
 
-UNARY, FLOAT_UNARY = _render(F.UNARY, 1)
-BINARY, FLOAT_BINARY = _render(F.BINARY, 2)
+UNARY, FLOAT_UNARY = _render(formulas.UNARY, 1)
+BINARY, FLOAT_BINARY = _render(formulas.BINARY, 2)
 
 g_same, g_negate, g_conj, g_abs = (UNARY[n] for n in ("same", "negate", "conj", "abs"))
 g_exp, g_exp2, g_expm1 = (UNARY[n] for n in ("exp", "exp2", "expm1"))

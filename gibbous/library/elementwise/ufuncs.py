@@ -19,7 +19,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import number_type, static_types
 from gibbous.rules.emit import (
     ForwardModeError,
@@ -33,9 +33,9 @@ from gibbous.rules.emit import (
     split_tangents,
     static_types,
 )
-from gibbous.rules import formulas as F
-from gibbous.library.elementwise import tables as E
-from gibbous.library.elementwise import variants as V
+from gibbous.rules import formulas
+from gibbous.library.elementwise import tables
+from gibbous.library.elementwise import variants
 from gibbous.library.common import (
     ANY,
     ARRAY,
@@ -64,14 +64,14 @@ from gibbous.tangents.model import CoDual
 # Tables
 
 
-UNARY: dict[np.ufunc, E.UnaryGrad] = {
-    getattr(np, ufunc): E.UNARY[name] for ufunc, name in F.UFUNCS_UNARY.items()
+UNARY: dict[np.ufunc, tables.UnaryGrad] = {
+    getattr(np, ufunc): tables.UNARY[name] for ufunc, name in formulas.UFUNCS_UNARY.items()
 }
 # The same ufuncs under their other names, where they are other objects.
 UNARY_ALIASES: dict[np.ufunc, np.ufunc] = {np.radians: np.deg2rad, np.degrees: np.rad2deg}
 
-BINARY: dict[np.ufunc, tuple[E.BinaryGrad | None, E.BinaryGrad | None]] = {
-    getattr(np, ufunc): (E.BINARY[gx], E.BINARY[gy]) for ufunc, (gx, gy) in F.UFUNCS_BINARY.items()
+BINARY: dict[np.ufunc, tuple[tables.BinaryGrad | None, tables.BinaryGrad | None]] = {
+    getattr(np, ufunc): (tables.BINARY[gx], tables.BINARY[gy]) for ufunc, (gx, gy) in formulas.UFUNCS_BINARY.items()
 }
 
 # Piecewise constant or boolean: no derivative anywhere it exists.
@@ -86,42 +86,42 @@ ZERO_BINARY = (
 
 # Operators on arrays (and on an array and a scalar) are their ufuncs.
 OPERATOR_UNARY: dict[t.Callable[..., t.Any], np.ufunc] = {
-    **{getattr(operator, op): getattr(np, u) for op, u in F.OPERATORS_UNARY.items()},
+    **{getattr(operator, op): getattr(np, u) for op, u in formulas.OPERATORS_UNARY.items()},
     abs: np.absolute,
 }
 OPERATOR_BINARY: dict[t.Callable[..., t.Any], np.ufunc] = {
-    getattr(operator, op): getattr(np, u) for op, u in F.OPERATORS_BINARY.items()
+    getattr(operator, op): getattr(np, u) for op, u in formulas.OPERATORS_BINARY.items()
 }
 ARRAY_BINARY_PATTERNS = [(ARRAY, ARRAY), (ARRAY, NUMBER), (NUMBER, ARRAY)]
 
 
 def _register() -> None:
     for ufunc, grad in UNARY.items():
-        V.register_unary([ufunc], grad, E.UNARY_PATTERNS, inline="numpy")
+        variants.register_unary([ufunc], grad, tables.UNARY_PATTERNS, inline="numpy")
     for alias, ufunc in UNARY_ALIASES.items():
-        V.register_unary([alias], UNARY[ufunc], E.UNARY_PATTERNS, inline="numpy")
+        variants.register_unary([alias], UNARY[ufunc], tables.UNARY_PATTERNS, inline="numpy")
     for ufunc, (gx, gy) in BINARY.items():
-        V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS, inline="numpy")
-    V.register_square([np.power, operator.pow])
+        variants.register_binary([ufunc], gx, gy, tables.BINARY_PATTERNS, inline="numpy")
+    variants.register_square([np.power, operator.pow])
     for ufunc in ZERO_UNARY:
         for kind in NUMERIC:
             zero_derivative(ufunc, kind)
     for ufunc in ZERO_BINARY:
-        for pair in E.BINARY_PATTERNS:
+        for pair in tables.BINARY_PATTERNS:
             zero_derivative(ufunc, *pair)
     for op, ufunc in OPERATOR_UNARY.items():
-        V.register_unary([op], UNARY[ufunc], [(ARRAY,)], inline="numpy")
+        variants.register_unary([op], UNARY[ufunc], [(ARRAY,)], inline="numpy")
     for op, ufunc in OPERATOR_BINARY.items():
-        V.register_binary([op], *BINARY[ufunc], ARRAY_BINARY_PATTERNS, inline="numpy")
+        variants.register_binary([op], *BINARY[ufunc], ARRAY_BINARY_PATTERNS, inline="numpy")
     for pair in ARRAY_BINARY_PATTERNS:
         zero_derivative(operator.floordiv, *pair)
     for op, ufunc in _SCALAR_IN_PLACE.items():
-        primitive(op, NUMBER, ARRAY)(E.binary_rule(*BINARY[ufunc]))
+        primitive(op, NUMBER, ARRAY)(tables.binary_rule(*BINARY[ufunc]))
 
 
 def _no_slope(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | None:
+) -> frules.Tangent | None:
     """The forward rule of a piecewise constant or boolean ufunc on operands whose type the
     build could not tell (those it can tell have their zero-derivative rules): zeros."""
     if kwnames or not any(isinstance(ty, T.Any) for ty in types):
@@ -130,11 +130,11 @@ def _no_slope(
 
 
 def _zeros(z: t.Any, *a: t.Any) -> t.Any:
-    return FR.like(z, None)
+    return frules.like(z, None)
 
 
 for _fn in (*ZERO_UNARY, *ZERO_BINARY):
-    FR.register(_fn, _no_slope)
+    frules.register(_fn, _no_slope)
 
 
 # ``x += a`` for a float x and an array a: x is rebound to a new array; the array forms with an
@@ -149,7 +149,7 @@ _SCALAR_IN_PLACE: dict[t.Callable[..., t.Any], np.ufunc] = {
 
 # ``+x`` is linear; its elementwise rules (registered next, here and in scalars.py) are tried
 # first, as numeric rules registered later
-FR.register_linear([operator.pos])
+frules.register_linear([operator.pos])
 _register()
 
 # --------------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ primitive(np.ndarray.clip, ARRAY, ...)(clip_rrule)
 
 def clip_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.clip(a, lo, hi)``: each element's tangent is that of the operand it comes from
     (``_clip_masks``, the reverse rule's choice: ``a`` at a tie)."""
     n = len(types) - len(kwnames)
@@ -227,13 +227,13 @@ def clip_tangent(
         masks = _clip_masks(ops[0], lo, hi)
         sources = [0, *(bound.get(k) for k in _CLIP_NAMES)]
         terms = [ds[i] * m for i, m in zip(sources, masks) if i is not None and ds[i] is not None]
-        return FR.like(z, sum(terms) if terms else None)
+        return frules.like(z, sum(terms) if terms else None)
 
     return tangent
 
 
-FR.register(np.clip, clip_tangent)
-FR.register(np.ndarray.clip, clip_tangent)
+frules.register(np.clip, clip_tangent)
+frules.register(np.ndarray.clip, clip_tangent)
 
 
 def where_rrule(f: CD, cond: CD, x: CD, y: CD) -> RuleResult:
@@ -261,7 +261,7 @@ zero_derivative(np.where, ANY)  # the one-argument form: indices
 
 def _where_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.where(c, a, b)``: linear in ``a`` and ``b``; the condition has no derivative,
     whatever tangent a value of unknown type there was given."""
     if kwnames or len(types) != 3 or not all(map(number_type, types[1:])):
@@ -270,21 +270,21 @@ def _where_make(
     if static_types(types):
 
         def emit(
-            b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+            b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
         ) -> Value:
             branches = [Constant(0.0) if d is None else d for d in tangents[1:]]
             chosen = b.call(np.where, args[0], *branches, type=z.type)
-            return FR.fit(b, chosen, z)
+            return frules.fit(b, chosen, z)
 
-        return FR.Emit(emit)
+        return frules.Emit(emit)
 
     def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
-        return FR.like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
+        return frules.like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
 
-    return FR.checked(where, types)
+    return frules.checked(where, types)
 
 
-FR.register(np.where, _where_make, numeric=True)
+frules.register(np.where, _where_make, numeric=True)
 
 # --------------------------------------------------------------------------------------------
 # nan_to_num
@@ -342,7 +342,7 @@ def nan_to_num_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 def nan_to_num_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.nan_to_num``: x's tangent where it is finite, each fill value's where it was put.
     ``copy=False`` writes into x: refused (where the types tell, when the rule is built)."""
     n = len(types) - len(kwnames)
@@ -356,7 +356,7 @@ def nan_to_num_tangent(
     if isinstance(copy, T.Const) and not copy.value:
         return None
     if isinstance(types[0], T.Array) and isinstance(copy, T.Const) and static_types(types):
-        return FR.Emit(_nan_to_num_emit(where))
+        return frules.Emit(_nan_to_num_emit(where))
 
     def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         ops, ds = split_tangents(a, n, len(types))
@@ -376,7 +376,7 @@ def nan_to_num_tangent(
         dz = sum(terms) if terms else None
         if isinstance(dz, np.ndarray) and dz.ndim == 0 and not isinstance(z, np.ndarray):
             dz = dz[()]  # (np.where of a scalar: a 0-d array)
-        return FR.like(z, dz)
+        return frules.like(z, dz)
 
     return tangent
 
@@ -386,7 +386,7 @@ _FILL_TESTS: tuple[t.Callable[[t.Any], t.Any], ...] = (np.isnan, np.isposinf, np
 
 def _nan_to_num_emit(where: dict[str, int]) -> t.Callable[..., Value]:
     def emit(
-        b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+        b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
     ) -> Value:
         x, dx = args[0], tangents[0]
         mask = T.Array("bool", x.type.ndim if isinstance(x.type, T.Array) else None)
@@ -404,7 +404,7 @@ def _nan_to_num_emit(where: dict[str, int]) -> t.Callable[..., Value]:
     return emit
 
 
-FR.register(np.nan_to_num, nan_to_num_tangent)
+frules.register(np.nan_to_num, nan_to_num_tangent)
 
 
 def _fill_rdata(named: dict[str, CD], fills: dict[str, t.Any]) -> list[t.Any]:
@@ -487,7 +487,7 @@ def real_imag_rrule(f: CD, x: CD) -> RuleResult:
 for _kind in NUMERIC:
     primitive(np.real, _kind)(real_imag_rrule)
     primitive(np.imag, _kind)(real_imag_rrule)
-FR.register_linear([np.real, np.imag])
+frules.register_linear([np.real, np.imag])
 structure.register_part([np.real, np.imag])  # (of a value of unknown type)
 
 
@@ -514,13 +514,13 @@ primitive(np.ndarray.conjugate, ARRAY)(conj_method_rrule)
 primitive(complex.conjugate, NUMBER)(conj_method_rrule)
 primitive(float.conjugate, NUMBER)(conj_method_rrule)
 # (real-linear: the conjugate of a tangent; of a real one, the tangent itself, as the primal)
-FR.register_linear([np.ndarray.conj, np.ndarray.conjugate, complex.conjugate, float.conjugate])
+frules.register_linear([np.ndarray.conj, np.ndarray.conjugate, complex.conjugate, float.conjugate])
 
 # --------------------------------------------------------------------------------------------
 # sinc and angle: elementwise NumPy functions that are not ufuncs
 
 
-V.register_unary([np.sinc], E.UNARY["sinc"], E.UNARY_PATTERNS)
+variants.register_unary([np.sinc], tables.UNARY["sinc"], tables.UNARY_PATTERNS)
 
 
 def angle_rrule(f: CD, z: CD, *args: CD, **kwargs: CD) -> RuleResult:
@@ -551,7 +551,7 @@ for _kind in NUMERIC:
 
 def angle_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.angle(z, deg=False)``: ``Im(dz / z)`` of a complex ``z`` (0 at 0, the reverse
     rule's choice), times ``180 / pi`` in degrees; of a real one, 0 (piecewise constant)."""
     if len(types) > 2 or kwnames not in ((), ("deg",)) or not static_types(types):
@@ -561,10 +561,10 @@ def angle_tangent(
         return None
     scale = 180 / np.pi if deg.value else 1.0
 
-    def emit(b: Builder, z: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+    def emit(b: Builder, z: Value, args: frules.Values, ds: frules.Tangents, kw: frules.Keywords) -> Value:
         x, dx = args[0], ds[0]
         if dx is None or not complex_type(x.type):
-            return FR.zero(b, z)
+            return frules.zero(b, z)
         ty, real = x.type, z.type
         boolean = T.Array("bool", ty.ndim) if isinstance(ty, T.Array) else T.BOOL
         at_zero = b.call(np.equal, x, Constant(0), type=boolean)
@@ -573,10 +573,10 @@ def angle_tangent(
         chosen = b.call(np.where, at_zero, Constant(0.0), slope, type=real)
         return chosen if scale == 1.0 else b.call(operator.mul, chosen, Constant(scale), type=real)
 
-    return FR.Emit(emit)
+    return frules.Emit(emit)
 
 
-FR.register(np.angle, angle_tangent)
+frules.register(np.angle, angle_tangent)
 
 
 # --------------------------------------------------------------------------------------------
@@ -608,15 +608,15 @@ def complex_sign_rrule(f: CD, x: CD) -> RuleResult:
 
 def complex_sign_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """Its tangent, ``i u Im(conj(u) dz) / |z|``, written out."""
     if kwnames or len(types) != 1 or not complex_type(types[0]) or not static_types(types):
         return None
 
-    def emit(b: Builder, u: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+    def emit(b: Builder, u: Value, args: frules.Values, ds: frules.Tangents, kw: frules.Keywords) -> Value:
         x, dx = args[0], ds[0]
         if dx is None:
-            return FR.zero(b, u)
+            return frules.zero(b, u)
         real = T.Array("float64", x.type.ndim) if isinstance(x.type, T.Array) else T.FLOAT
         turn = b.call(operator.mul, b.call(np.conj, u, type=u.type), dx, type=u.type)
         along = b.call(np.imag, turn, type=real)
@@ -628,10 +628,10 @@ def complex_sign_tangent(
         iu = b.call(operator.mul, Constant(1j), u, type=u.type)
         return b.call(operator.mul, iu, b.call(operator.mul, along, scale, type=real), type=u.type)
 
-    return FR.Emit(emit)
+    return frules.Emit(emit)
 
 
 if np.sign(1j) == 1j:  # (NumPy 1 gives the sign of the real part: piecewise constant, zero)
     for _kind in (T.Array("complex128", None), T.Array("complex64", None), T.COMPLEX):
         primitive(np.sign, _kind)(complex_sign_rrule)
-    FR.register(np.sign, complex_sign_tangent)
+    frules.register(np.sign, complex_sign_tangent)

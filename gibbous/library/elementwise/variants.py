@@ -30,12 +30,12 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules import frules as forward
+from gibbous.rules import frules
 from gibbous.tangents import pool
-from gibbous.rules import render as R
+from gibbous.rules import render
 from gibbous.rules.buffers import SiteBuffers, scratch
 from gibbous.rules.inline import WANT, InlineRule, called_form, formula_form, is_want
-from gibbous.library.elementwise import tables as E
+from gibbous.library.elementwise import tables
 from gibbous.library.common import (
     ARRAY,
     CD,
@@ -66,9 +66,9 @@ _NT3 = (NT, NT, NT)
 # Unary
 
 
-def float_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
+def float_unary(grad: tables.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
     """``f(x)`` for ``x: f64``: the result is a float, the pullback plain float arithmetic."""
-    fast: E.FloatUnary = E.FLOAT_UNARY[grad]
+    fast: tables.FloatUnary = tables.FLOAT_UNARY[grad]
 
     def rrule(f: CD, x: CD) -> RuleResult:
         xp = x.primal
@@ -82,7 +82,7 @@ def float_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
                     r = None  # a singular point: NumPy's inf or nan, as the primal gave
                 if type(r) is float:
                     return NT, r if type(xp) is float else np.float64(r)
-            return E.unary_generic(grad, x, xp, z, NT, dz)
+            return tables.unary_generic(grad, x, xp, z, NT, dz)
 
         return CoDual(z, NT), float_pullback
 
@@ -90,12 +90,12 @@ def float_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
     return rrule
 
 
-def real_array_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
+def real_array_unary(grad: tables.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
     """``f(x)`` for ``x: f64[...]``: a float64 result of x's shape."""
     slope = _in_one_buffer(grad)
     # Gradients that divide by nothing and take no logarithm cannot warn on finite arrays:
     # they skip np.errstate (about 1 µs).
-    quiet = grad in (E.g_same, E.g_negate, E.g_tanh)
+    quiet = grad in (tables.g_same, tables.g_negate, tables.g_tanh)
 
     def rrule(f: CD, x: CD) -> RuleResult:
         xp = x.primal
@@ -105,7 +105,7 @@ def real_array_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
         if type(zf) is not np.ndarray or type(xf) is not np.ndarray:  # 0-d, or inactive
 
             def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                return E.unary_generic(grad, x, xp, z, zf, dz)
+                return tables.unary_generic(grad, x, xp, z, zf, dz)
 
             return CoDual(z, zf), pullback
         done = False
@@ -128,7 +128,7 @@ def real_array_unary(grad: E.UnaryGrad) -> t.Callable[[CD, CD], RuleResult]:
     return rrule
 
 
-def _in_one_buffer(grad: E.UnaryGrad) -> E.UnaryGrad:
+def _in_one_buffer(grad: tables.UnaryGrad) -> tables.UnaryGrad:
     """``grad`` on real arrays of one shape, as its formula's kernel into one new array where
     it needs no other buffer (``1 - z * z`` in one temporary, not three)."""
     fn = _kernel(grad, 1)
@@ -136,21 +136,21 @@ def _in_one_buffer(grad: E.UnaryGrad) -> E.UnaryGrad:
         return grad
 
     def in_one_buffer(g: Array, x: Array, z: Array) -> Array:
-        return t.cast(Array, fn(g, x, z, None, R.NO_WORK))
+        return t.cast(Array, fn(g, x, z, None, render.NO_WORK))
 
     return in_one_buffer
 
 
-def _kernel(grad: E.UnaryGrad | E.BinaryGrad | None, arity: int) -> t.Callable[..., t.Any] | None:
+def _kernel(grad: tables.UnaryGrad | tables.BinaryGrad | None, arity: int) -> t.Callable[..., t.Any] | None:
     """``grad``'s formula on real operands as a kernel ``fn(g, *operands, z, out, work)`` that
     writes into ``out`` (None: a new array) and needs no work buffer; None where the formula has
     no such kernel, or is ``g`` itself (nothing to compute)."""
-    formula = None if grad is None else E.FORMULA.get(grad)
-    if formula is None or not formula.calls() <= set(R.KERNEL):
+    formula = None if grad is None else tables.FORMULA.get(grad)
+    if formula is None or not formula.calls() <= set(render.KERNEL):
         return None
     if formula.ops() <= {"var", "conj"}:  # g itself, on real arrays
         return None
-    kernel = R.kernel(formula, arity, None, True, R.KERNEL)
+    kernel = render.kernel(formula, arity, None, True, render.KERNEL)
     return None if kernel.buffers or kernel.masks else kernel.fn
 
 
@@ -159,11 +159,11 @@ def _kernel(grad: E.UnaryGrad | E.BinaryGrad | None, arity: int) -> t.Callable[.
 
 
 def float_binary(
-    grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
+    grad_x: tables.BinaryGrad | None, grad_y: tables.BinaryGrad | None
 ) -> t.Callable[[CD, CD, CD], RuleResult]:
     """``f(x, y)`` on ``f64`` and ``int`` operands: the pullback in Python floats."""
-    fast_x = None if grad_x is None else E.FLOAT_BINARY[grad_x]
-    fast_y = None if grad_y is None else E.FLOAT_BINARY[grad_y]
+    fast_x = None if grad_x is None else tables.FLOAT_BINARY[grad_x]
+    fast_y = None if grad_y is None else tables.FLOAT_BINARY[grad_y]
 
     def rrule(f: CD, x: CD, y: CD) -> RuleResult:
         xp, yp = x.primal, y.primal
@@ -172,7 +172,7 @@ def float_binary(
         if type(z) not in _FLOATS:  # ``(-8.0) ** 0.5`` is complex in Python
 
             def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                return E.binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
+                return tables.binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
 
             return CoDual(z, zf), pullback
 
@@ -181,7 +181,7 @@ def float_binary(
                 r = _float_rdata(fast_x, fast_y, float(dz), xp, yp, float(z))
                 if r is not None:
                     return r
-            return E.binary_generic(grad_x, grad_y, x, y, xp, yp, z, NT, dz)
+            return tables.binary_generic(grad_x, grad_y, x, y, xp, yp, z, NT, dz)
 
         return CoDual(z, NT), float_pullback
 
@@ -191,8 +191,8 @@ def float_binary(
 
 
 def _float_rdata(
-    fast_x: E.FloatBinary | None,
-    fast_y: E.FloatBinary | None,
+    fast_x: tables.FloatBinary | None,
+    fast_y: tables.FloatBinary | None,
     dz: float,
     xp: t.Any,
     yp: t.Any,
@@ -227,11 +227,11 @@ def _float_rdata(
 
 
 def real_array_binary(
-    grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
+    grad_x: tables.BinaryGrad | None, grad_y: tables.BinaryGrad | None
 ) -> t.Callable[[CD, CD, CD], RuleResult]:
     """A ``f64[...]`` operand with a ``f64[...]``, ``f64`` or ``int`` one: a float64 result."""
     sends = _real_sends(grad_x, grad_y)
-    square = grad_x is E.g_times_y and grad_y is E.g_times_x
+    square = grad_x is tables.g_times_y and grad_y is tables.g_times_x
 
     def rrule(f: CD, x: CD, y: CD) -> RuleResult:
         xp, yp = x.primal, y.primal
@@ -240,7 +240,7 @@ def real_array_binary(
         if type(zf) is not np.ndarray:  # 0-d operands: NumPy returns a scalar
 
             def pullback(dz: t.Any) -> tuple[t.Any, ...]:
-                return E.binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
+                return tables.binary_generic(grad_x, grad_y, x, y, xp, yp, z, zf, dz)
 
             return CoDual(z, zf), pullback
         if square and x is y and type(xp) is np.ndarray:  # ``x * x``: one operand, twice
@@ -263,11 +263,11 @@ def real_array_binary(
 
 
 def _real_sends(
-    grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None
+    grad_x: tables.BinaryGrad | None, grad_y: tables.BinaryGrad | None
 ) -> t.Callable[..., tuple[t.Any, t.Any]]:
     """``sends(x, xf, y, yf, g, z)``: both operands' gradients for cotangent ``g`` (arrays'
     added into their fdata), and their rdata."""
-    quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
+    quiet = grad_x in (None, tables.g_first, tables.g_negate2) and grad_y in (None, tables.g_first, tables.g_negate2)
 
     def sends(x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array) -> tuple[t.Any, t.Any]:
         if quiet:  # the gradient is g or -g: nothing to warn about, no errstate to enter
@@ -279,7 +279,7 @@ def _real_sends(
 
 
 def _send_real(
-    p: t.Any, fdata: t.Any, grad: E.BinaryGrad | None, g: Array, xp: t.Any, yp: t.Any, z: Array
+    p: t.Any, fdata: t.Any, grad: tables.BinaryGrad | None, g: Array, xp: t.Any, yp: t.Any, z: Array
 ) -> t.Any:
     """``send(x, grad(g, ...))`` for a real operand ``p`` (with ``fdata``) of a real array
     result, in fewer steps: the gradient of an operand of the result's shape is added into its
@@ -290,7 +290,7 @@ def _send_real(
             return NT
         if p.shape != z.shape:
             add_into(fdata, grad(g, xp, yp, z))
-        elif grad is E.g_negate2:
+        elif grad is tables.g_negate2:
             np.subtract(fdata, g, out=fdata)
         else:
             np.add(fdata, grad(g, xp, yp, z), out=fdata)
@@ -317,8 +317,8 @@ def _square_pullback(x: CD, g: Array) -> t.Callable[[t.Any], tuple[t.Any, ...]]:
     return square_pullback
 
 
-_square_slope = _in_one_buffer(E.g_square)  # ``np.square``'s formula, in one new array
-_square_into = t.cast(t.Callable[..., Array], _kernel(E.g_square, 1))  # the same, into ``out``
+_square_slope = _in_one_buffer(tables.g_square)  # ``np.square``'s formula, in one new array
+_square_into = t.cast(t.Callable[..., Array], _kernel(tables.g_square, 1))  # the same, into ``out``
 
 
 # --------------------------------------------------------------------------------------------
@@ -334,15 +334,15 @@ _BINARY_SAVES = (
 _NOTHING: tuple[t.Any, ...] = ()
 
 
-def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
+def _array_unary_form(name: str, grad: tables.UnaryGrad) -> InlineRule:
     kernel = _kernel(grad, 1)
-    quiet = grad in (E.g_same, E.g_negate, E.g_tanh)
+    quiet = grad in (tables.g_same, tables.g_negate, tables.g_tanh)
 
     def slope(g: Array, x: Array, z: Array, site: SiteBuffers) -> Array:
         """The gradient, in the site's scratch where the formula has a kernel."""
         if kernel is None:
             return t.cast(Array, grad(g, x, z))
-        return t.cast(Array, kernel(g, x, z, scratch(site, 0, x.shape), R.NO_WORK))
+        return t.cast(Array, kernel(g, x, z, scratch(site, 0, x.shape), render.NO_WORK))
 
     def adjoint(xf: t.Any, g: Array, x: Array, z: Array, site: SiteBuffers) -> tuple[t.Any, ...]:
         if type(xf) is np.ndarray:
@@ -364,16 +364,16 @@ def _array_unary_form(name: str, grad: E.UnaryGrad) -> InlineRule:
 
 
 def _array_binary_form(
-    name: str, grad_x: E.BinaryGrad | None, grad_y: E.BinaryGrad | None, pair: tuple[T.Type, ...]
+    name: str, grad_x: tables.BinaryGrad | None, grad_y: tables.BinaryGrad | None, pair: tuple[T.Type, ...]
 ) -> InlineRule:
-    if pair == (REAL_ARRAY, REAL_ARRAY) and grad_x is E.g_first:
-        if grad_y is E.g_first or grad_y is E.g_negate2:  # ``a + b``, ``a - b``
-            return _passing_form(name, grad_y is E.g_negate2)
+    if pair == (REAL_ARRAY, REAL_ARRAY) and grad_x is tables.g_first:
+        if grad_y is tables.g_first or grad_y is tables.g_negate2:  # ``a + b``, ``a - b``
+            return _passing_form(name, grad_y is tables.g_negate2)
     # The pattern says which operand is an array, a float or an int: each gets its own sender,
     # where the called rule's one ``_send_real`` asks at every call.
     send_x, send_y = _sender(pair[0], grad_x), _sender(pair[1], grad_y)
-    quiet = grad_x in (None, E.g_first, E.g_negate2) and grad_y in (None, E.g_first, E.g_negate2)
-    square = grad_x is E.g_times_y and grad_y is E.g_times_x and pair[0] == pair[1]
+    quiet = grad_x in (None, tables.g_first, tables.g_negate2) and grad_y in (None, tables.g_first, tables.g_negate2)
+    square = grad_x is tables.g_times_y and grad_y is tables.g_times_x and pair[0] == pair[1]
 
     def adjoint(
         x: t.Any, xf: t.Any, y: t.Any, yf: t.Any, g: Array, z: Array, site: SiteBuffers
@@ -464,7 +464,7 @@ _Entry = tuple[tuple[PatternItem, ...], t.Callable[..., RuleResult], str | None,
 
 def register_unary(
     fns: t.Iterable[object],
-    grad: E.UnaryGrad,
+    grad: tables.UnaryGrad,
     patterns: t.Iterable[tuple[PatternItem, ...]],
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
@@ -474,14 +474,14 @@ def register_unary(
     operands of each.  ``wrap`` is applied to the general rule (a check run before it).
     ``inline``: the float variant has an inline form (``Inline``)."""
     fns, patterns = list(fns), list(patterns)
-    forward.register_elementwise(fns, (grad,), E.FORMULA)  # the same formula, as a tangent
-    rules: list[_Entry] = [(p, E.unary_rule(grad), None, None) for p in patterns]
+    frules.register_elementwise(fns, (grad,), tables.FORMULA)  # the same formula, as a tangent
+    rules: list[_Entry] = [(p, tables.unary_rule(grad), None, None) for p in patterns]
     if (ARRAY,) in patterns:
         array_form = _array_unary_form(_names(fns), grad) if inline == "numpy" else None
         rules.append(((REAL_ARRAY,), real_array_unary(grad), "real_array_unary", array_form))
-    if (NUMBER,) in patterns and grad in E.FLOAT_UNARY:
+    if (NUMBER,) in patterns and grad in tables.FLOAT_UNARY:
         # abs: written as Python arithmetic it would lose the rule's convention at 0
-        wanted = inline if inline == "numpy" or grad is not E.g_abs else None
+        wanted = inline if inline == "numpy" or grad is not tables.g_abs else None
         rules.append(((F64,), float_unary(grad), "float_unary", _form(fns, (grad,), wanted)))
     _register(fns, rules, wrap)
 
@@ -494,16 +494,16 @@ Inline = t.Literal["python", "numpy", None]
 
 
 def _form(
-    fns: t.Iterable[object], grads: t.Sequence[E.UnaryGrad | E.BinaryGrad], how: Inline
+    fns: t.Iterable[object], grads: t.Sequence[tables.UnaryGrad | tables.BinaryGrad], how: Inline
 ) -> InlineRule | None:
     if how is None:
         return None
     names = _names(fns)
-    formulas = [E.FORMULA[g] for g in grads]
+    formulas = [tables.FORMULA[g] for g in grads]
     if how == "numpy":
         adjoints = [_numpy_adjoint(g, i, len(grads)) for i, g in enumerate(grads)]
         return formula_form(names, formulas, adjoints, write=False)
-    floats = (E.FLOAT_UNARY, E.FLOAT_BINARY)[len(grads) - 1]
+    floats = (tables.FLOAT_UNARY, tables.FLOAT_BINARY)[len(grads) - 1]
     return formula_form(names, formulas, [floats[g] for g in grads])
 
 
@@ -513,9 +513,9 @@ def _square_adjoint(
     """``x ** 2``: ``2 g x`` into x's fdata, in the site's scratch (no errstate: nothing to
     warn)."""
     if type(xf) is np.ndarray:
-        np.add(xf, _square_into(g, x, None, scratch(site, 0, x.shape), R.NO_WORK), out=xf)
+        np.add(xf, _square_into(g, x, None, scratch(site, 0, x.shape), render.NO_WORK), out=xf)
     elif xf is WANT:
-        return _square_into(g, x, None, scratch(site, 0, x.shape), R.NO_WORK), NT
+        return _square_into(g, x, None, scratch(site, 0, x.shape), render.NO_WORK), NT
     return _NT2
 
 
@@ -527,20 +527,20 @@ SQUARE_FORM = called_form("square", _square_adjoint, _BINARY_SAVES, (False, Fals
 def register_square(fns: t.Iterable[object]) -> None:
     """``x ** 2`` and ``np.power(x, 2)`` of a float64 array: the ``real_array_square`` variant,
     the same derivative as ``pow``'s, as one gradient ``2 g x`` (the formula of ``np.square``)."""
-    rule = real_array_binary(E.g_pow_x, E.g_pow_y)
+    rule = real_array_binary(tables.g_pow_x, tables.g_pow_y)
     for fn in fns:
         pattern = (REAL_ARRAY, T.Const(2))
         primitive(fn, *pattern, variant="real_array_square", inline=SQUARE_FORM)(rule)
 
 
-def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
+def _sender(ty: T.Type, grad: tables.BinaryGrad | None) -> t.Callable[..., t.Any]:
     """``send(p, fdata, g, x, y, z)`` for an operand of type ``ty`` (an array, a float or an
     int): the array's gradient added into its fdata (summed over broadcast axes), the float's
     rdata, nothing for an int."""
     if grad is None or ty == INT:
         return _no_rdata
     if not isinstance(ty, T.Array):
-        if grad is E.g_negate2:  # ``a - b`` for a float ``b``: minus the sum, not the sum of -g
+        if grad is tables.g_negate2:  # ``a - b`` for a float ``b``: minus the sum, not the sum of -g
 
             def send_minus(p: t.Any, fdata: t.Any, g: Array, *_: t.Any) -> t.Any:
                 return NT if fdata is not WANT else scalar_rdata(p, -np.add.reduce(g, None))
@@ -555,7 +555,7 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
             return scalar_rdata(p, grad(g, x, y, z))
 
         return send_float
-    negate = grad is E.g_negate2
+    negate = grad is tables.g_negate2
     kernel = _kernel(grad, 2)
 
     def send_array(
@@ -564,7 +564,7 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
         if type(fdata) is not np.ndarray:
             if fdata is WANT:  # the cotangent, by value: ``g`` itself where it is the same
                 if kernel is not None and p.shape == z.shape:
-                    return kernel(g, x, y, z, scratch(site, k, p.shape), R.NO_WORK)
+                    return kernel(g, x, y, z, scratch(site, k, p.shape), render.NO_WORK)
                 return to_shape(grad(g, x, y, z), p.shape)
             return NT  # an inactive operand
         if p.shape != z.shape:
@@ -572,7 +572,7 @@ def _sender(ty: T.Type, grad: E.BinaryGrad | None) -> t.Callable[..., t.Any]:
         elif negate:
             np.subtract(fdata, g, out=fdata)
         elif kernel is not None:
-            np.add(fdata, kernel(g, x, y, z, scratch(site, k, p.shape), R.NO_WORK), out=fdata)
+            np.add(fdata, kernel(g, x, y, z, scratch(site, k, p.shape), render.NO_WORK), out=fdata)
         else:
             np.add(fdata, grad(g, x, y, z), out=fdata)
         return NT
@@ -589,15 +589,15 @@ def _names(fns: t.Iterable[object]) -> str:
 
 
 def _numpy_adjoint(
-    grad: E.UnaryGrad | E.BinaryGrad, i: int, arity: int
+    grad: tables.UnaryGrad | tables.BinaryGrad, i: int, arity: int
 ) -> t.Callable[..., t.Any]:
     """Operand ``i``'s adjoint ``(dy, *operands, z)``, as the float variant's pullback computes
     it: in Python floats, or where they raise, NumPy's value of the general rule."""
-    fast = (E.FLOAT_UNARY, E.FLOAT_BINARY)[arity - 1][grad]
+    fast = (tables.FLOAT_UNARY, tables.FLOAT_BINARY)[arity - 1][grad]
 
     def numpy_value(p: t.Any, dy: t.Any, *saved: t.Any) -> t.Any:
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return scalar_rdata(p, grad(E.numpy_scalar(dy), *saved))
+            return scalar_rdata(p, grad(tables.numpy_scalar(dy), *saved))
 
     def unary(dy: t.Any, x: t.Any, z: t.Any) -> t.Any:
         try:
@@ -631,8 +631,8 @@ def _numpy_adjoint(
 
 def register_binary(
     fns: t.Iterable[object],
-    grad_x: E.BinaryGrad | None,
-    grad_y: E.BinaryGrad | None,
+    grad_x: tables.BinaryGrad | None,
+    grad_y: tables.BinaryGrad | None,
     patterns: t.Iterable[tuple[PatternItem, ...]],
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
@@ -646,8 +646,8 @@ def register_binary(
     variant has an inline form where both operands have formulas (``register_unary``)."""
     fns, patterns = list(fns), list(patterns)
     grads = (grad_x, grad_y)
-    forward.register_elementwise(fns, grads, E.FORMULA)  # the same formulas, as a tangent
-    general = E.binary_rule(grad_x, grad_y)
+    frules.register_elementwise(fns, grads, tables.FORMULA)  # the same formulas, as a tangent
+    general = tables.binary_rule(grad_x, grad_y)
     rules: list[_Entry] = [(p, general, None, None) for p in patterns]
     if any(ARRAY in p for p in patterns):
         array_rule = real_array_binary(grad_x, grad_y)
@@ -660,7 +660,7 @@ def register_binary(
             else (pair, array_rule, "real_array_binary", None)
             for pair in pairs
         ]
-    fast = all(g is None or g in E.FLOAT_BINARY for g in (grad_x, grad_y))
+    fast = all(g is None or g in tables.FLOAT_BINARY for g in (grad_x, grad_y))
     if (NUMBER, NUMBER) in patterns and fast:
         float_rule = float_binary(grad_x, grad_y)
         form = _form(fns, grads, inline) if grad_x and grad_y else None  # type: ignore[arg-type]

@@ -16,7 +16,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import real_type, static_types
 from gibbous.library.common import (
     ARRAY,
@@ -187,7 +187,7 @@ primitive(np.linalg.norm, NUMBER, ...)(scalar_norm_rrule)
 
 def _norm_tangent_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | None:
+) -> frules.Tangent | None:
     """The forward rule of ``np.linalg.norm(x, ord, axis, keepdims)`` of a real array: the
     transpose of the reverse rule's gradient (the same weights: ``_vector_norm_grad``,
     ``_matrix_norm_grad``, with a cotangent of 1) summed against ``dx`` over the reduced
@@ -204,7 +204,7 @@ def _norm_tangent_make(
         dx = a[n - 1]
         options = {**dict(zip(NORM_PARAMETERS, a[: n - 1])), **kwargs}
         if dx is None:
-            return FR.like(z, None)
+            return frules.like(z, None)
         order, axis = options.get("ord"), options.get("axis")
         keepdims: t.Any = bool(options.get("keepdims", False))  # (NumPy 2.5's stubs: Any)
         ndim = np.ndim(x)
@@ -222,18 +222,18 @@ def _norm_tangent_make(
                 moved = _matrix_norm_grad(np.moveaxis(x, pair, last), np.moveaxis(zk, pair, last), 1.0, order)
                 w = np.moveaxis(moved, last, pair)
         if w is None:  # (the count of non-zeros: no derivative)
-            return FR.like(z, None)
-        return FR.like(z, np.sum(w * dx, axis=axes, keepdims=keepdims))
+            return frules.like(z, None)
+        return frules.like(z, np.sum(w * dx, axis=axes, keepdims=keepdims))
 
-    return FR.checked(tangent, types[:1])
+    return frules.checked(tangent, types[:1])
 
 
-FR.register(np.linalg.norm, _norm_tangent_make)
+frules.register(np.linalg.norm, _norm_tangent_make)
 
 
 def _whole_norm_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``np.linalg.norm(x)`` of a real array (the 2-norm of all its elements): its tangent
     ``sum(x dx) / z``, 0 where ``z`` is (the reverse rule's subgradient), written out, so a
     Hessian-vector product goes through it; other orders and axes: ``_norm_tangent_make``."""
@@ -242,17 +242,17 @@ def _whole_norm_make(
     if not real_type(types[0]) or not static_types(types):
         return None
 
-    def emit(b: Builder, z: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+    def emit(b: Builder, z: Value, args: frules.Values, ds: frules.Tangents, kw: frules.Keywords) -> Value:
         x, dx = args[0], ds[0]
         if dx is None:
-            return FR.zero(b, z)
+            return frules.zero(b, z)
         s = b.call(np.sum, b.call(operator.mul, x, dx, type=x.type), type=T.FLOAT)
         # (``z + (z == 0)``: 1 where ``x`` is 0, and there ``s`` is 0 too; scalars, no ``where``)
         at_zero = b.call(operator.eq, z, Constant(0.0), type=T.BOOL)
         safe = b.call(operator.add, z, at_zero, type=T.FLOAT)
         return b.call(operator.truediv, s, safe, type=T.FLOAT)
 
-    return FR.Emit(emit)
+    return frules.Emit(emit)
 
 
-FR.register(np.linalg.norm, _whole_norm_make)
+frules.register(np.linalg.norm, _whole_norm_make)

@@ -26,7 +26,7 @@ import numpy as np
 
 from gibbous.ir import types as T
 from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
-from gibbous.library.elementwise import tables as E
+from gibbous.library.elementwise import tables
 from gibbous.library.common import (
     ARRAY,
     CD,
@@ -214,8 +214,8 @@ def _tensordot_grads(
 def _scalar_times(g: t.Any, a: CD, b: CD) -> tuple[t.Any, t.Any]:
     """The gradients of a product by a scalar (one operand 0-d)."""
     ap, bp = a.primal, b.primal
-    ga = E.g_times_y(g, ap, bp, None) if needs(a) else None
-    gb = E.g_times_x(g, ap, bp, None) if needs(b) else None
+    ga = tables.g_times_y(g, ap, bp, None) if needs(a) else None
+    gb = tables.g_times_x(g, ap, bp, None) if needs(b) else None
     return ga, gb
 
 

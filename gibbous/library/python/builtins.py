@@ -20,7 +20,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import (
     static_types,
     ForwardModeError,
@@ -83,7 +83,7 @@ def sum_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         return (NT, items.rdata(), *start_rdata)
 
     return CoDual(y, yf), pullback
-FR.register_linear([builtins.sum], added={1, "start"})
+frules.register_linear([builtins.sum], added={1, "start"})
 
 
 def _chosen(keys: t.Sequence[t.Any], larger: bool) -> int:
@@ -150,21 +150,21 @@ def _iterable(ty: T.Type) -> bool:
     if isinstance(ty, T.Const):  # (``min((), default=x)``)
         return isinstance(ty.value, (tuple, list)) and all(map(_real_number, ty.value))
     numbers = (T.Float, T.Int, T.Bool)
-    return isinstance(ty, T.Any) or FR.real_operand(ty) and not isinstance(ty, numbers)
+    return isinstance(ty, T.Any) or frules.real_operand(ty) and not isinstance(ty, numbers)
 
 
 def _real_number(v: object) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating))
 
 
-def min_max_tangent(larger: bool) -> FR.Maker:
+def min_max_tangent(larger: bool) -> frules.Maker:
     """``max``/``min``: the tangent of the item Python returns (``_chosen``, as the reverse
     rule: the first of equal extremes, by ``key`` if given), or of ``default``."""
     what = "max" if larger else "min"
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FR.Tangent | FR.Emit | None:
+    ) -> frules.Tangent | frules.Emit | None:
         n, total = len(types) - len(kwnames), len(types)
         if not n or set(kwnames) - {"key", "default"}:
             return None
@@ -172,7 +172,7 @@ def min_max_tangent(larger: bool) -> FR.Maker:
             return None
         default = n + kwnames.index("default") if "default" in kwnames else None
         if default is not None and not (
-            FR.real_operand(types[default]) or is_none(types[default])
+            frules.real_operand(types[default]) or is_none(types[default])
         ):
             return None
 
@@ -180,24 +180,24 @@ def min_max_tangent(larger: bool) -> FR.Maker:
             ops, ds = split_tangents(a, n, total)
             values = _listed(what, ops[0]) if n == 1 else list(ops)
             if not values:
-                return FR.like(z, None if default is None else ds[default])
+                return frules.like(z, None if default is None else ds[default])
             key = kwargs.get("key")
             k = _chosen(values if key is None else [key(v) for v in values], larger)
             given = ds[0] if n == 1 else ds[k]
-            return FR.like(z, given[k] if n == 1 and given is not None else given)
+            return frules.like(z, given[k] if n == 1 and given is not None else given)
 
         return tangent
 
     return make
 
 
-FR.register(builtins.max, min_max_tangent(True))
-FR.register(builtins.min, min_max_tangent(False))
+frules.register(builtins.max, min_max_tangent(True))
+frules.register(builtins.min, min_max_tangent(False))
 
 
 def _min_max_written(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``max``/``min`` written out for a Hessian-vector product: the tangent at the index of the
     item Python returned (``operator.indexOf``, identity first: the first of equal extremes, a
     NaN too), read from the tuple of the operands' tangents or the sequence's tangent.  Without
@@ -208,11 +208,11 @@ def _min_max_written(
     if n == 1 and not _sequence_of_reals(types[0]) or n > 1 and not all(map(real_type, types)):
         return None
 
-    def emit(b: Builder, z: Value, args: FR.Values, ds: FR.Tangents, kw: FR.Keywords) -> Value:
+    def emit(b: Builder, z: Value, args: frules.Values, ds: frules.Tangents, kw: frules.Keywords) -> Value:
         if n == 1:
             seq, dseq = args[0], ds[0]
             if dseq is None:
-                return FR.zero(b, z)
+                return frules.zero(b, z)
         else:
             items = T.Tuple(tuple(a.type for a in args))
             seq = b.call(runtime.make_tuple, *args, type=items)
@@ -221,7 +221,7 @@ def _min_max_written(
         k = b.call(operator.indexOf, seq, z, type=T.INT)
         return b.call(operator.getitem, dseq, k, type=z.type)
 
-    return FR.Emit(emit)
+    return frules.Emit(emit)
 
 
 def _sequence_of_reals(ty: T.Type) -> bool:
@@ -232,8 +232,8 @@ def _sequence_of_reals(ty: T.Type) -> bool:
     return isinstance(ty, T.Tuple) and all(isinstance(i, (T.Float, T.Int)) for i in ty.items)
 
 
-FR.register_written(builtins.max, _min_max_written)
-FR.register_written(builtins.min, _min_max_written)
+frules.register_written(builtins.max, _min_max_written)
+frules.register_written(builtins.min, _min_max_written)
 
 
 @primitive(math.fsum, ANY)
@@ -249,7 +249,7 @@ def fsum_rrule(f: CD, x: CD) -> RuleResult:
         return NT, items.rdata()
 
     return CoDual(y, NT), pullback
-FR.register_linear([math.fsum])
+frules.register_linear([math.fsum])
 
 
 def products_of_others(factors: t.Sequence[t.Any]) -> list[t.Any]:
@@ -287,7 +287,7 @@ def prod_rrule(f: CD, x: CD, **kwargs: CD) -> RuleResult:
 
 def prod_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | FR.Emit | None:
+) -> frules.Tangent | frules.Emit | None:
     """``math.prod(xs, start=1)``: each item's tangent times the product of the others."""
     n, total = len(types) - len(kwnames), len(types)
     if n != 1 or set(kwnames) - {"start"} or not _iterable(types[0]):
@@ -303,12 +303,12 @@ def prod_tangent(
         tangents = [start, *([None] * len(values) if ds[0] is None else list(ds[0]))]
         others = products_of_others([kwargs.get("start", 1), *values])
         terms = [d * o for d, o in zip(tangents, others) if d is not None]
-        return FR.like(z, sum(terms) if terms else None)
+        return frules.like(z, sum(terms) if terms else None)
 
     return tangent
 
 
-FR.register(math.prod, prod_tangent)
+frules.register(math.prod, prod_tangent)
 
 for _zero_fn in (builtins.any, builtins.all):
     zero_derivative(_zero_fn, ...)

@@ -33,8 +33,7 @@ import weakref
 import attrs
 
 from gibbous.ir import runtime
-from gibbous.rules import frules as FR
-from gibbous.rules import emit as forward_ir
+from gibbous.rules import frules
 from gibbous.library.common import ANY, CD, NT, RuleResult, no_pullback, nothing
 from gibbous.library.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
 from gibbous.rules.registry import (
@@ -67,7 +66,9 @@ from gibbous.rules.emit import (
     Tangents,
     Values,
     item_tangent,
+    item_zeros,
     like,
+    real_operands,
 )
 import typing
 from gibbous.ir.core import Value
@@ -311,7 +312,7 @@ def cast_rrule(f: CD, ty: CD, value: CD) -> RuleResult:
 def check_bound_rrule(f: CD, value: CD, name: CD) -> RuleResult:
     f.primal(value.primal, name.primal)
     return value, lambda dy: (NT, dy, NT)
-FR.register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
+frules.register_linear([runtime.check_bound])  # (a local read after ``try``: the value itself)
 
 
 @primitive(runtime.bound_like, ANY, ANY)
@@ -356,10 +357,10 @@ def dict_merge_rrule(f: CD, d: CD, other: CD) -> RuleResult:
 # The zeros a forward program makes for a value without a tangent (``like(z, None)``, an
 # item's ``item_zeros``) are constants, whatever ``z``: what a Hessian-vector product, which
 # differentiates a forward program, must know of them.
-zero_derivative(forward_ir.like, ANY, "none")
-zero_derivative(forward_ir.item_zeros, ANY)
-zero_derivative(forward_ir.real_operands, ...)  # (checks: each raises or returns None)
-zero_derivative(FR.not_an_array, ...)
+zero_derivative(like, ANY, "none")
+zero_derivative(item_zeros, ANY)
+zero_derivative(real_operands, ...)  # (checks: each raises or returns None)
+zero_derivative(frules.not_an_array, ...)
 
 
 # --------------------------------------------------------------------------------------------
@@ -458,10 +459,10 @@ def _carries(d: t.Any) -> bool:
     return d is not None and not (type(d) is float and d == 0.0)
 
 
-def _maker(tangent: t.Callable[..., t.Any], keywords: frozenset[str] = frozenset()) -> FR.Maker:
+def _maker(tangent: t.Callable[..., t.Any], keywords: frozenset[str] = frozenset()) -> frules.Maker:
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FR.Tangent | None:
+    ) -> frules.Tangent | None:
         return tangent if set(kwnames) <= keywords else None
 
     return make
@@ -479,10 +480,10 @@ def closure_box(cells: tuple[TangentCell | None, ...], i: int) -> TangentCell:
     return box
 
 
-FR.register(runtime.make_cell, _maker(_make_cell))
-FR.register(runtime.cell_get, _maker(_cell_get))
-FR.register(runtime.make_function, _maker(_make_function, frozenset({"annotations"})))
-FR.register(runtime.make_genexpr, _maker(_make_genexpr))
+frules.register(runtime.make_cell, _maker(_make_cell))
+frules.register(runtime.cell_get, _maker(_cell_get))
+frules.register(runtime.make_function, _maker(_make_function, frozenset({"annotations"})))
+frules.register(runtime.make_genexpr, _maker(_make_genexpr))
 for _helper in (_make_cell, _cell_get, _make_function, _make_genexpr, closure_box):
     runtime.register_object(_helper, f"forward_cells.{_helper.__name__.lstrip('_')}")
 
@@ -494,7 +495,7 @@ for _helper in (_make_cell, _cell_get, _make_function, _make_genexpr, closure_bo
 def _written(
     emit: t.Callable[[Builder, Value, Values, Tangents, Keywords], Value],
     keywords: frozenset[str] = frozenset(),
-) -> FR.Maker:
+) -> frules.Maker:
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Emit | None:
@@ -516,7 +517,7 @@ def _cell_get_written(
 ) -> Value:
     dcell = tangents[0]
     if dcell is None:  # (a cell made outside the differentiated code: a constant)
-        return FR.zero(b, z)
+        return frules.zero(b, z)
     return b.call(runtime.cell_get, dcell, *args[1:], type=z.type)
 
 
@@ -536,12 +537,12 @@ def _closure_written(at: int) -> t.Callable[[Builder, Value, Values, Tangents, K
     return emit
 
 
-FR.register_written(runtime.make_cell, _written(_make_cell_written))
-FR.register_written(runtime.cell_get, _written(_cell_get_written))
-FR.register_written(
+frules.register_written(runtime.make_cell, _written(_make_cell_written))
+frules.register_written(runtime.cell_get, _written(_cell_get_written))
+frules.register_written(
     runtime.make_function, _written(_closure_written(4), frozenset({"annotations"}))
 )
-FR.register_written(runtime.make_genexpr, _written(_closure_written(2)))
+frules.register_written(runtime.make_genexpr, _written(_closure_written(2)))
 
 
 # --------------------------------------------------------------------------------------------

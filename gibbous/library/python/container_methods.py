@@ -32,10 +32,10 @@ from gibbous.rules.registry import primitive
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import Emit, item_tangent, like, zero
 from gibbous.rules import structure
-from gibbous.rules import inplace_forward as FW
+from gibbous.rules import inplace_forward
 from gibbous.rules.frules import Emit, Tangent, register
 from gibbous.rules.emit import ForwardModeError, like
 
@@ -554,19 +554,19 @@ def _values(z: t.Any, d: t.Any, dd: t.Any) -> list[t.Any]:
     return [like(v, None if dd is None else dd[k]) for k, v in d.items()]
 
 
-def _on_dicts(tangent: t.Callable[..., t.Any], most: int) -> FR.Maker:
+def _on_dicts(tangent: t.Callable[..., t.Any], most: int) -> frules.Maker:
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FR.Tangent | None:
+    ) -> frules.Tangent | None:
         ok = not kwnames and 0 < len(types) <= most and isinstance(types[0], T.Dict)
         return tangent if ok else None
 
     return make
 
 
-FR.register(dict.get, _on_dicts(_get, 3))
-FR.register(dict.items, _on_dicts(_items, 1))
-FR.register(dict.values, _on_dicts(_values, 1))
+frules.register(dict.get, _on_dicts(_get, 3))
+frules.register(dict.items, _on_dicts(_items, 1))
+frules.register(dict.values, _on_dicts(_values, 1))
 for _helper in (_get, _items, _values):
     runtime.register_object(_helper, f"forward_dicts.{_helper.__name__.lstrip('_')}")
 
@@ -595,7 +595,7 @@ def _sorted_make(
             )
         items = list(xs)
         d = like(items, None if rest[0] is None else list(rest[0]))
-        return [d[i] for i in FW.sort_order(items, key, reverse)]
+        return [d[i] for i in inplace_forward.sort_order(items, key, reverse)]
 
     return tangent
 

@@ -49,7 +49,7 @@ from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import Emit, Keywords, Tangents, Values, item_tangent, zero
 from gibbous.rules import structure
 
@@ -429,7 +429,7 @@ primitive(operator.imul, TUPLE, ANY)(_repeat_rrule)
 
 def _make_dict(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | Emit | None:
+) -> frules.Tangent | Emit | None:
     """``make_dict(k1, v1, k2, v2, ...)``: the same keys with the values' tangents."""
     if kwnames:
         return None
@@ -444,7 +444,7 @@ def _make_dict(
 
 def _make_locals(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | Emit | None:
+) -> frules.Tangent | Emit | None:
     """``locals()`` (``make_locals(name1, v1, ...)``): ``make_locals`` of the names and their
     tangents, each ``bound_like`` its value, so the unbound names are left out of both (plain
     calls: reverse mode differentiates them again in a Hessian-vector product)."""
@@ -466,7 +466,7 @@ def _make_locals(
 
 def _getitem(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | Emit | None:
+) -> frules.Tangent | Emit | None:
     """``d[k]``: the tangent at ``k`` (a key's own tangent, if it has one, is no derivative
     of the value)."""
     if kwnames or len(types) != 2 or not isinstance(types[0], T.Dict):
@@ -479,6 +479,6 @@ def _getitem(
     return Emit(emit)
 
 
-FR.register(runtime.make_dict, _make_dict)
-FR.register(runtime.make_locals, _make_locals)
-FR.register(operator.getitem, _getitem)
+frules.register(runtime.make_dict, _make_dict)
+frules.register(runtime.make_locals, _make_locals)
+frules.register(operator.getitem, _getitem)

@@ -56,7 +56,7 @@ import operator
 from gibbous.ir import runtime
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import (
     Emit,
     ForwardModeError,
@@ -351,7 +351,7 @@ def _no_number(z: object) -> bool:
 
 def _getattr_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> FR.Tangent | Emit | None:
+) -> frules.Tangent | Emit | None:
     if kwnames or len(types) != 2 or not isinstance(types[1], T.Const):
         return None
     owner, name = types[0], types[1].value
@@ -380,6 +380,6 @@ def _getattr_make(
     return None
 
 
-FR.register(builtins.getattr, _getattr_make)
+frules.register(builtins.getattr, _getattr_make)
 for _helper in (_attribute, _attribute_of_any):
     runtime.register_object(_helper, f"forward_objects.{_helper.__name__.lstrip('_')}")

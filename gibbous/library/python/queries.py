@@ -19,7 +19,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
-from gibbous.rules import frules as FR
+from gibbous.rules import frules
 from gibbous.rules.emit import ForwardModeError, real_type, static_types
 from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import ZeroDerivativeRule, primitive, zero_derivative
@@ -60,7 +60,7 @@ for _unary_op in (operator.invert, operator.inv):
     primitive(_unary_op, ANY)(_boolean_rrule)
 
 
-def comparison_tangent(fn: t.Callable[..., t.Any]) -> FR.Maker:
+def comparison_tangent(fn: t.Callable[..., t.Any]) -> frules.Maker:
     """A comparison's result is a boolean (or an array of them): no tangent.  Of real numbers
     and arrays that is known when the rule is built; of values whose types were not known it
     is checked at run time, as the reverse rule checks it (a user ``__lt__`` may return a
@@ -69,11 +69,11 @@ def comparison_tangent(fn: t.Callable[..., t.Any]) -> FR.Maker:
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> FR.Tangent | FR.Emit | None:
+    ) -> frules.Tangent | frules.Emit | None:
         if kwnames or len(types) != 2 or any(map(_complex, types)):
             return None
         if static_types(types) and all(map(real_type, types)):
-            return FR.Emit(_no_tangent)
+            return frules.Emit(_no_tangent)
 
         def tangent(z: t.Any, *a: t.Any) -> t.Any:
             if is_differentiable(z):
@@ -81,7 +81,7 @@ def comparison_tangent(fn: t.Callable[..., t.Any]) -> FR.Maker:
                     f"forward mode: {name} returned a {type(z).__qualname__}, which has a "
                     "derivative; forward mode differentiates comparisons only as booleans"
                 )
-            return FR.like(z, None)
+            return frules.like(z, None)
 
         return tangent
 
@@ -95,14 +95,14 @@ def _complex(ty: T.Type) -> bool:
 
 
 def _no_tangent(
-    b: Builder, z: Value, args: FR.Values, tangents: FR.Tangents, kwargs: FR.Keywords
+    b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kwargs: frules.Keywords
 ) -> Value:
     zero = T.Array("float64", z.type.ndim) if isinstance(z.type, T.Array) else T.FLOAT
-    return b.call(FR.like, z, None, type=zero)
+    return b.call(frules.like, z, None, type=zero)
 
 
 for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
-    FR.register(_op, comparison_tangent(_op))
+    frules.register(_op, comparison_tangent(_op))
 
 _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
     (builtins.len, (ANY,)),

@@ -29,7 +29,7 @@ from gibbous.ir import types as T
 
 # The array rules these wrap are registered on import of their modules.
 from gibbous.library.linalg import norms
-from gibbous.library.reductions import reductions as numpy_reductions
+from gibbous.library.reductions import reductions
 from gibbous.library.common import ARRAY, CD, Array, new_fdata
 from gibbous.library.items import send_to_value
 from gibbous.rules.registry import DefaultContext, Pullback, Registration, stateful_primitive

@@ -20,10 +20,10 @@ import scipy.special as sps
 
 from gibbous.ir import types as T
 from gibbous.ir.purity import register_pure_array_function
-from gibbous.rules import frules as forward, formulas as F
-from gibbous.rules import render as R
-from gibbous.library.elementwise import tables as E
-from gibbous.library.elementwise import variants as V
+from gibbous.rules import frules, formulas
+from gibbous.rules import render
+from gibbous.library.elementwise import tables
+from gibbous.library.elementwise import variants
 from gibbous.library.common import (
     CD,
     NT,
@@ -111,7 +111,7 @@ def _t_pdf(u: t.Any, df: t.Any) -> t.Any:
 
 
 SCIPY: dict[str, t.Callable[..., t.Any]] = {
-    **E.NUMPY,
+    **tables.NUMPY,
     "digamma": sps.digamma,
     # polygamma(1, x) is zeta(2, x); the ufunc keeps scalars scalars (polygamma makes arrays).
     "trigamma": lambda x: sps.zeta(2.0, x),
@@ -122,9 +122,9 @@ SCIPY: dict[str, t.Callable[..., t.Any]] = {
 
 
 def _grad(name: str, arity: int = 1) -> t.Any:
-    formula = (F.UNARY, F.BINARY)[arity - 1][name]
-    grad = R.numpy_pullback(f"g_{name}", formula, arity, SCIPY)
-    E.SHOWN_FORMULA[grad] = formula
+    formula = (formulas.UNARY, formulas.BINARY)[arity - 1][name]
+    grad = render.numpy_pullback(f"g_{name}", formula, arity, SCIPY)
+    tables.SHOWN_FORMULA[grad] = formula
     return grad
 
 
@@ -152,7 +152,7 @@ def normal_hazard(x: t.Any, log_cdf: t.Any) -> t.Any:
 
 # Complex arguments are refused by the rule where SciPy computes the function but the gradient
 # function could not (zeta and polygamma take real arguments only).
-UNARY: dict[np.ufunc, tuple[E.UnaryGrad, bool]] = {
+UNARY: dict[np.ufunc, tuple[tables.UnaryGrad, bool]] = {
     sps.expit: (g_expit, False),
     sps.logit: (g_logit, False),
     sps.gammaln: (g_gammaln, False),
@@ -168,7 +168,7 @@ UNARY: dict[np.ufunc, tuple[E.UnaryGrad, bool]] = {
     sps.gamma: (g_gamma, True),
     sps.loggamma: (g_loggamma, True),
 }
-BINARY: dict[np.ufunc, tuple[E.BinaryGrad, E.BinaryGrad]] = {
+BINARY: dict[np.ufunc, tuple[tables.BinaryGrad, tables.BinaryGrad]] = {
     sps.xlogy: (g_xlogy_x, g_xlogy_y),
     sps.xlog1py: (g_xlog1py_x, g_xlog1py_y),
     sps.beta: (g_beta_a, g_beta_b),
@@ -187,8 +187,8 @@ def _real_only(name: str) -> t.Callable[[t.Callable[..., RuleResult]], t.Callabl
             return rule(f, *args)
 
         rrule.__qualname__ = f"real_only({name})"
-        if rule in E.RULE_FORMULAS:
-            E.RULE_FORMULAS[rrule] = E.RULE_FORMULAS[rule]
+        if rule in tables.RULE_FORMULAS:
+            tables.RULE_FORMULAS[rrule] = tables.RULE_FORMULAS[rule]
         return rrule
 
     return wrap
@@ -197,12 +197,12 @@ def _real_only(name: str) -> t.Callable[[t.Callable[..., RuleResult]], t.Callabl
 def _register_ufuncs() -> None:
     for ufunc, (grad, complex_ok) in UNARY.items():
         wrap = None if complex_ok else _real_only(f"scipy.special.{ufunc.__name__}")
-        V.register_unary([ufunc], grad, E.UNARY_PATTERNS, wrap=wrap)
+        variants.register_unary([ufunc], grad, tables.UNARY_PATTERNS, wrap=wrap)
     for ufunc, (gx, gy) in BINARY.items():
-        V.register_binary([ufunc], gx, gy, E.BINARY_PATTERNS)
+        variants.register_binary([ufunc], gx, gy, tables.BINARY_PATTERNS)
     # polygamma(n, x): an integer order n; the general rule alone (rare, and real only)
-    rule = _real_only("scipy.special.polygamma")(E.binary_rule(None, g_polygamma_x))
-    for pair in E.BINARY_PATTERNS:
+    rule = _real_only("scipy.special.polygamma")(tables.binary_rule(None, g_polygamma_x))
+    for pair in tables.BINARY_PATTERNS:
         primitive(sps.polygamma, *pair)(rule)
 
 
@@ -295,7 +295,7 @@ for _kind in NUMERIC:
     primitive(sps.log_softmax, _kind, ...)(_softmax_rule(True))
 
 
-def _softmax_tangent(which: str) -> forward.Maker:
+def _softmax_tangent(which: str) -> frules.Maker:
     """Forward rules, the transposes of the pullbacks above, with ``axis`` (and ``keepdims``
     for ``logsumexp``) at most: with ``s = softmax(x)``, ``logsumexp``'s tangent is
     ``sum(s dx)``, ``log_softmax``'s ``dx - sum(s dx)``, ``softmax``'s ``s (dx - sum(s dx))``."""
@@ -303,7 +303,7 @@ def _softmax_tangent(which: str) -> forward.Maker:
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-    ) -> forward.Tangent | None:
+    ) -> frules.Tangent | None:
         n = len(types) - len(kwnames)
         if n > 2 or not set(kwnames) <= allowed or any(varied[1:]):
             return None
@@ -311,23 +311,23 @@ def _softmax_tangent(which: str) -> forward.Maker:
         def tangent(z: t.Any, x: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
             dx = a[n - 1]
             if dx is None:
-                return forward.like(z, None)
+                return frules.like(z, None)
             axis = a[0] if n == 2 else kwargs.get("axis")
             soft = sps.softmax(x, axis=axis)
             mean = np.sum(soft * dx, axis=axis, keepdims=True)
             if which == "logsumexp":
                 keep = bool(kwargs.get("keepdims", False))
-                return forward.like(z, mean if keep else np.squeeze(mean, axis=axis))
-            return forward.like(z, dx - mean if which == "log_softmax" else soft * (dx - mean))
+                return frules.like(z, mean if keep else np.squeeze(mean, axis=axis))
+            return frules.like(z, dx - mean if which == "log_softmax" else soft * (dx - mean))
 
-        return forward.checked(tangent, types)
+        return frules.checked(tangent, types)
 
     return make
 
 
 for _fn, _which in ((sps.logsumexp, "logsumexp"), (sps.softmax, "softmax"),
                     (sps.log_softmax, "log_softmax")):  # fmt: skip
-    forward.register(_fn, _softmax_tangent(_which))
+    frules.register(_fn, _softmax_tangent(_which))
 
 
 # --------------------------------------------------------------------------------------------

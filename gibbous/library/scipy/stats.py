@@ -18,7 +18,7 @@ import scipy.special as sps
 import scipy.stats as sst
 
 from gibbous.ir import types as T
-from gibbous.library.elementwise import tables as E
+from gibbous.library.elementwise import tables
 from gibbous.library.common import (
     CD,
     NT,
@@ -147,7 +147,7 @@ class DistributionMethod:
             out = [zero_for(c) for c in operands]
             if g is None or not any(map(needs, operands)):
                 return tuple(out)
-            grads = self.gradients(dist, E.numpy_scalar(g), x.primal, z, bound)
+            grads = self.gradients(dist, tables.numpy_scalar(g), x.primal, z, bound)
             for i, name in slots:
                 grad = grads.get(name)
                 if i is not None and grad is not None and needs(operands[i]):

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from gibbous.ir import types as T
-from gibbous.library.elementwise import tables as E
+from gibbous.library.elementwise import tables
 from gibbous.library.common import ARRAY, NUMBER
 from gibbous.rules.registry import (
     DefaultContext,
