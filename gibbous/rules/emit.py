@@ -562,3 +562,11 @@ def scratch(
     ]
     tangents: list[Value | None] = [a if v else None for a, v in zip(f.args[len(types) :], varied)]
     return Builder(f), args, tangents
+
+
+#: ``emit(b, args, kwargs, tangents) -> (z, dz)``: writes the primal call *and* its tangent
+#: (``tangents``: one per operand, positional then keyword, None where it has none); ``dz`` is
+#: the result's tangent or None.
+WriteEmit = t.Callable[
+    [Builder, list[Value], dict[str, Value], list["Value | None"]], "tuple[Value, Value | None]"
+]

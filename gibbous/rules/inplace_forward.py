@@ -37,7 +37,6 @@ from gibbous.rules.emit import (
     ForwardModeError,
     ObjectTangent,
     item_tangent,
-    item_zeros,
     like,
     number_type,
     real_type,
@@ -45,13 +44,9 @@ from gibbous.rules.emit import (
     unknown,
     user_class,
 )
+from gibbous.rules.emit import WriteEmit
+from gibbous.rules.list_writes import LIST_ORDERS, LIST_WRITES, list_order, list_write
 
-#: ``emit(b, args, kwargs, tangents) -> (z, dz)``: writes the primal call *and* its tangent
-#: (``tangents``: one per operand, positional then keyword, None where it has none); ``dz`` is
-#: the result's tangent or None.
-WriteEmit = t.Callable[
-    [Builder, list[Value], dict[str, Value], list["Value | None"]], "tuple[Value, Value | None]"
-]
 
 #: Python's in-place operators and the operators they are without the write
 IN_PLACE_OF = {
@@ -88,7 +83,7 @@ def written_operands(
                 out.add(n + kwnames.index(w))
         return frozenset(out)
     if n and isinstance(types[0], T.List) and (
-        fn in _LIST_WRITES or fn in _LIST_ORDERS or fn is operator.setitem
+        fn in LIST_WRITES or fn in LIST_ORDERS or fn is operator.setitem
     ):
         return frozenset({0})  # (the list object: its slots, not its items' memory)
     if n == 3 and isinstance(types[0], T.Dict) and fn is operator.setitem:
@@ -131,19 +126,19 @@ def direct(
     if user is not None:
         return None if any(varied[n:]) else _user_emit(fn, user[1], n)
     if n and isinstance(types[0], T.List) and not kwnames:
-        if fn is operator.setitem and n == 3 or fn in _LIST_WRITES:
-            return _list_write(t.cast(t.Callable[..., t.Any], fn), _LIST_WRITES.get(fn, 2))
-    if n and isinstance(types[0], T.List) and fn in _LIST_ORDERS:
+        if fn is operator.setitem and n == 3 or fn in LIST_WRITES:
+            return list_write(t.cast(t.Callable[..., t.Any], fn), LIST_WRITES.get(fn, 2))
+    if n and isinstance(types[0], T.List) and fn in LIST_ORDERS:
         # (``remove`` finds the value by equality: its tangent does not matter)
         if fn is list.sort and (n != 1 or any(varied[1:])) or fn is not list.sort and kwnames:
             return None
-        return _list_order(_LIST_ORDERS[fn])
+        return list_order(LIST_ORDERS[fn])
     if fn is runtime.cell_set and n == 2 and not kwnames:
         return _cell_set_real if reversible else _cell_set
     if fn is runtime.dict_merge and n == 2 and not kwnames:
         return _dict_merge
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Dict):
-        return _list_write(operator.setitem, 2)  # (``d[k] = v``: ``dd[k] = dv``)
+        return list_write(operator.setitem, 2)  # (``d[k] = v``: ``dd[k] = dv``)
     if fn is setattr and n == 3 and not kwnames:
         return _setattr
     if fn is delattr and n == 2 and not kwnames:
@@ -264,94 +259,6 @@ def _assign(fn: t.Callable[..., t.Any], value: int) -> WriteEmit:
         targs[value] = Constant(0.0) if dx is None else dx
         tkw = {k: v for k, v in kwargs.items() if k != "casting"}
         b.call(fn, *targs, kwargs=tkw, type=T.NONE)
-        return z, None
-
-    return emit
-
-
-#: list methods that write into the list, with the position of the item they put in (None:
-#: ``pop`` takes one out)
-_LIST_WRITES: dict[object, int | None] = {
-    list.append: 1,
-    list.extend: 1,
-    list.insert: 2,
-    list.pop: None,
-}
-
-
-def _list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
-    """``lst.append(x)``, ``lst[i] = x``, ``lst.pop()``...: the same call on the list's
-    tangent, with the item's tangent (zeros where it has none); ``pop`` returns the tangent
-    it took out."""
-
-    def emit(
-        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
-    ) -> tuple[Value, Value | None]:
-        dl = d[0]
-        assert dl is not None  # (the transform gives every written list a tangent)
-        targs = [dl, *args[1:]]
-        if item is not None and item < len(args):
-            if fn is list.extend and d[item] is None:  # (items: zeros, or None for an int)
-                targs[item] = b.call(item_zeros, args[item], type=T.List(T.ANY))
-            else:
-                targs[item] = item_tangent(b, args[item], d[item])
-        z = b.call(fn, *args, type=T.ANY)
-        dz = b.call(fn, *targs, type=T.ANY)
-        return z, dz if fn is list.pop else None
-
-    return emit
-
-
-def sort_both(xs: list[t.Any], dxs: list[t.Any], key: t.Any = None, reverse: bool = False) -> None:
-    """``xs.sort(key=key, reverse=reverse)``, and the tangents put in the order the values
-    take: the same stable sort of the positions, by the same key."""
-    order = sort_order(xs, key, reverse)
-    xs[:] = [xs[i] for i in order]  # (what ``xs.sort`` leaves, the key called once per item)
-    dxs[:] = [dxs[i] for i in order]
-
-
-def sort_order(items: t.Sequence[t.Any], key: t.Any, reverse: bool) -> list[int]:
-    """The positions of ``items`` in the order a stable sort by ``key`` puts them (``sorted``,
-    ``list.sort``: the same comparisons, so the same permutation)."""
-    by = items.__getitem__ if key is None else (lambda i: key(items[i]))
-    return sorted(range(len(items)), key=by, reverse=reverse)
-
-
-def remove_both(xs: list[t.Any], dxs: list[t.Any], value: t.Any) -> None:
-    """``xs.remove(value)`` (the first item equal to it) and its tangent, at that position."""
-    k = xs.index(value)  # (ValueError, as ``remove`` raises it)
-    del xs[k]
-    del dxs[k]
-
-
-def reverse_both(xs: list[t.Any], dxs: list[t.Any]) -> None:
-    xs.reverse()
-    dxs.reverse()
-
-
-def clear_both(xs: list[t.Any], dxs: list[t.Any]) -> None:
-    xs.clear()
-    dxs.clear()
-
-
-#: list methods that reorder or drop items, and the call doing it on the list and its tangent
-_LIST_ORDERS: dict[object, t.Callable[..., None]] = {
-    list.sort: sort_both, list.remove: remove_both, list.reverse: reverse_both,
-    list.clear: clear_both,
-}  # fmt: skip
-for _both in _LIST_ORDERS.values():
-    runtime.register_object(_both, f"forward_writes.{_both.__name__}")
-
-
-def _list_order(both: t.Callable[..., None]) -> WriteEmit:
-    """``xs.sort()``, ``xs.remove(v)``, ...: one call doing it to the list and its tangent."""
-
-    def emit(
-        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
-    ) -> tuple[Value, Value | None]:
-        dl = d[0]
-        assert dl is not None  # (the transform gives every written list a tangent)
-        z = b.call(both, args[0], dl, *args[1:], kwargs=kwargs, type=T.NONE)
         return z, None
 
     return emit

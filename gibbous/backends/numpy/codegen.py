@@ -22,10 +22,8 @@ reverse programs into one ``Factory`` so that they share closure variables (stac
 
 from __future__ import annotations
 
-import keyword
 import operator
 import typing as t
-import unicodedata
 
 import attrs
 
@@ -44,7 +42,10 @@ from gibbous.backends.numpy.source import (
     Scope,
     SourceWriter,
     define,
+    index_literal,
+    keyword_argument,
     literal,
+    negated,
     unique_filename,
 )
 from gibbous.ir.core import (
@@ -319,7 +320,7 @@ class FunctionEmitter:
     def index(self, v: Value) -> str:
         v = self._through_casts(v)
         if isinstance(v, Constant):
-            text = _index_literal(v.value)
+            text = index_literal(v.value)
             if text is not None:
                 return text
         return self.expr(v)
@@ -359,7 +360,7 @@ class FunctionEmitter:
         if form is not None:
             return form.expression(op.args, self), form.precedence
         args = [self.expr(a) for a in op.args]
-        args += [_keyword(k, self.expr(v)) for k, v in op.kwargs.items()]
+        args += [keyword_argument(k, self.expr(v)) for k, v in op.kwargs.items()]
         return f"{self.receiver(op.callee)}({', '.join(args)})", PRIMARY
 
     def form(self, op: Call) -> Form | None:
@@ -494,7 +495,7 @@ class FunctionEmitter:
         ``_region`` continues.  ``elif_`` says the ``if`` is the ``elif`` of an earlier one."""
         cond = self.expr(term.cond)
         true = _Arm(term.if_true, term.true_args, cond)
-        false = _Arm(term.if_false, term.false_args, _negate(cond))
+        false = _Arm(term.if_false, term.false_args, negated(cond))
         size_true, size_false = self._arm_size(true), self._arm_size(false)
         # The smaller arm nests, so that nesting stays logarithmic in the code size (Python
         # refuses 100 levels); a small true arm nests anyway, for ``if i < n: ...`` loops.
@@ -673,36 +674,3 @@ class _Context:
 
     followers: t.Collection[Block]
     label: int | None = None
-
-
-def _negate(cond: str) -> str:
-    return f"not {cond}" if cond.isidentifier() else f"not ({cond})"
-
-
-def _keyword(name: str, value: str) -> str:
-    ok = name.isidentifier() and not keyword.iskeyword(name)
-    if ok and unicodedata.normalize("NFKC", name) == name:
-        return f"{name}={value}"
-    return f"**{{{name!r}: {value}}}"
-
-
-def _index_literal(value: object) -> str | None:
-    """Subscript syntax for a constant index: ``1:n:2``, ``..., 0``, ``i,``; or None."""
-    if type(value) is tuple:
-        items = [_index_item(v) for v in t.cast(tuple[object, ...], value)]
-        if any(s is None for s in items):
-            return None
-        parts = t.cast(list[str], items)
-        return "()" if not parts else parts[0] + "," if len(parts) == 1 else ", ".join(parts)
-    return _index_item(value)
-
-
-def _index_item(value: object) -> str | None:
-    if type(value) is slice:
-        parts = [value.start, value.stop, value.step]
-        texts = ["" if p is None else literal(p) for p in parts]
-        if any(s is None for s in texts):
-            return None
-        start, stop, step = t.cast(list[str], texts)
-        return f"{start}:{stop}" if value.step is None else f"{start}:{stop}:{step}"
-    return literal(value)

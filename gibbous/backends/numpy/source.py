@@ -350,3 +350,37 @@ def _forget_with(code: pytypes.CodeType, filename: str, lines: list[str]) -> Non
         weakref.finalize(c, gone, id(c))
         stack.extend(k for k in c.co_consts if isinstance(k, pytypes.CodeType))
 
+
+def negated(cond: str) -> str:
+    """``not cond``, parenthesised where ``cond`` is not a name."""
+    return f"not {cond}" if cond.isidentifier() else f"not ({cond})"
+
+
+def keyword_argument(name: str, value: str) -> str:
+    """``name=value`` in a call, or ``**{'name': value}`` where ``name`` is not an identifier."""
+    ok = name.isidentifier() and not keyword.iskeyword(name)
+    if ok and unicodedata.normalize("NFKC", name) == name:
+        return f"{name}={value}"
+    return f"**{{{name!r}: {value}}}"
+
+
+def index_literal(value: object) -> str | None:
+    """Subscript syntax for a constant index: ``1:n:2``, ``..., 0``, ``i,``; or None."""
+    if type(value) is tuple:
+        items = [index_item(v) for v in t.cast(tuple[object, ...], value)]
+        if any(s is None for s in items):
+            return None
+        parts = t.cast(list[str], items)
+        return "()" if not parts else parts[0] + "," if len(parts) == 1 else ", ".join(parts)
+    return index_item(value)
+
+
+def index_item(value: object) -> str | None:
+    if type(value) is slice:
+        parts = [value.start, value.stop, value.step]
+        texts = ["" if p is None else literal(p) for p in parts]
+        if any(s is None for s in texts):
+            return None
+        start, stop, step = t.cast(list[str], texts)
+        return f"{start}:{stop}" if value.step is None else f"{start}:{stop}:{step}"
+    return literal(value)

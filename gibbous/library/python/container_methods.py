@@ -35,7 +35,7 @@ from gibbous.ir import types as T
 from gibbous.rules import frules
 from gibbous.rules.emit import Emit, item_tangent, like, zero
 from gibbous.rules import structure
-from gibbous.rules import inplace_forward
+from gibbous.rules import list_writes
 from gibbous.rules.frules import Emit, Tangent, register
 from gibbous.rules.emit import ForwardModeError, like
 
@@ -595,7 +595,7 @@ def _sorted_make(
             )
         items = list(xs)
         d = like(items, None if rest[0] is None else list(rest[0]))
-        return [d[i] for i in inplace_forward.sort_order(items, key, reverse)]
+        return [d[i] for i in list_writes.sort_order(items, key, reverse)]
 
     return tangent
 
