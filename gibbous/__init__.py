@@ -22,7 +22,7 @@ if t.TYPE_CHECKING:
     from gibbous.forward.second_order import hessian as hessian
     from gibbous.forward.second_order import hvp as hvp
     from gibbous.forward.second_order import jacobian as jacobian
-    from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
+    from gibbous.ir.exceptions import UnsupportedConstructError as UnsupportedConstructError
     from gibbous.prepared import PreparedGradient as PreparedGradient
     from gibbous.prepared import prepare_gradient as prepare_gradient
     from gibbous.rules.registry import DefaultContext as DefaultContext
@@ -52,7 +52,7 @@ _LAZY = {
     "hessian": "gibbous.forward.second_order",
     "hvp": "gibbous.forward.second_order",
     "jacobian": "gibbous.forward.second_order",
-    "UnsupportedConstructError": "gibbous.frontend.errors",
+    "UnsupportedConstructError": "gibbous.ir.exceptions",
     "DefaultContext": "gibbous.rules.registry",
     "MinimalContext": "gibbous.rules.registry",
     "MissingRuleError": "gibbous.rules.registry",

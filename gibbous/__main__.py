@@ -163,7 +163,7 @@ def _facts(args: argparse.Namespace) -> int:
 
 def _errors() -> tuple[type[BaseException], ...]:
     """What the inspection commands report as one line."""
-    from gibbous.frontend.errors import UnsupportedConstructError
+    from gibbous.ir.exceptions import UnsupportedConstructError
     from gibbous.inspect.render import GraphvizNotFoundError
     from gibbous.infer import InferenceError
     from gibbous.rules.registry import AmbiguousRuleError, MissingRuleError
@@ -186,7 +186,7 @@ def _one_line(e: BaseException) -> str:
     first = lines[0] if lines else type(e).__name__
     if isinstance(e, CLIError):
         return first
-    from gibbous.frontend.errors import UnsupportedConstructError
+    from gibbous.ir.exceptions import UnsupportedConstructError
 
     if isinstance(e, UnsupportedConstructError):
         return f"unsupported: {first}"

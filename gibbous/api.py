@@ -34,12 +34,10 @@ from gibbous.rules.registry import (
     Context,
     DefaultContext,
     MissingRuleError,
-    RRule,
     callable_name,
 )
 from gibbous.rules.public_names import entry_point
 from gibbous.tangents.check import mismatch
-from gibbous.rules.stateful import StatefulRRule
 from gibbous.tangents.model import (
     NO_TANGENT,
     CoDual,
@@ -51,89 +49,13 @@ from gibbous.tangents.model import (
     zero_rdata,
     zeros_like,
 )
-from gibbous.toplevel import (
-    UNCLAIMED,
-    BuildOptions,
-    EntryRule,
-    PerThread,
-    by_reference,
-    entry_rule,
-    restore,
-)
+from gibbous.toplevel import BuildOptions, EntryRule, entry_rule
+from gibbous.toplevel import LibraryRule as LibraryRule
+from gibbous.toplevel import library_rule as library_rule
 from gibbous.session import STANDARD_PIPELINE as STANDARD_PIPELINE
 from gibbous.session import Session, derivable
 
 _DEFAULT = BuildOptions()
-
-
-class LibraryRule:
-    """The rule of a callable with a registered rule, called directly:
-    ``build_rrule(np.einsum, "ij,jk->ik", A, B)``.  ``rule(CoDual(f), *args, **kwargs)`` is the
-    registered rule's; its pullback returns ``(df, *dargs, *dkwargs)``.  A stateful rule keeps
-    one state per calling thread (gibbous.toplevel); copies get fresh state, and
-    pickling stores the callable, the argument types and the build options."""
-
-    __slots__ = ("fn", "arg_types", "kwnames", "rule", "make", "threads", "options")
-
-    def __init__(
-        self,
-        fn: object,
-        arg_types: tuple[T.Type, ...],
-        kwnames: tuple[str, ...],
-        make: t.Callable[[], RRule],
-        options: BuildOptions | None = None,
-    ) -> None:
-        self.fn, self.arg_types, self.kwnames, self.make = fn, arg_types, kwnames, make
-        self.rule = make()
-        self.options = options or BuildOptions()
-        stateful = isinstance(self.rule, StatefulRRule)
-        self.threads = PerThread(make) if stateful else None
-
-    def _mine(self) -> t.Any:
-        """This thread's rule: the registered rule itself where it keeps no state or for the
-        first thread to call; None for a thread that has not called."""
-        if self.threads is None:
-            return self.rule
-        mine = self.threads.mine()
-        return None if mine is UNCLAIMED else self.rule if mine is None else mine
-
-    def _reset_own(self) -> None:
-        reset = getattr(self.rule, "reset", None)
-        if reset is not None:
-            reset()
-
-    @property
-    def depth(self) -> int:
-        """This thread's forward calls whose pullback has not run yet (stateful rules only)."""
-        return int(getattr(self._mine(), "depth", 0))
-
-    def reset(self) -> None:
-        reset = getattr(self._mine(), "reset", None)
-        if reset is not None:
-            reset()
-
-    def __repr__(self) -> str:
-        return f"<LibraryRule {callable_name(self.fn)}: {self.rule!r}>"
-
-    def __call__(self, f: CoDual[t.Any, t.Any], *args: t.Any, **kwargs: t.Any) -> t.Any:
-        threads = self.threads
-        if threads is None:
-            return self.rule(f, *args, **kwargs)
-        try:
-            mine = threads.local.rule
-        except AttributeError:  # this thread's first call
-            mine = threads.claim(self._reset_own)
-        return (self.rule if mine is None else mine)(f, *args, **kwargs)
-
-    def __copy__(self) -> LibraryRule:
-        return LibraryRule(self.fn, self.arg_types, self.kwnames, self.make, self.options)
-
-    def __deepcopy__(self, memo: dict[int, object]) -> LibraryRule:
-        return self.__copy__()
-
-    def __reduce__(self) -> tuple[object, ...]:
-        fn = by_reference(self.fn)
-        return (restore, ("library", fn, self.arg_types, self.kwnames, self.options))
 
 
 Rule = DerivedRule | LibraryRule
@@ -172,20 +94,6 @@ def _build(session: Session, call: Unwrapped, options: BuildOptions = _DEFAULT) 
     binding = bind(t.cast(pytypes.FunctionType, target), call.args, call.kwargs)
     program = session.program(target, tuple(map(T.typeof, binding.values)))
     return entry_rule(program.instantiate(EntryRule), options)
-
-
-def library_rule(
-    session: Session,
-    fn: object,
-    types: tuple[T.Type, ...],
-    kwnames: tuple[str, ...],
-    options: BuildOptions,
-) -> LibraryRule:
-    """The ``LibraryRule`` of ``fn`` for these types, or ``MissingRuleError``."""
-    maker = session.primitive(fn, types, kwnames, None)
-    if maker is None:
-        raise MissingRuleError(fn, types, kwnames, ctx=session.ctx)
-    return LibraryRule(fn, types, kwnames, maker, options)
 
 
 # --------------------------------------------------------------------------------------------

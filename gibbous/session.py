@@ -21,7 +21,7 @@ import attrs
 
 from gibbous.backends.numpy.adcodegen import compile_program
 from gibbous.frontend import function_ir
-from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir.exceptions import UnsupportedConstructError
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location, guard_of

@@ -83,3 +83,20 @@ def test_the_import_contract_is_kept() -> None:
         pytest.skip("import-linter is not installed (the test extra installs it)")
     done = subprocess.run([lint], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_imports_form_a_dag() -> None:
+    """No import cycle between modules through imports at module level or inside functions
+    (deferred imports count); imports for type checking alone, and package faces (whose
+    ``__init__`` re-exports what lies below them), are left out."""
+    grimp = pytest.importorskip("grimp")
+    networkx = pytest.importorskip("networkx")
+    graph = grimp.build_graph("gibbous", exclude_type_checking_imports=True)
+    faces = {m for m in graph.modules if any(o.startswith(m + ".") for o in graph.modules)}
+    edges = networkx.DiGraph()
+    for module in graph.modules - faces:
+        for imported in graph.find_modules_directly_imported_by(module) - faces:
+            edges.add_edge(module, imported)
+    cycles = [sorted(c) for c in networkx.strongly_connected_components(edges) if len(c) > 1]
+    assert cycles == []
+    assert edges.number_of_edges() > 500  # (the graph was read)

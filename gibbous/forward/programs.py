@@ -17,7 +17,7 @@ from gibbous.ir.core import Call, Constant, Function, Location
 from gibbous.forward.transform import ForwardModeError, jvp_transform
 from gibbous.forward.calls import Site
 from gibbous.forward.generators import generator_function
-from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir.exceptions import UnsupportedConstructError
 from gibbous.forward.activity import Default, analyse, bind_call, bind_packed, bound, operands
 from gibbous.rules import frules
 from gibbous.rules import inplace_forward

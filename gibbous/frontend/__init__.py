@@ -8,5 +8,5 @@ from gibbous.frontend.build import function_ir as function_ir
 from gibbous.frontend.decode import Decoded as Decoded
 from gibbous.frontend.decode import decode_ops as decode_ops
 from gibbous.frontend.decode import exception_table as exception_table
-from gibbous.frontend.errors import FrontendInternalError as FrontendInternalError
-from gibbous.frontend.errors import UnsupportedConstructError as UnsupportedConstructError
+from gibbous.ir.exceptions import FrontendInternalError as FrontendInternalError
+from gibbous.ir.exceptions import UnsupportedConstructError as UnsupportedConstructError

@@ -30,7 +30,7 @@ from gibbous.frontend import ops as O
 from gibbous.ir import runtime
 from gibbous.frontend.decode import Handler, decode_ops, exception_table
 from gibbous.frontend.entries import NULL, Entry, Null, Pending, constant_value
-from gibbous.frontend.errors import FrontendInternalError, UnsupportedConstructError
+from gibbous.ir.exceptions import FrontendInternalError, UnsupportedConstructError
 from gibbous.frontend.ssa import remove_trivial_arguments
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Block, Constant, Function, Location, Result, Value

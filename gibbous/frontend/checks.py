@@ -17,7 +17,7 @@ import typing as t
 from gibbous.frontend import ops
 from gibbous.ir import runtime
 from gibbous.frontend.blocks import Analysis
-from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir.exceptions import UnsupportedConstructError
 from gibbous.ir.core import Block, Call, Constant, Function, Result
 from gibbous.ir.names import CallableSet, CallableTable
 

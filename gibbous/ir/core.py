@@ -19,7 +19,22 @@ import typing as t
 
 import attrs
 
-from gibbous.ir.types import ANY, Type, typeof
+from gibbous.ir.types import ANY, Const, Type, typeof
+
+
+class _Text:
+    """How operations and functions print.  The printer (``gibbous.ir.printer``, which the
+    package loads first) fills it in, so that the data structures import no printer: the IR
+    is below its text form, as its types are below theirs (``gibbous.ir.types.format_type``)."""
+
+    def operation(self, op: Operation) -> str:
+        return f"<{type(op).__name__}>"  # (until the printer is loaded)
+
+    def function(self, f: Function) -> str:
+        return f"<function {f.name}>"
+
+
+TEXT = _Text()
 
 _set = object.__setattr__
 
@@ -163,10 +178,8 @@ class Operation:
 
     def describe(self) -> str:
         """One line naming the operation and its source location, for error messages."""
-        from gibbous.ir.printer import format_operation
-
         where = f" at {self.loc}" if self.loc is not None else ""
-        return f"'{format_operation(self)}'{where}"
+        return f"'{TEXT.operation(self)}'{where}"
 
 
 @attrs.frozen(eq=False, init=False)
@@ -525,9 +538,7 @@ class Function:
                 yield op
 
     def __str__(self) -> str:
-        from gibbous.ir.printer import format_function
-
-        return format_function(self)
+        return TEXT.function(self)
 
     def _repr_html_(self) -> str | None:
         """Jupyter shows a function as its text (``gibbous.inspect.render`` draws its CFG)."""
@@ -592,6 +603,4 @@ def _same_constant(a: object, b: object) -> bool:
             and a.shape == b.shape
             and bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
         )
-    from gibbous.ir.types import Const
-
     return Const(a) == Const(b)

@@ -15,13 +15,11 @@ Values and blocks without a hint are numbered in order (``%0``, ``^1``).  Consta
 from __future__ import annotations
 
 import json
-import math
 import re
 import typing as t
 
-import numpy as np
 
-from gibbous.ir import types as T
+from gibbous.ir import core
 from gibbous.ir.core import (
     Block,
     Branch,
@@ -36,39 +34,21 @@ from gibbous.ir.core import (
     Return,
     Value,
 )
-from gibbous.ir.names import import_path
+from gibbous.ir.literals import DTYPE_LONG as DTYPE_LONG
+from gibbous.ir.literals import DTYPE_SHORT as DTYPE_SHORT
+from gibbous.ir.literals import UnprintableError as UnprintableError
+from gibbous.ir.literals import format_constant as format_constant
+from gibbous.ir.literals import format_constant_list as format_constant_list
+from gibbous.ir.literals import format_dtype as format_dtype
+from gibbous.ir.literals import format_path as format_path
+from gibbous.ir.names import import_path as import_path
+from gibbous.ir.types import format_type as format_type
 
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\Z")
 # A bare name ending in ".<digits>" reads as a uniqued name (hint + suffix), so a hint that
 # itself ends that way is quoted: hints "x", "x" and "x.1" print as %x, %x.1 and %"x.1".
 UNIQUE_SUFFIX = re.compile(r"\.[0-9]+\Z")
 KWNAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-
-# Short dtype names, both ways.  Any other dtype prints as its quoted NumPy name.
-DTYPE_SHORT = {
-    "float64": "f64",
-    "float32": "f32",
-    "float16": "f16",
-    "longdouble": "f128",
-    "complex128": "c128",
-    "complex64": "c64",
-    "clongdouble": "c256",
-    "int64": "i64",
-    "int32": "i32",
-    "int16": "i16",
-    "int8": "i8",
-    "uint64": "u64",
-    "uint32": "u32",
-    "uint16": "u16",
-    "uint8": "u8",
-    "bool": "bool",
-}
-DTYPE_LONG = {v: k for k, v in DTYPE_SHORT.items()}
-
-
-class UnprintableError(ValueError):
-    """A constant that has neither a literal form nor an import path."""
-
 
 def format_name(sigil: str, name: str, suffix: int = 0) -> str:
     """``sigil``, the name (bare or JSON-quoted), then ``.suffix``, the uniquing count, if any."""
@@ -78,126 +58,6 @@ def format_name(sigil: str, name: str, suffix: int = 0) -> str:
 
 def format_kwname(name: str) -> str:
     return name if KWNAME.match(name) else json.dumps(name)
-
-
-def format_dtype(dtype: str) -> str:
-    return DTYPE_SHORT.get(dtype) or json.dumps(dtype)
-
-
-def format_path(obj: object) -> str:
-    path = import_path(obj)
-    if path is None:
-        raise UnprintableError(
-            f"{obj!r} has no import path; the text form can only name importable objects"
-        )
-    return path
-
-
-def format_type(ty: T.Type, *, lenient: bool = False) -> str:
-    """The text of ``ty``.  ``lenient`` is for messages: a class or constant without an import
-    path prints by its module and qualified name (or repr) instead of raising."""
-
-    def path(obj: object) -> str:
-        if not lenient:
-            return format_path(obj)
-        found = import_path(obj)
-        if found is not None:
-            return found
-        return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
-
-    def sub(item: T.Type) -> str:
-        return format_type(item, lenient=lenient)
-
-    match ty:
-        case T.Any():
-            return "any"
-        case T.Bottom():
-            return "never"
-        case T.Bool():
-            return "bool"
-        case T.Int(dtype=d) | T.Float(dtype=d) | T.Complex(dtype=d):
-            return format_dtype(d)
-        case T.Str():
-            return "str"
-        case T.NoneType():
-            return "none"
-        case T.Array(dtype=dtype, ndim=ndim):
-            dims = "..." if ndim is None else ",".join(":" * ndim)
-            return ("?" if dtype is None else format_dtype(dtype)) + f"[{dims}]"
-        case T.Tuple(items=items, cls=cls):
-            head = "tuple" if cls is tuple else f"tuple<{path(cls)}>"
-            return head + "[" + ", ".join(map(sub, items)) + "]"
-        case T.List(item=item):
-            return f"list[{sub(item)}]"
-        case T.Set(item=item):
-            return f"set[{sub(item)}]"
-        case T.Dict(key=key, value=value):
-            return f"dict[{sub(key)}, {sub(value)}]"
-        case T.Object(cls=cls):
-            return f"object<{path(cls)}>"
-        case T.Const(value=value):
-            try:
-                return f"const<{format_constant(value)}>"
-            except UnprintableError:
-                if not lenient:
-                    raise
-                return f"const<{value!r}>"
-    raise TypeError(f"not an IR type: {ty!r}")
-
-
-def _format_float(x: float) -> str:
-    if math.isnan(x):
-        return "nan"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return repr(x)
-
-
-def _format_complex(z: complex) -> str:
-    return f"complex({_format_float(z.real)}, {_format_float(z.imag)})"
-
-
-def format_constant(value: object) -> str:
-    """A constant as a literal, a constructor form, or an import path."""
-    match value:
-        case None:
-            return "None"
-        case bool():
-            return repr(value)
-        case int() if type(value) is int:
-            return repr(value)
-        case float() if type(value) is float:
-            return _format_float(value)
-        case complex() if type(value) is complex:
-            return _format_complex(value)
-        case str() if type(value) is str:
-            return json.dumps(value)
-        case bytes() if type(value) is bytes:
-            return "b" + json.dumps(value.hex())
-        case tuple() if type(value) is tuple:
-            inner = ", ".join(map(format_constant, value))
-            return f"({inner},)" if len(value) == 1 else f"({inner})"
-        case slice():
-            parts = (value.start, value.stop, value.step)
-            return "slice(" + ", ".join(map(format_constant, parts)) + ")"
-        case np.ndarray() if type(value) is np.ndarray:
-            # Nested lists lose the shape after a zero-length dimension: [] could be (0, 3).
-            shape = ""
-            if value.size == 0 and value.ndim > 1:
-                shape = f", shape={format_constant(value.shape)}"
-            return f"array({format_dtype(value.dtype.name)}, {format_constant_list(value)}{shape})"
-        case np.generic() if value.dtype.name in DTYPE_SHORT:
-            return f"{format_dtype(value.dtype.name)}({format_constant(value.item())})"
-    if value is Ellipsis:
-        return "..."
-    return format_path(value)
-
-
-def format_constant_list(a: np.ndarray[t.Any, t.Any]) -> str:
-    if a.ndim == 0:
-        return format_constant(a.item())
-    # a[i, ...] is a 0-d array even for object dtype, where iterating gives the elements bare.
-    return "[" + ", ".join(format_constant_list(a[i, ...]) for i in range(len(a))) + "]"
 
 
 def format_loc(loc: Location | None) -> str:
@@ -336,3 +196,8 @@ def _defined_in(b: Block, skip_args: bool) -> t.Iterator[Value]:
     for op in b.ops:
         if isinstance(op, Call):
             yield op.result
+
+
+# Operations and functions print through this module (``gibbous.ir.core.TEXT``).
+core.TEXT.operation = format_operation  # type: ignore[method-assign]
+core.TEXT.function = format_function  # type: ignore[method-assign]

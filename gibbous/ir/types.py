@@ -30,6 +30,9 @@ import typing as t
 import attrs
 import numpy as np
 
+from gibbous.ir.literals import UnprintableError, format_constant, format_dtype, format_path
+from gibbous.ir.names import import_path
+
 
 class Type:
     """Base of all IR types."""
@@ -37,8 +40,6 @@ class Type:
     __slots__ = ()
 
     def __str__(self) -> str:
-        from gibbous.ir.printer import format_type
-
         return format_type(self, lenient=True)
 
 
@@ -354,3 +355,59 @@ def join_all(tys: t.Iterable[Type]) -> Type:
     for ty in tys:
         result = join(result, ty)
     return result
+
+
+# --------------------------------------------------------------------------------------------
+# Text
+
+
+def format_type(ty: Type, *, lenient: bool = False) -> str:
+    """The text of ``ty``.  ``lenient`` is for messages: a class or constant without an import
+    path prints by its module and qualified name (or repr) instead of raising."""
+
+    def path(obj: object) -> str:
+        if not lenient:
+            return format_path(obj)
+        found = import_path(obj)
+        if found is not None:
+            return found
+        return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+    def sub(item: Type) -> str:
+        return format_type(item, lenient=lenient)
+
+    match ty:
+        case Any():
+            return "any"
+        case Bottom():
+            return "never"
+        case Bool():
+            return "bool"
+        case Int(dtype=d) | Float(dtype=d) | Complex(dtype=d):
+            return format_dtype(d)
+        case Str():
+            return "str"
+        case NoneType():
+            return "none"
+        case Array(dtype=dtype, ndim=ndim):
+            dims = "..." if ndim is None else ",".join(":" * ndim)
+            return ("?" if dtype is None else format_dtype(dtype)) + f"[{dims}]"
+        case Tuple(items=items, cls=cls):
+            head = "tuple" if cls is tuple else f"tuple<{path(cls)}>"
+            return head + "[" + ", ".join(map(sub, items)) + "]"
+        case List(item=item):
+            return f"list[{sub(item)}]"
+        case Set(item=item):
+            return f"set[{sub(item)}]"
+        case Dict(key=key, value=value):
+            return f"dict[{sub(key)}, {sub(value)}]"
+        case Object(cls=cls):
+            return f"object<{path(cls)}>"
+        case Const(value=value):
+            try:
+                return f"const<{format_constant(value)}>"
+            except UnprintableError:
+                if not lenient:
+                    raise
+                return f"const<{value!r}>"
+    raise TypeError(f"not an IR type: {ty!r}")

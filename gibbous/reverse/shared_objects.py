@@ -27,7 +27,7 @@ import typing as t
 
 import attrs
 
-from gibbous.frontend.errors import UnsupportedConstructError
+from gibbous.ir.exceptions import UnsupportedConstructError
 from gibbous.ir.core import Call, Constant, Function, Location
 from gibbous.reverse.activity import Activity, carries_fdata, may_have_tangent
 from gibbous.tangents.model import CoDual
