@@ -1,4 +1,5 @@
-"""Rules for optional libraries, registered when the library is first in use.
+"""Rules for optional libraries, registered when the library is first in use; and gibbous's own
+rules (``gibbous.library``), registered at the first lookup if nothing loaded them before.
 
 Importing ``scipy.stats`` takes most of a second; gibbous should not charge that to users who
 never call SciPy.  A program that calls a SciPy function has imported SciPy before gibbous
@@ -20,8 +21,15 @@ _PENDING: dict[str, str] = {
 }
 
 
+_LIBRARY = "gibbous.library"  # (the one list of the rules loaded: at the first lookup)
+
+
 def load() -> None:
-    """Register the rules of every optional library imported since the last call."""
+    """Register gibbous's own rules, if no one has yet (a lookup through the SDK alone, before
+    any build: ``gibbous.build_primitive_rrule(DefaultContext, np.sin, ...)``), and the rules
+    of every optional library imported since the last call."""
+    if _LIBRARY not in sys.modules:
+        importlib.import_module(_LIBRARY)
     if not _PENDING:
         return
     for library in [name for name in _PENDING if name in sys.modules]:

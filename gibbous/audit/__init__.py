@@ -28,14 +28,14 @@ from gibbous.testing.cases import RuleCase
 
 #: One module of cases per area of the rule library.
 CASE_MODULES: tuple[str, ...] = (
-    "gibbous.audit.cases.scalars",
-    "gibbous.audit.cases.ufuncs",
+    "gibbous.audit.cases.elementwise.scalars",
+    "gibbous.audit.cases.elementwise.ufuncs",
     "gibbous.audit.cases.reductions",
     "gibbous.audit.cases.linalg",
-    "gibbous.audit.cases.arrays",
-    "gibbous.audit.cases.array_tools",
-    "gibbous.audit.cases.containers",
-    "gibbous.audit.cases.classes",
+    "gibbous.audit.cases.arrays.arrays",
+    "gibbous.audit.cases.arrays.array_tools",
+    "gibbous.audit.cases.python.containers",
+    "gibbous.audit.cases.python.classes",
     "gibbous.audit.cases.inplace",
     "gibbous.audit.cases.scipy",
 )

@@ -223,7 +223,7 @@ class ProgramBuilder:
             return True
 
     def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
-        """The operands ``op`` may write into: a primitive's by ``forward_writes``; a Python
+        """The operands ``op`` may write into: a primitive's by ``inplace_forward``; a Python
         function's from its own IR, for these varied arguments."""
         if not isinstance(op.callee, Constant):
             return frozenset()  # (a callee found at run time is refused there if it writes)

@@ -400,7 +400,7 @@ _NUMPY_FUNCTIONS = (
     "split", "array_split", "pad", "fliplr", "flipud", "rot90", "atleast_1d", "atleast_2d",
     "atleast_3d", "take_along_axis", "nonzero", "flatnonzero", "argwhere", "searchsorted",
     "count_nonzero", "fix", "unravel_index", "ravel_multi_index",
-    # and in gibbous.library.elementwise.ufuncs, numpy_gradient, numpy_setops, shapes, numpy_arrays
+    # and in gibbous.library.elementwise.ufuncs and gibbous.library.arrays (gradient, setops, shapes, views_copies)
     "gradient", "partition", "argpartition", "rollaxis", "append", "insert",
     "delete", "unique",
 )  # fmt: skip

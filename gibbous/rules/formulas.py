@@ -301,7 +301,7 @@ def _conj(e: Expr) -> Expr:
     return e if e.op == "const" else conj(e)
 
 
-# Which formulas NumPy's ufuncs take, by name: for arrays and scalars (``numpy_ufuncs``) and
+# Which formulas NumPy's ufuncs take, by name: for arrays and scalars (``gibbous.library.elementwise.ufuncs``) and
 # with ``out=`` (``inplace``).
 _SAME_NAMES = """exp exp2 expm1 log log2 log10 log1p sqrt cbrt square reciprocal sin cos tan arcsin
     arccos arctan sinh cosh tanh arcsinh arccosh arctanh deg2rad rad2deg"""

@@ -33,7 +33,7 @@ def _may_be_nothing(ty: T.Type) -> bool:
 
 
 def _collapse_types(items: tuple[T.Type, ...]) -> T.Type:
-    # Mirrors tangent_values._collapse, which decides per value: only certain when no item is
+    # Mirrors tangents.values._collapse, which decides per value: only certain when no item is
     # Any.
     if all(ty == NO_TANGENT_TYPE for ty in items):
         return NO_TANGENT_TYPE

@@ -156,7 +156,7 @@ def _verdict(types: tuple[T.Type, ...], y0: t.Any, worst_fd: float, worst_t: flo
 _EFFECTS = "writes into an operand or has effects forward mode does not follow"
 _STRUCTURAL = (
     "a cell, a function or a dict's view, whose tangent holds its contents' "
-    "(gibbous.library.python.closures, forward_dicts), checked through the programs of "
+    "(gibbous.library.python.closures, containers), checked through the programs of "
     "tests/forward/test_closures_jvp.py and test_dicts_jvp.py"
 )
 _COMPLEX_RESULTS = "complex results of real operands (forward rules are checked on real ones)"

@@ -453,7 +453,7 @@ def chain(x: np.ndarray, y: np.ndarray) -> t.Any:
     return a * x - (a + y) * (x - 2.0 * y)
 
 
-@pytest.mark.parametrize("n", [10, 20000])  # (below and above forward_ir.REUSE_SIZE)
+@pytest.mark.parametrize("n", [10, 20000])  # (below and above emit.REUSE_SIZE)
 def test_large_temporaries_are_written_into(n: int) -> None:
     """Arithmetic writes into a temporary no one reads afterwards when the arrays are large:
     the value stays the primal's bit for bit, and the tangent agrees with differences."""

@@ -40,7 +40,6 @@ FORMS: dict[str, t.Callable[[np.ndarray], t.Any]] = {
     "tuple item .sum()": lambda T: tuple(T[i] for i in range(2))[0].sum(),
     "dict item .sum(axis=1)": lambda T: {i: T[i] for i in range(2)}[0].sum(axis=1),
     "dict.get(1).sum()": lambda T: {i: T[i] for i in range(2)}.get(1).sum(),
-    "float .conjugate()": lambda T: [float(T[0, 0, i]) for i in range(4)][2].conjugate(),
     "np.array(list).reshape().T": lambda T: np.array([T[0, 0, i] for i in range(4)])
     .reshape(2, 2)
     .T.sum(axis=0),

@@ -18,7 +18,7 @@ import typing as t
 
 import numpy as np
 
-from gibbous.audit.cases.ufuncs import (
+from gibbous.audit.cases.elementwise.ufuncs import (
     COMPLEX_PLANE,
     draw,
     first_operand,

@@ -296,7 +296,7 @@ CASES += [
     _decomposition(LA.qr, _c(4, 3), others=(_c(5, 4),)),
     _decomposition(LA.qr, _c(2, 3, 3), kwargs={"mode": "reduced"}, others=(_c(2, 4, 4),)),
     # complex factors: only the singular values (random cotangents of U and Vh depend on the
-    # phases LAPACK picks; tests/rules/prims/test_linalg.py checks losses blind to them)
+    # phases LAPACK picks; tests/library/linalg/test_linalg.py checks losses blind to them)
     _decomposition(LA.svd, _c(4, 3), kwargs={"compute_uv": False}, others=(_c(5, 4),)),
     _decomposition(LA.svd, _c(2, 3, 4), False, False, others=(_c(2, 4, 5), False, False)),
 ]
@@ -311,7 +311,7 @@ def _real_spectrum(n: int, *batch: int) -> np.ndarray:
 
 # eig: complex matrices and real ones with a real spectrum, whose eigenvectors NumPy gives as
 # continuous functions (the sign of a complex pair's eigenvector of a real matrix jumps, which
-# no finite difference of random cotangents survives: tests/rules/prims/test_eigen.py);
+# no finite difference of random cotangents survives: tests/library/linalg/test_eigen.py);
 # eigvals of every kind; eigh and eigvalsh reading either triangle of any matrix
 CASES += [
     _decomposition(LA.eig, _real_spectrum(3), others=(_real_spectrum(4),)),

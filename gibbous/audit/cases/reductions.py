@@ -129,7 +129,7 @@ for fn in (np.cumprod, np.ndarray.cumprod):
     ]
 
 # NaN-ignoring sum and mean.  Without NaNs here: test_rule pairs every argument after the
-# call with a cotangent, and a NaN makes that pairing NaN; tests/rules/prims/test_reductions.py
+# call with a cotangent, and a NaN makes that pairing NaN; tests/library/reductions/test_reductions.py
 # checks that NaNs get no gradient.
 for fn in (np.nansum, np.nanmean):
     CASES += [

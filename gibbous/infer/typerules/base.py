@@ -15,7 +15,7 @@ them into IR types, and type inference does so before it builds its typed copy:
 Soundness is the contract: a rule's answer must contain every value the call can return.  A
 rule that cannot decide returns ``Any``.
 
-Abstract sampling, which most numeric rules use, is ``typerules_sampling``.
+Abstract sampling, which most numeric rules use, is ``sampling``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Type rules for operators and numeric functions: ``operator``, ``math``, ``cmath``, builtins.
 
-Operators on numbers and arrays are typed by abstract sampling (see ``typerules_base``), which
+Operators on numbers and arrays are typed by abstract sampling (see ``base``), which
 applies Python's and NumPy's own promotion (``i64 / i64 -> f64``, ``f32[:] * 0.5 -> f32[:]``).
 What sampling cannot see is written out here: the value-dependent result of Python's ``**``,
 in-place operators on arrays (which return their left operand), sequence operators on tuples

@@ -3,7 +3,7 @@
 Most NumPy functions have a result type that depends only on the dtypes and ranks of their
 arguments and on constant parameters (``axis=0``, ``keepdims=True``, ``dtype=np.float32``), not
 on shapes or values: those are typed by abstract sampling on ``(1,)*ndim`` arrays (see
-``typerules_base``).  The lists below name them.  Functions whose result depends on a size
+``base``).  The lists below name them.  Functions whose result depends on a size
 argument (``np.zeros(n)``), on a shape (``np.squeeze``) or on values (``np.linalg.eig`` is real
 or complex depending on the eigenvalues) have rules of their own.
 """

@@ -8,10 +8,10 @@
     result_type(Const(np.sum), (Array("float32", 2),), {"axis": Const(0)})   # f32[:]
 
 One table keyed by callable serves every call instruction (operators, attribute access and
-iteration are calls too).  The rules themselves live in ``typerules_numbers`` (operators, math),
-``typerules_numpy``, ``typerules_containers`` (containers, iteration, attributes, builtins) and
-``typerules_frontend`` (the frontend's runtime helpers), each a list this module merges;
-``typerules_base`` has what they share.
+iteration are calls too).  The rules themselves live in ``numbers`` (operators, math),
+``numpy``, ``containers`` (containers, iteration, attributes, builtins) and
+``runtime`` (the frontend's runtime helpers), each a list this module merges;
+``base`` has what they share.
 
 Rules must be sound: the type they give contains every value the call can produce.  A rule
 that cannot decide returns ``Any``.  Calls with no rule are ``Any``, except calls of classes,

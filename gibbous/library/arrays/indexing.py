@@ -21,7 +21,7 @@ gathering the region would; so the state saves the whole array, and finds the wr
 by writing the region's element numbers through the same index into a buffer of x's shape.
 With repeated indices that records the last write of each element, the one that counts, and
 only the value elements that made it get its cotangent.  A warm call allocates no NumPy memory
-for any index (tests/rules/prims/test_indexing.py measures it; the audit checks it).
+for any index (tests/library/arrays/test_indexing.py measures it; the audit checks it).
 
 ``x.fill(v)`` and ``np.copyto(x, v)`` write all of x: they are ``x[...] = v``, through the
 same rule and state.

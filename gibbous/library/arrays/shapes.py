@@ -2,7 +2,7 @@
 numbers.
 
 **Views** (``flip``, ``fliplr``, ``flipud``, ``rot90``, ``atleast_3d``, ``split``,
-``array_split``) get the same view of their argument's fdata, as in ``numpy_arrays``; the
+``array_split``) get the same view of their argument's fdata, as in ``views_copies``; the
 pieces of a split are a list of such views.  ``broadcast_to``, a read-only view with zero
 strides, gets new fdata instead (see its rule).
 

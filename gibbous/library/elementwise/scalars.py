@@ -6,7 +6,7 @@ hold (``(-8.0) ** 0.5`` is complex, ``1.0 / 0.0`` raises); the gradient function
 the NumPy ufuncs (``elementwise``).  Ints and bools get no gradient.  In-place operators on
 scalars (``x += 1.0``) rebind the name: they are the plain operators.
 
-``min``/``max`` are in ``pybuiltins``.
+``min``/``max`` are in ``gibbous.library.python.builtins``.
 """
 
 from __future__ import annotations

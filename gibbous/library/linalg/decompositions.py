@@ -280,7 +280,7 @@ primitive(np.linalg.pinv, ARRAY, ...)(pinv_rrule)
 
 
 # Forward rules (real operands): each the transpose of the pullback above, written once as
-# NumPy code (``forward_formulas``); ``det`` branches on singular matrices, so it is called.
+# NumPy code (``gibbous.rules.matrix_formulas``); ``det`` branches on singular matrices, so it is called.
 
 
 def _inv_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:

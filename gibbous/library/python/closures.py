@@ -376,7 +376,7 @@ zero_derivative(frules.not_an_array, ...)
 #
 # * ``make_cell(v)``: a new box holding v's tangent;
 # * ``cell_get(cell)``: the box's contents (zeros where it holds none);
-# * ``cell_set(cell, v)``: the box takes v's tangent (a write: ``forward_writes``);
+# * ``cell_set(cell, v)``: the box takes v's tangent (a write: ``inplace_forward``);
 # * ``make_function(..., closure)`` (and ``make_genexpr``'s): the boxes of its cells (every cell a function is made over
 #   has a box from where it is made: ``gibbous.forward.activity``), so a call of the function
 #   (``DynamicCalls`` in ``gibbous.forward.dynamic``) runs its forward program with them, where

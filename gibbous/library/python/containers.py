@@ -421,7 +421,7 @@ primitive(operator.imul, TUPLE, ANY)(_repeat_rrule)
 # ``{"W": w, "n": 3}`` has the tangent ``{"W": dw, "n": 0.0}`` (``item_tangent``: zeros for a
 # value without one, 0.0 for an int, None for a string), its keys in the dict's own order, so
 # ``d.items()`` and ``d.values()`` of the two run in step.  ``d[k]`` and ``d.get(k, default)``
-# read the tangent at ``k``; ``d[k] = v`` writes v's there (a write: ``forward_writes``, the dict
+# read the tangent at ``k``; ``d[k] = v`` writes v's there (a write: ``inplace_forward``, the dict
 # exposed like a list, its tangent made where it is made).  Other methods that write
 # (``update``, ``pop``, ``setdefault``) are refused by the transform, as any write it has no
 # rule for.  ``jvp`` takes a dict argument's tangent as a dict (missing keys: zeros).

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gibbous.library.elementwise.ufuncs import BINARY, UNARY
-from tests.rules.prims.harness import (
+from tests.library.harness import (
     Tape,
     call,
     check,

@@ -50,7 +50,7 @@ S = normal(3, 1, 4)  # a size-1 axis to squeeze
 F32: dict[str, t.Any] = {"steps": (1e-2, 1e-3), "rtol": 1e-3, "atol": 1e-4}
 
 # --------------------------------------------------------------------------------------------
-# Views and copies: numpy_arrays.SHAPE_OPS
+# Views and copies: views_copies.SHAPE_OPS
 
 VIEWS: list[RuleCase] = [
     case(np.reshape, X, (4, 3)),
@@ -417,7 +417,7 @@ SHAPES: list[RuleCase] = [
 
 # The tangent model makes the result's fdata the same zero-stride view of x's fdata as the
 # result is of x, but in-place additions into such fdata keep only one of the cotangents of
-# the repeats, so the rule gives new fdata and sums it into x's (tests/rules/prims/
+# the repeats, so the rule gives new fdata and sums it into x's (tests/library/
 # test_arrays.py): right gradients unless x is written after the broadcast and before the
 # broadcast array is read.  The harness's interface check sees fdata without the zero strides.
 _BROADCAST_WHY = (

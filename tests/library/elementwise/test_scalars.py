@@ -15,7 +15,7 @@ from gibbous.ir import types as T
 from gibbous.library.elementwise import tables
 from gibbous.rules.registry import DefaultContext, is_primitive
 from gibbous.tangents.model import CoDual, NoTangent
-from tests.rules.prims.harness import (
+from tests.library.harness import (
     Tape,
     call,
     check,

@@ -12,7 +12,7 @@ import pytest
 from gibbous.ir import runtime
 from gibbous.library.python.iteration import IterTangent
 from gibbous.tangents.model import NoTangent
-from tests.rules.prims.harness import Tape, check, gradient
+from tests.library.harness import Tape, check, gradient
 
 
 Body = t.Callable[[t.Any, t.Any], t.Any]

@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from gibbous.audit import covered_by
-from gibbous.audit.cases.scalars import _python_random
+from gibbous.audit.cases.elementwise.scalars import _python_random
 from gibbous.audit.runner import run_case
 from gibbous.ir import types as T
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
 from gibbous.tangents.model import NoTangent, zero_coduals
-from tests.rules.prims.harness import check, gradient
+from tests.library.harness import check, gradient
 
 NT = NoTangent()
 DRAWS = [

@@ -1,7 +1,7 @@
 """Audit cases for the rules on scalars: operators, ``math`` and numeric builtins
 (``gibbous.library.elementwise.scalars``, registered through ``elementwise.register_all``, so most of
 them have the origin ``gibbous.library.elementwise.tables``), ``divmod``, ``sum``/``min``/``max``
-and friends (``pybuiltins``), the calls without derivative (``queries``) and the one primitive
+and friends (``builtins``), the calls without derivative (``queries``) and the one primitive
 of ``gibbous.rules.call_adapters`` (``make_genexpr``).
 
 The cases are generated from the tables the rules are registered from (``scalars.MATH_UNARY``,
@@ -327,7 +327,7 @@ ZERO_SCALAR_FLOAT: list[RuleCase] = [
 
 
 # --------------------------------------------------------------------------------------------
-# sum, min, max, math.fsum, math.prod, any, all, set, frozenset (``pybuiltins``)
+# sum, min, max, math.fsum, math.prod, any, all, set, frozenset (``builtins``)
 
 _L = [0.7, -1.3, 0.4, 1.9]
 _SET_WHY = "a number with a derivative is refused on its way into a set, which keeps none"

@@ -13,7 +13,7 @@ import pytest
 
 from gibbous.ir import runtime
 from gibbous.tangents.model import MutableTangent, NoTangent, Tangent
-from tests.rules.prims.harness import Tape, check, gradient
+from tests.library.harness import Tape, check, gradient
 
 NT = NoTangent()
 

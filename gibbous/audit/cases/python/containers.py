@@ -14,7 +14,7 @@ iterators and cells no tangent.  So an iterator that carries an ``IterTangent`` 
 here: iterators come over values without tangents (and ``next``'s default with its gradient).
 ``make_cell`` and ``closure_cell`` declare the interface check they fail (see "Cells" below),
 and ``name_error``, which always raises, declares that.  The tangents of iterators and cells
-are tested by ``tests/rules/prims/test_iteration.py`` and ``test_objects.py`` and by derived
+are tested by ``tests/library/python/test_iteration.py`` and ``test_objects.py`` and by derived
 rules of loops and closures.
 """
 

@@ -15,7 +15,7 @@ from gibbous.ir import types as T
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
 from gibbous.tangents.model import zero_coduals
 from gibbous.library.python.sequences import FUNCTIONS, layout
-from tests.rules.prims.harness import call, check, gradient
+from tests.library.harness import call, check, gradient
 
 
 def name(fn: t.Any) -> str:

@@ -14,7 +14,7 @@ from gibbous.library.arrays.indexing import SetitemState
 from gibbous.rules.registry import DefaultContext, build_primitive_rrule
 from gibbous.rules.stateful import StatefulRRule, plain_rrule
 from gibbous.tangents.model import CoDual, NoTangent, zero_coduals
-from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
+from tests.library.harness import Tape, call, check, check_like_float64, gradient
 from tests.rules.test_stateful import NUMPY, PYTHON_OBJECTS, measure
 
 NT = NoTangent()
@@ -254,7 +254,7 @@ def test_warm_setitem_holds_no_numpy_memory(index: t.Any, vshape: t.Any) -> None
 
 
 def _audit_cases(name: str) -> list[t.Any]:
-    from gibbous.audit.cases import arrays
+    from gibbous.audit.cases.arrays import arrays
 
     return t.cast(list[t.Any], getattr(arrays, name))
 

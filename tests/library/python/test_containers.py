@@ -13,7 +13,7 @@ from gibbous import testing
 from gibbous.ir import runtime
 
 from gibbous.tangents.model import NoTangent
-from tests.rules.prims.harness import Tape, Var, call, check, check_call, gradient
+from tests.library.harness import Tape, Var, call, check, check_call, gradient
 
 NT = NoTangent()
 

@@ -1,12 +1,12 @@
 """Audit cases for the NumPy tools users reach for beyond the basics: strided views
 (``gibbous.library.arrays.strided``), ``np.r_``/``np.c_`` (``concatenators``), ``np.nan_to_num``
-(``numpy_ufuncs``), ``np.gradient`` (``numpy_gradient``) and ``np.append``/``insert``/
+(``ufuncs``), ``np.gradient`` (``gradient``) and ``np.append``/``insert``/
 ``delete``/``unique`` (``numpy_setops``).  ``np.partition`` and ``np.rollaxis`` are with their
 neighbours in ``arrays``.
 
 Values keep away from what finite differences cannot cross: ``nan_to_num`` sees finite values
 only (the harness pairs every argument after the call with a cotangent, and nan or inf there
-makes every estimate nan; tests/rules/prims/test_array_tools.py checks the fills), and
+makes every estimate nan; tests/library/arrays/test_array_tools.py checks the fills), and
 ``unique`` distinct ones (moving one of two equal values splits them, and the result grows).
 
 The strided views declare the one check the harness cannot pass.  ``as_strided`` and
@@ -14,7 +14,7 @@ The strided views declare the one check the harness cannot pass.  ``as_strided``
 harness does not see that result and x share memory: for a view whose elements are distinct
 (given the same view of x's fdata) it seeds the cotangents of x and of the view into one memory
 as if they were two, and the finite differences disagree (``correctness``); an overlapping view
-gets new fdata, without the primal's strides (``interface``).  tests/rules/prims/
+gets new fdata, without the primal's strides (``interface``).  tests/library/
 test_array_tools.py checks both against finite differences on the tape, where views are
 followed by their fdata.
 """
@@ -27,7 +27,7 @@ import typing as t
 import numpy as np
 from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
-from gibbous.audit.cases.arrays import F32, X, X32, XC, normal
+from gibbous.audit.cases.arrays.arrays import F32, X, X32, XC, normal
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 

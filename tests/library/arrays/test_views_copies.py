@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gibbous.tangents.model import NoTangent, Tangent
-from tests.rules.prims.harness import Tape, call, check, check_call, check_like_float64, gradient
+from tests.library.harness import Tape, call, check, check_call, check_like_float64, gradient
 
 NT = NoTangent()
 
@@ -346,7 +346,7 @@ def test_programs_match_finite_differences(f: t.Callable[..., float]) -> None:
 def test_broadcast_to_sums_its_cotangent_back(rng: np.random.Generator) -> None:
     # Not in the audit: the harness wants the same (zero-stride) view of x's fdata, where
     # in-place additions would keep one cotangent of the repeats (see the rule).
-    from gibbous.audit.cases.arrays import BROADCAST
+    from gibbous.audit.cases.arrays.arrays import BROADCAST
 
     for c in BROADCAST:
         tape = Tape()
@@ -376,7 +376,7 @@ def test_flips_splits_and_diagonals_are_views_of_the_fdata(rng: np.random.Genera
 
 
 def _random_cases() -> list[t.Any]:
-    from gibbous.audit.cases.arrays import RANDOM
+    from gibbous.audit.cases.arrays.arrays import RANDOM
 
     return RANDOM
 

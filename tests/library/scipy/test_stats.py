@@ -17,7 +17,7 @@ import scipy.special as sps  # noqa: E402
 import scipy.stats  # noqa: E402
 
 import gibbous  # noqa: E402
-from tests.rules.prims.test_scipy import central_differences, check_gradient  # noqa: E402
+from tests.library.scipy.test_scipy import central_differences, check_gradient  # noqa: E402
 
 RNG = np.random.default_rng(23)
 X = np.array([-2.1, -0.4, 0.3, 1.7])

@@ -11,7 +11,7 @@ import typing as t
 import numpy as np
 import pytest
 
-from tests.rules.prims.harness import (
+from tests.library.harness import (
     call,
     check,
     check_call,

@@ -1,6 +1,6 @@
 """Strided views, np.r_/np.c_, nan_to_num, np.gradient, partition, rollaxis, append, insert,
 delete and unique, on the tape against central finite differences (the audit's cases are in
-gibbous/audit/cases/array_tools.py; programs through gibbous.grad in
+gibbous/audit/cases/arrays/array_tools.py; programs through gibbous.grad in
 tests/ad/test_array_tools.py)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from numpy.lib.stride_tricks import as_strided, sliding_window_view
 
 from gibbous.ir import runtime
 from gibbous.tangents.model import NoTangent
-from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
+from tests.library.harness import Tape, call, check, check_like_float64, gradient
 
 NT = NoTangent()
 Program = t.Callable[..., t.Any]

@@ -7,7 +7,7 @@ import typing as t
 import numpy as np
 import pytest
 
-from tests.rules.prims.harness import Tape, call, check, check_like_float64, gradient
+from tests.library.harness import Tape, call, check, check_like_float64, gradient
 
 FUNCTIONS = [np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin]
 METHODS = [np.ndarray.sum, np.ndarray.mean, np.ndarray.prod, np.ndarray.max, np.ndarray.min]

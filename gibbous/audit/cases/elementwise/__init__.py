@@ -1,0 +1,1 @@
+"""The audit's cases of elementwise functions: scalars' operators and ``math``, ufuncs."""

@@ -1,0 +1,1 @@
+"""The audit's cases of Python itself: containers, iteration, builtins, classes."""
