@@ -24,7 +24,7 @@ from gibbous.api import (
     value_and_pullback,
 )
 from gibbous.backends.numpy.codegen import compile_function
-from gibbous.forward import ForwardModeError, build_frule, jvp
+from gibbous.forward.entry import ForwardModeError, build_frule, jvp
 from gibbous.entry import bind, unwrap
 from gibbous.forward.dynamic import bound_run
 from gibbous.forward.primitive import derivable_function, primitive_program
