@@ -1,6 +1,11 @@
 """A callable's rules of both modes live in one file: every forward registration is made by a
 module that registers the same callable's reverse rule (docs/design.md, "Where do I put a new
-rule").  The exceptions are deliberate and listed here, each with its reason."""
+rule").  The exceptions are deliberate and listed here, each with its reason.
+
+Writes into arrays (``out=``, ``z[i] = x``, in-place operators) are one model of the SDK, not
+rules of particular callables: ``gibbous.rules.inplace`` (reverse) and
+``gibbous.rules.inplace_forward`` (forward) hold it for every callable that writes, as twins;
+the registry read here is the one of forward rules (``frules.register``)."""
 
 from __future__ import annotations
 
