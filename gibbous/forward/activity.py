@@ -17,6 +17,7 @@ an exposed value of another type (an array held in a list or an object).
 
 from __future__ import annotations
 
+import dis
 import inspect
 import operator
 import types
@@ -255,7 +256,28 @@ def _closure(op: Call) -> Value | None:
         return None
     if len(op.args) < 5 or isinstance(op.args[4], Constant):
         return None
+    code = op.args[0]
+    if isinstance(code, Constant) and isinstance(code.value, types.CodeType):
+        if not writes_free_variables(code.value):
+            return None  # (a function that only reads its cells, a comprehension's: no write)
     return op.args[4]
+
+
+def writes_free_variables(code: types.CodeType, names: frozenset[str] | None = None) -> bool:
+    """Whether a function of ``code`` may write into the cells it closes over (``names``:
+    those of them to look for; all by default): a ``nonlocal`` store or delete in it, or in a
+    function nested in it that closes over the same cells."""
+    names = frozenset(code.co_freevars) if names is None else names
+    if not names:
+        return False
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_DEREF", "DELETE_DEREF") and ins.argval in names:
+            return True
+    return any(
+        writes_free_variables(c, names & frozenset(c.co_freevars))
+        for c in code.co_consts
+        if isinstance(c, types.CodeType)
+    )
 
 
 def _method_self(op: Call) -> Value | None:

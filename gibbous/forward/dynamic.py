@@ -111,7 +111,10 @@ class DynamicCalls(Machinery):
             boxes = dcallee.cells
             if dcallee.defaults is not None or dcallee.kwdefaults is not None:
                 kwargs, dkwargs = _explicit_defaults(callee, dcallee, args, kwargs, dkwargs)
-        named = [dkwargs.get(k) for k in kwargs]
+        # (an int, a shape of ints: no derivative, whatever tangent a value of unknown type
+        # carried here; ``x.reshape((n, 2))`` with ``n`` read from a cell)
+        tangents = tuple(None if _tangentless_value(a) else d for a, d in zip(args, tangents))
+        named = [None if _tangentless_value(v) else dkwargs.get(k) for k, v in kwargs.items()]
         varied = tuple(d is not None for d in (*tangents, *named))
         run = self.found(callee, args, kwargs, varied, boxes is not None)
         given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
@@ -501,6 +504,9 @@ def _replace_method(fn: object) -> bool:
 
 
 def _tangentless_value(a: object) -> bool:
+    """A value without a derivative: an int, a string, None, or a tuple of those (a shape)."""
+    if type(a) is tuple:
+        return all(map(_tangentless_value, a))
     return a is None or isinstance(a, (bool, int, str, bytes, np.integer, np.bool_))
 
 

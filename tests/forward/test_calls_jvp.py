@@ -246,3 +246,24 @@ def replaced_and_named(x: np.ndarray, w: float) -> float:
 
 def test_named_tuples_keywords_and_strings() -> None:
     check(replaced_and_named, np.array([0.3, -1.2, 0.8]), 0.7)
+
+
+def _reshaped_by_a_captured_size(x: np.ndarray, P: np.ndarray) -> float:
+    n = P.shape[0]  # (read in a comprehension below: a cell, typed any)
+    rows = [np.sin(x[i]) * P[i, 0] for i in range(n)]
+    z = x.reshape((n, 2))  # (a shape holding a value of unknown type: no derivative)
+    return float(np.sum(z * z) + sum(rows))
+
+
+def test_a_shape_of_values_of_unknown_type_has_no_tangent() -> None:
+    """``x.reshape((n, 2))`` with ``n`` from a cell (GradBench's particle): the int's tangent,
+    whatever a value of unknown type carried, is none (it was refused: no forward rule of
+    ``reshape`` with a varied shape)."""
+    f = _reshaped_by_a_captured_size
+    x, P = np.linspace(0.0, 1.0, 8), np.arange(8.0).reshape(4, 2)
+    v, dP = np.cos(np.arange(8.0)), np.ones((4, 2))
+    rule = build_frule(f, x, P)
+    _, dy = jvp(rule, f, (x, P), (v, dP))
+    h = 1e-6
+    fd = (f(x + h * v, P + h * dP) - f(x - h * v, P - h * dP)) / (2 * h)
+    assert dy == pytest.approx(fd, rel=1e-7)

@@ -184,3 +184,39 @@ def test_the_forward_program_prints() -> None:
     text = str(code_ir(captured, 1.5, stage="jvp"))
     assert "forward.dynamic_calls.with_tangent(%inner" in text
     assert "forward_cells_make_cell(%x_cell, %x, %dx)" in text
+
+
+def _scaled_by(scale: float) -> t.Callable[[np.ndarray], float]:
+    def scaled(x: np.ndarray) -> float:
+        return float(np.sum(np.array([scale * np.sin(v) for v in x])))
+
+    return scaled
+
+
+def test_a_comprehension_reading_the_cells_of_a_closure_made_outside() -> None:
+    """GradBench's pattern: an objective made by a factory whose comprehension reads the
+    factory's parameter.  The comprehension only reads the cell, so no write can reach it (it
+    was refused as "a write into a variable of an enclosing function")."""
+    f = _scaled_by(2.0)
+    x, v = np.linspace(0.1, 0.9, 4), np.array([1.0, -0.5, 0.25, 2.0])
+    rule = build_frule(f, x)
+    _, dy = jvp(rule, f, (x,), (v,))
+    h = 1e-6
+    assert dy == pytest.approx((f(x + h * v) - f(x - h * v)) / (2 * h), rel=1e-7)
+
+
+def _counted_by(start: float) -> t.Callable[[float], float]:
+    total = start
+
+    def add(x: float) -> float:
+        nonlocal total
+        total = total + x
+        return total * x
+
+    return add
+
+
+def test_a_closure_made_outside_that_writes_its_cell_is_still_refused() -> None:
+    f = _counted_by(1.0)
+    with pytest.raises(ForwardModeError, match="nonlocal"):
+        build_frule(f, 2.0)

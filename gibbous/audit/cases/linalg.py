@@ -105,6 +105,15 @@ CASES += [
     case(np.outer, A34, V3),
 ]
 
+# cross: 3-vectors along the last axis, broadcast; the state check's other shapes keep 3
+CASES += [
+    case(np.cross, _r(3), _r(3), other_args=(_r(2, 3), _r(3))),
+    case(np.cross, _r(4, 3), _r(3), other_args=(_r(5, 3), _r(3))),
+    case(np.cross, _r(2, 1, 3), _r(4, 3), other_args=(_r(3, 1, 3), _r(2, 3))),
+    case(np.cross, _c(3), _c(3), other_args=(_c(2, 3), _c(2, 3))),
+    case(np.cross, _r(3, dtype=np.float32), _r(3, dtype=np.float32)),
+]
+
 # norms: vectors (ord None, 1, 2, inf, -inf, p), matrices (fro, nuc, 1, inf), along axes
 CASES += [
     case(np.linalg.norm, V3),

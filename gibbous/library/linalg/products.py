@@ -1,5 +1,5 @@
 """Products: ``matmul`` (``@``), ``dot``, ``vdot``, ``inner``, ``outer``, ``tensordot``,
-``einsum``, ``kron``.  Norms are in ``norms``, diagonals and traces in ``diagonals``,
+``einsum``, ``kron``, ``cross``.  Norms are in ``norms``, diagonals and traces in ``diagonals``,
 factorizations in ``decompositions``.
 
 Every combination of 1-D, 2-D and batched operands: a 1-D operand of ``matmul`` is a row
@@ -332,6 +332,34 @@ for _x in NUMERIC:
     stateful_primitive(np.ndarray.dot, ARRAY, _x, state_type=Scratch)(dot_rrule)
 frules.register_bilinear([np.dot, np.ndarray.dot, np.inner, np.outer])
 frules.register_multilinear([np.vdot], 0, 1)
+
+
+def cross_rrule(f: CD, a: CD, b: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    """``np.cross(a, b)`` of 3-vectors along the last axis, broadcast: ``<g, a x b> =
+    <b x g, a> = <g x a, b>``, so ``ga = conj(b) x g`` and ``gb = g x conj(a)`` (holomorphic
+    and bilinear).  Other axes (``axisa``, ``axisb``, ``axisc``, ``axis``) and 2-vectors (which
+    NumPy 2 deprecates) raise."""
+    ap, bp = a.primal, b.primal
+    if args or kwargs:
+        raise NotImplementedError("np.cross with axis arguments: no rule (move the axis last)")
+    if np.shape(ap)[-1:] != (3,) or np.shape(bp)[-1:] != (3,):
+        raise NotImplementedError("np.cross of 2-vectors: no rule (pad them with a zero)")
+    z = f.primal(ap, bp)
+    zf = new_fdata(z)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(zf, dz)
+        if g is None:
+            return NT, zero_for(a), zero_for(b)
+        ga = np.cross(conj(bp), g) if needs(a) else None
+        gb = np.cross(g, conj(ap)) if needs(b) else None
+        return NT, send(a, ga), send(b, gb)
+
+    return CoDual(z, zf), pullback
+
+
+primitive(np.cross, ARRAY, ARRAY, ...)(cross_rrule)
+frules.register_bilinear([np.cross])
 
 
 # --------------------------------------------------------------------------------------------

@@ -358,3 +358,31 @@ def test_det_of_a_singular_matrix_has_its_adjugate_as_gradient(a: np.ndarray) ->
     assert np.all(np.isfinite(grad))
     np.testing.assert_allclose(grad, fd, atol=1e-7)
     gibbous.testing.test_rule(np.linalg.det, a)
+
+
+def test_cross_in_both_modes(rng: np.random.Generator) -> None:
+    """``np.cross`` inside a program (GradBench's bundle adjustment rotates with it): the
+    gradient, the jvp and the Hessian-vector product against central differences."""
+    import gibbous
+
+    b = rng.standard_normal(3)
+
+    def f(a: np.ndarray) -> float:
+        return float(np.sum(np.sin(np.cross(a, b)) * np.cross(b, a[0])))
+
+    a, v = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    h = 1e-6
+    fd = (f(a + h * v) - f(a - h * v)) / (2 * h)
+    g = gibbous.grad(f)(a)
+    assert float(np.sum(g * v)) == pytest.approx(fd, rel=1e-7, abs=1e-9)
+    rule = gibbous.build_frule(f, a)
+    assert gibbous.jvp(rule, f, (a,), (v,))[1] == pytest.approx(fd, rel=1e-7, abs=1e-9)
+    fd_hv = (gibbous.grad(f)(a + h * v) - gibbous.grad(f)(a - h * v)) / (2 * h)
+    np.testing.assert_allclose(gibbous.hvp(f, a, v), fd_hv, rtol=1e-6, atol=1e-8)
+
+
+def test_cross_with_axis_arguments_is_refused_by_name() -> None:
+    import gibbous
+
+    with pytest.raises(NotImplementedError, match="np.cross with axis arguments"):
+        gibbous.grad(lambda a: float(np.sum(np.cross(a, a[::-1], axis=0))))(np.ones((3, 2)))
