@@ -122,12 +122,11 @@ def forward_maker(fn: object) -> Maker | None:
             return None
     except TypeError:  # unhashable callables have no forward rule
         return None
-    makers = tried(fn)
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
-        for maker in makers:
+        for maker in tried(fn):  # (read when asked: a rule registered later is seen)
             made = maker(types, kwnames, varied)
             if made is not None:
                 return made

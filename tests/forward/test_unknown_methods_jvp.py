@@ -80,3 +80,59 @@ def test_a_method_without_a_forward_rule_is_refused_by_name() -> None:
     with pytest.raises(ForwardModeError, match="tolist"):
         rule = build_frule(f, x)
         jvp(rule, f, (x,), (x,))
+
+
+def _fills(T: np.ndarray) -> float:
+    S = np.stack([T[i] for i in range(2)])
+    S.fill(1.0)
+    return float(np.sum(S * T))
+
+
+def _puts(T: np.ndarray) -> float:
+    S = np.stack([T[i] for i in range(2)])
+    S.put([0, 1], [5.0, 6.0])
+    return float(np.sum(S * T))
+
+
+def _fills_an_item(T: np.ndarray) -> float:
+    rows = [T[i].copy() for i in range(2)]
+    rows[0].fill(2.0)
+    return float(np.sum(rows[0] * T[0]) + np.sum(rows[1]))
+
+
+def _appends_in_a_comprehension(T: np.ndarray) -> float:
+    xs: list[float] = []
+    [xs.append(float(T[0, k]) * k) for k in range(3)]  # type: ignore[func-returns-value]
+    return sum(xs)
+
+
+def _writes_a_captured_array(T: np.ndarray) -> float:
+    a = np.zeros(3)
+
+    def put(v: float) -> None:
+        a[0] = v
+
+    put(T[0, 0] * 2.0)
+    return float(np.sum(a * T[1]))
+
+
+@pytest.mark.parametrize(
+    "f", [_fills, _puts, _fills_an_item, _appends_in_a_comprehension, _writes_a_captured_array]
+)
+def test_writes_forward_mode_cannot_follow_are_refused(f: t.Callable[[np.ndarray], float]) -> None:
+    """Writes through a value of unknown type or a closure's cell, which forward mode does not
+    follow into the tangent: refused by name.  Each gave a wrong tangent without raising (the
+    write went to a tangent no one read), checked here against central differences first."""
+    rng = np.random.default_rng(3)
+    x, v = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    given = x.copy()
+    h = 1e-6
+    fd = (f(x + h * v) - f(x - h * v)) / (2 * h)
+    try:
+        rule = build_frule(f, x)
+        _, dy = jvp(rule, f, (x,), (v,))
+    except ForwardModeError:
+        return
+    finally:
+        np.testing.assert_array_equal(x, given)  # (the argument left as one call leaves it)
+    assert dy == pytest.approx(fd, rel=1e-6, abs=1e-9)  # (right, if it is not refused)

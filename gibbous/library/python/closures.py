@@ -424,7 +424,12 @@ def _make_cell(z: t.Any, *a: t.Any) -> TangentCell:
 def _cell_get(z: t.Any, *a: t.Any) -> t.Any:
     """``cell_get(cell, name[, free])``: what the cell's box holds, shaped as the value."""
     box = a[len(a) // 2]
-    return like(z, box.contents if type(box) is TangentCell else None)
+    contents = box.contents if type(box) is TangentCell else None
+    if contents is None and type(z) in (list, dict):
+        # (a list or dict whose box holds no tangent: none, not fresh zeros a write would go
+        # to unseen; ``xs.append(x)`` in a comprehension over ``xs = []`` is refused by name)
+        return None
+    return like(z, contents)
 
 
 def _make_function(z: t.Any, *a: t.Any, **annotations: t.Any) -> ClosureTangent | None:
