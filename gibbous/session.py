@@ -60,6 +60,7 @@ from gibbous.reverse.construction import (
     constructible,
 )
 from gibbous.reverse.debug_checks import CheckedRule, rule_name
+from gibbous.infer.implementations import implementation, is_twin, library_file, library_of
 from gibbous.reverse.derived import LazyDerivedRule, Program, ir_parameters
 from gibbous.reverse.dynamic_calls import DynamicRule, function_key
 from gibbous.reverse.generators import (
@@ -75,7 +76,7 @@ from gibbous.reverse.generators import (
 from gibbous.reverse.higher_order import rule_factory
 from gibbous.rules.inline import InlineRule
 from gibbous import library as library  # registers every rule (its one ordered list)
-from gibbous.library.python.classes import TWINS, by_code, twin
+from gibbous.library.python.classes import by_code
 from gibbous.rules.registry import (
     Context,
     MissingRuleError,
@@ -99,17 +100,17 @@ Maker = t.Callable[[], t.Any]
 def derivable(fn: object) -> t.TypeGuard[pytypes.FunctionType | runtime.GenexprFunction]:
     """Whether gibbous derives the rule of ``fn`` from its bytecode (when it has no rule).
 
-    Python functions, except gibbous's own helpers and NumPy's: NumPy is a library of
-    primitives, and a missing rule for one of its functions is better reported as such than
-    by differentiating NumPy's internals."""
+    Python functions, NumPy's and SciPy's own included (what their Python needs that gibbous
+    cannot differentiate is reported at the user's call: ``Session._derived_call``), except
+    gibbous's own machinery.  (A dispatcher or a twin is not one: ``implementation`` gives
+    the function its calls are derived from.)"""
     if isinstance(fn, runtime.GenexprFunction):
         return True
     if not isinstance(fn, pytypes.FunctionType) or entry_point_name(fn) is not None:
         return False
-    module = fn.__module__ or ""
-    if module == "gibbous.library.python.classes" and fn in TWINS.values():
-        return True  # plain-Python twins of library functions, there to be derived
-    return module != "numpy" and not module.startswith(("numpy.", *_INTERNAL))
+    if is_twin(fn):
+        return True  # plain-Python twins of library callables, there to be derived
+    return not (fn.__module__ or "").startswith(_INTERNAL)
 
 
 # gibbous's own machinery; user-level code inside gibbous (the demo, examples) is derivable.
@@ -358,9 +359,6 @@ class Session:
         if factory is not None:  # a rule that calls back into AD: this session resolves
             ctx, loc = self.ctx, op.loc
             return lambda: factory(self, ctx, loc)
-        if isinstance(callee, Constant) and twin(callee.value) is not None:
-            double = t.cast(pytypes.FunctionType, twin(callee.value))
-            return self._derived(double, len(op.args), op.kwnames, types, op.loc)
         if isinstance(callee, Constant) and _adapted(callee.value):
             ctx, kwnames, loc = self.ctx, op.kwnames, op.loc
             return lambda: DynamicRule(self, ctx, kwnames, loc)  # ``resolve`` adapts them
@@ -369,8 +367,12 @@ class Session:
         if isinstance(callee, Constant):
             fn = callee.value
             precise = all(map(is_precise, types))
+            code = implementation(fn)
+            if code is not None and precise:
+                inner = self._derived_call(fn, code, op, types)
+                return lambda: WrappedCallRule(inner(), code)
             if derivable(fn) and precise:
-                return self._derived(fn, len(op.args), op.kwnames, types, op.loc)
+                return self._derived_call(fn, fn, op, types)
             if precise and not derivable(fn) and guard_of(op) is None:
                 # (A guarded call may raise instead, as ``2.0 * "a"`` does: run it to see.)
                 raise MissingRuleError(fn, types, op.kwnames, ctx=self.ctx, loc=op.loc)
@@ -390,6 +392,25 @@ class Session:
             assert state_type is not None
             return lambda: StatefulRRule(t.cast(t.Any, rule), state_type, debug=debug)
         return lambda: rule
+
+    def _derived_call(
+        self,
+        fn: object,
+        code: pytypes.FunctionType | runtime.GenexprFunction,
+        op: Call,
+        types: tuple[T.Type, ...],
+    ) -> Maker:
+        """``_derived`` for the call ``op`` of ``fn``, which runs ``code``.  What a library's
+        own Python (NumPy's, SciPy's) needs that gibbous cannot differentiate is reported at
+        the user's call of the library, as the missing rule of the callable the user called."""
+        try:
+            return self._derived(code, len(op.args), op.kwnames, types, op.loc)
+        except (MissingRuleError, UnsupportedConstructError) as e:
+            library = library_of(code)
+            if library is None or op.loc is None or library_file(op.loc.file):
+                raise
+            kwnames, ctx, loc = op.kwnames, self.ctx, op.loc
+            raise MissingRuleError(fn, types, kwnames, ctx=ctx, loc=loc, inside=(library, e)) from e
 
     def _derived(
         self,
@@ -465,12 +486,12 @@ class Session:
         factory = rule_factory(callee)
         if maker is None and factory is not None:
             return factory(self, self.ctx, loc)
-        double = twin(callee)
-        if maker is None and double is not None:
-            maker = self._derived(double, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
         if maker is None and constructible(callee):
             maker = self._construct(callee, len(arg_types) - len(kwnames), kwnames, arg_types, loc)
         n = len(arg_types) - len(kwnames)
+        code = implementation(callee)
+        if maker is None and code is not None:
+            return WrappedCallRule(self._derived(code, n, kwnames, arg_types, loc)(), code)
         if maker is None and derivable(callee):
             maker = self._derived(callee, n, kwnames, arg_types, loc)
         if maker is None and isinstance(callee, functools.partial):

@@ -21,7 +21,7 @@ from gibbous.reverse import activity, primal_pass
 from gibbous.infer.handlers import _handler
 from gibbous.reverse.higher_order import rule_factory
 from gibbous.rules.inline import F64, InlineRule
-from gibbous.library.python.classes import twin
+from gibbous.infer.implementations import implementation
 from gibbous.rules.registry import DefaultContext, MissingRuleError, lookup_rule
 from gibbous.infer.typerules.table import lookup_type_rule
 
@@ -112,7 +112,7 @@ def test_impostor_borrows_no_fact() -> None:
         assert lookup_type_rule(fn) is None
         assert not DefaultContext.registrations(fn)
         assert rule_factory(fn) is None
-        assert twin(fn) is None
+        assert implementation(fn) is None
         checks.check_callee(t.cast(t.Any, f_for_checks), 1, fn, 0)  # no frame builtin
 
 

@@ -89,8 +89,8 @@ def tangentless(ty: T.Type) -> bool:
         return all(map(tangentless, ty.items))
     if isinstance(ty, T.Object):  # (ranges and slices hold ints, whatever made them; an
         # exception made of a float is raised or read for its message, not differentiated;
-        # ``type(x)`` is a class)
-        return issubclass(ty.cls, (range, slice, str, bytes, BaseException, type))
+        # ``type(x)`` is a class, ``x.dtype`` a dtype)
+        return issubclass(ty.cls, (range, slice, str, bytes, BaseException, type, np.dtype))
     return isinstance(ty, (T.Int, T.Bool, T.NoneType, T.Str))
 
 
@@ -386,8 +386,8 @@ def bound(
     its items can have one)."""
 
     def type_of(b: int | Default | Packed) -> T.Type:
-        if isinstance(b, Default):
-            return T.typeof(b.value)
+        if isinstance(b, Default):  # (passed as the constant it is: ``Calls.bound_value``)
+            return T.typeof(b.value, const=T.is_immutable_value(b.value))
         if isinstance(b, int):
             return types[b]
         items = tuple(T.widen(types[i]) for i in b.indices)  # (an item's type, not a value)
@@ -401,7 +401,8 @@ def bound(
         if isinstance(b, int):
             return varied[b]
         # (a tuple or dict made for the call: none of its items' aliases can miss a tangent
-        # given to it, of zeros if none has one, which a closure capturing it may need)
-        return tangent_carrying(type_of(b)) or any(varied[i] for i in b.indices)
+        # given to it, of zeros if none has one, which a closure capturing it may need; item by
+        # item: the join of ``None`` and ``False`` is ``any``, but neither carries a tangent)
+        return any(varied[i] or tangent_carrying(T.widen(types[i])) for i in b.indices)
 
     return tuple(map(type_of, binding)), tuple(map(varied_of, binding))

@@ -19,6 +19,7 @@ from gibbous.ir import names, runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Location, Operation, Value
+from gibbous.infer.implementations import library_file, library_of
 from gibbous.forward.activity import Default, bind_packed, bound, operands, tangentless
 from gibbous.rules import frules
 from gibbous.rules.call_adapters import Packed
@@ -60,9 +61,11 @@ class Resolver(t.Protocol):
     def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
         """The operands the call may write into (``gibbous.forward.activity.Writes``)."""
 
-    def derives(self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
-        """Whether calls of ``fn`` get a forward program of their own (a Python function
-        without a registered rule)."""
+    def derived_code(
+        self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]
+    ) -> FunctionType | None:
+        """The Python function whose forward program calls of ``fn`` run, if any: a Python
+        function without a registered rule, or the one a NumPy dispatcher without one calls."""
 
     def derived(
         self, fn: FunctionType, types: tuple[T.Type, ...], varied: tuple[bool, ...]
@@ -90,6 +93,25 @@ class Resolver(t.Protocol):
         """``star_program_of(calls, callee, dcallee, args, dargs[, kwargs, dkwargs]) -> run``:
         the same for ``callee(*args, **kwargs)``, ``run([callee, dcallee,] args, dargs[,
         kwargs, dkwargs])``."""
+
+
+def library_refusal(op: Call, code: FunctionType, error: Exception) -> ForwardModeError | None:
+    """What a library's own Python (NumPy's, SciPy's: ``code``, which the user's call ``op``
+    runs) needs that forward mode cannot differentiate, reported at the user's call, as the
+    missing forward rule of the callable the user called; None for a call of other code."""
+    library = library_of(code)
+    loc = op.loc
+    if library is None or not isinstance(loc, Location) or library_file(loc.file):
+        return None
+    fn = op.callee.value if isinstance(op.callee, Constant) else code
+    types = [str(v.type) for v in op.args] + [f"{k}={v.type}" for k, v in op.kwargs.items()]
+    first = str(error).split("\n", 1)[0]
+    return ForwardModeError(
+        f"forward mode: {callable_name(fn)}({', '.join(types)}) at {loc.file}:{loc.line}: no "
+        f"forward rule; gibbous differentiates {library}'s own Python where no rule is "
+        f"registered, and {callable_name(fn)}'s needs what it cannot differentiate yet:\n"
+        f"    {first}"
+    )
 
 
 def where(op: Operation | None, fn_name: str) -> str:
@@ -152,7 +174,13 @@ class Calls:
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         types, full_varied = bound(binding, tuple(v.type for v in given), varied)
-        site = self.resolver.derived(fn, types, full_varied)
+        try:
+            site = self.resolver.derived(fn, types, full_varied)
+        except ForwardModeError as e:
+            refused = library_refusal(op, fn, e)
+            if refused is None:
+                raise
+            raise refused from e
         values = [self.bound_value(b, w, given, ty) for w, ty in zip(binding, types)]
         tangents = [
             self.bound_tangent(b, w, given, ty)

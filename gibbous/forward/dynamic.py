@@ -12,6 +12,7 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
+from gibbous.infer.implementations import implementation
 from gibbous.forward.transform import ForwardModeError
 from gibbous.forward.generators import frame_maker, generator_function
 from gibbous.forward.activity import Default, bind_packed, bound
@@ -312,6 +313,9 @@ class DynamicCalls(Machinery):
             return primitive_program(fn, types, kwnames, varied, made, result_type)
         if made is not None:
             return primitive_run(fn, made, types, kwnames, varied)
+        code = implementation(fn) if registration is None else None
+        if code is not None:  # (a NumPy dispatcher without a rule: the function it calls)
+            fn = code
         if generator_function(fn) and derivable_function(fn):
             if self.builder.generator_writes(fn, types):
                 raise ForwardModeError(

@@ -14,6 +14,7 @@ from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import names, runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Call, Constant, Function, Location
+from gibbous.infer.implementations import implementation, library_of
 from gibbous.forward.transform import ForwardModeError, jvp_transform
 from gibbous.forward.calls import Site
 from gibbous.forward.generators import generator_function
@@ -204,23 +205,34 @@ class ProgramBuilder:
         if tangent is not None:
             shown = f"forward.tangent<{callable_name(fn)}>"  # (for the IR's text)
             return Site("tangent", names.printable(tangent, shown))
-        if registration is None and self.derives(fn, types, kwnames):
+        code = self.derived_code(fn, types, kwnames) if registration is None else None
+        if code is not None:
             if kwnames:
                 raise _missing(fn, types, kwnames, loc, "keyword arguments of a Python function")
-            n = len(types)
-            fn = t.cast(pytypes.FunctionType, fn)
-            return Site("derived", self.program(fn, types[:n], varied[:n]))
+            return Site("derived", self.program(code, types, varied))
         raise _missing(fn, types, kwnames, loc, "no forward rule")
 
-    def derives(self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
-        """Whether calls of ``fn`` get a forward program of its own (a Python function without
-        a registered rule)."""
-        if not (isinstance(fn, pytypes.FunctionType) and derivable_function(fn)):
-            return False
+    def derived_code(
+        self, fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]
+    ) -> pytypes.FunctionType | None:
+        """The Python function whose forward program calls of ``fn`` run, if they run one:
+        ``fn`` itself, or the function a NumPy dispatcher calls (``gibbous.infer.
+        implementations``), when no rule is registered for ``fn`` (no forward rule, for
+        NumPy's and SciPy's own Python: a reverse rule does not make a forward one)."""
+        if isinstance(fn, pytypes.FunctionType):
+            code: pytypes.FunctionType | None = fn if derivable_function(fn) else None
+        else:
+            code = implementation(fn)
+        if code is None or frules.forward_maker(fn) is not None:
+            return None
         try:
-            return lookup_rule(self.session.ctx, fn, types, kwnames) is None
+            registration = lookup_rule(self.session.ctx, fn, types, kwnames)
         except (MissingRuleError, TypeError):
-            return True
+            return code
+        if registration.kind == "zero_derivative":
+            return None
+        # (a reverse rule alone does not stop NumPy's Python: it is no forward rule)
+        return code if library_of(code) is not None else None
 
     def writes(self, op: Call, varied: tuple[bool, ...]) -> frozenset[int]:
         """The operands ``op`` may write into: a primitive's by ``inplace_forward``; a Python
@@ -232,9 +244,10 @@ class ProgramBuilder:
         kwnames = tuple(op.kwargs)
         if generator_function(fn):
             return self.generator_writes(fn, types)
-        if not self.derives(fn, types, kwnames):
+        code = self.derived_code(fn, types, kwnames)
+        if code is None:
             return inplace_forward.written_operands(fn, types, kwnames)
-        fn = t.cast(pytypes.FunctionType, fn)
+        fn = code
         binding = bind_packed(fn, len(op.args), kwnames)
         if binding is None:  # (refused where the call is made)
             return frozenset()

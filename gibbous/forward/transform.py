@@ -271,8 +271,9 @@ class _Transform(Calls):
             d = [item_tangent(b, a, self.tangent.get(x)) for a, x in zip(args, op.args)]
             self.tangent[r] = b.call(callee, *d, type=T.ANY)
             return
-        if isinstance(fn, FunctionType) and self.resolver.derives(fn, types, tuple(op.kwargs)):
-            self.derived_call(b, op, fn, varied)
+        code = self.resolver.derived_code(fn, types, tuple(op.kwargs))
+        if code is not None:
+            self.derived_call(b, op, code, varied)
             return
         if self.resolver.writes(op, varied):  # (a primitive's, or a registered function's)
             self.write(b, op, fn, args, kwargs, varied)
@@ -543,6 +544,10 @@ def pair(b: Builder, y: Value, dy: Value) -> Value:
     return b.call(runtime.make_tuple, y, dy, type=T.Tuple((y.type, dy.type)))
 
 
+def _a_str(ty: T.Type) -> bool:
+    return isinstance(ty, T.Const) and type(ty.value) is str or ty == T.typeof("")
+
+
 def _writes_nothing(op: Call) -> bool:
     callee = op.callee
     if not isinstance(callee, Constant):
@@ -554,4 +559,6 @@ def _writes_nothing(op: Call) -> bool:
         return callee.value.__module__ == "builtins"  # (an exception of Python's own)
     if getattr(callee.value, "__objclass__", None) is str:  # (``", ".join``: a new string)
         return True
+    if callee.value is operator.mod and op.args and _a_str(op.args[0].type):
+        return True  # (``"%d given" % a.ndim``: str's own formatting, a new string)
     return callee.value in WRITE_NOTHING or callee.value in (np.ndarray.astype, int, round)

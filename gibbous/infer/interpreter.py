@@ -44,6 +44,7 @@ from gibbous.infer.abstract import (
 from gibbous.infer.arguments import bind, callee_aliasing, entry_types
 from gibbous.infer.cache import InferenceCache, Signature, Summary
 from gibbous.infer.handlers import R, _FRAME, _handler
+from gibbous.infer.implementations import implementation
 from gibbous.infer.typed_copy import typed_copy
 from gibbous.infer.typerules.table import (
     BoundMethod,
@@ -228,6 +229,9 @@ class Inference:
                 return found
         if isinstance(fn, pytypes.FunctionType) and lookup_type_rule(fn) is None:
             return self._call_function(op, fn, args, kwargs)
+        code = implementation(fn)
+        if code is not None and lookup_type_rule(fn) is None:
+            return self._call_function(op, code, args, kwargs)
         return self._call_with_rule(op, fn, args, kwargs)
 
     def _call_with_rule(

@@ -193,6 +193,9 @@ _IMMUTABLE_LEAVES = (
     pytypes.ModuleType,
     np.ufunc,
     np.dtype,
+    # NumPy's "not given" sentinel (``keepdims=np._NoValue``, ``initial=np._NoValue``): one
+    # object, compared by identity, a default all over NumPy's own Python
+    type(getattr(np, "_NoValue", None)),
 )
 
 

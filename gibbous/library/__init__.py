@@ -7,7 +7,8 @@ in ``DefaultContext`` and the forward registry (``gibbous.rules.frules``), in th
 areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
 
 * ``elementwise``: the formula tables (``tables``) and their variants, ufuncs and operators on
-  arrays (``ufuncs``), operators, ``math`` and numeric builtins on scalars (``scalars``);
+  arrays (``ufuncs``), their methods ``reduce``, ``accumulate``, ``outer``, ``at`` and
+  ``reduceat`` (``ufunc_methods``, twins: folds of the ufunc), operators, ``math`` and numeric builtins on scalars (``scalars``);
 * ``arrays``: views and copies, shapes, indexing and ``x[i] = v``, windows (``strided``),
   ``np.r_`` / ``np.c_``, set operations, ``np.array`` of floats, ``np.gradient``, diagonals;
 * ``reductions``: ``sum``, ``mean``, ``prod``, ``max`` / ``min`` (``reductions``), the scans
@@ -49,6 +50,7 @@ from gibbous.library.reductions import moments as moments
 from gibbous.library.reductions import reductions_out as reductions_out
 from gibbous.library.arrays import setops as setops
 from gibbous.library.elementwise import ufuncs as ufuncs
+from gibbous.library.elementwise import ufunc_methods as ufunc_methods
 from gibbous.library.python import objects as objects
 from gibbous.library.python import partials as partials
 from gibbous.library.linalg import products as products

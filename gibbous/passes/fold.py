@@ -21,6 +21,9 @@ is deleted.  The result is kept only if
 Module attributes (``getattr(numpy, "sin")``) fold to their value when the pass runs: that is
 the same freezing the frontend applies to globals.
 
+A value whose type is one constant (a parameter specialised on ``np.add``, a result inference
+computed) is replaced by that constant first.
+
 A ``branch`` on an immutable constant becomes a ``jump`` to the side it would take.  The other
 side may become unreachable; ``simplify-cfg`` removes it.
 """
@@ -39,7 +42,7 @@ import numpy as np
 from gibbous.ir.core import Branch, Call, Constant, Function, guard_of
 from gibbous.ir.printer import UnprintableError, format_constant
 from gibbous.ir.purity import is_pure, is_pure_call
-from gibbous.ir.types import Array, Dict, List, Set, is_immutable_value, is_subtype
+from gibbous.ir.types import Array, Const, Dict, List, Set, is_immutable_value, is_subtype
 from gibbous.passes.manager import register_pass
 from gibbous.passes.cfg_edit import jump_instead
 
@@ -57,7 +60,7 @@ class ConstantFolding:
     )
 
     def run(self, f: Function) -> bool:
-        changed = False
+        changed = _constants_known(f)
         # Folding one call can make the operands of another constant, possibly in a block
         # earlier in the list (a loop); sweep until a sweep folds nothing.
         while True:
@@ -74,6 +77,29 @@ class ConstantFolding:
 
 
 _NOT_FOLDED = object()
+
+
+def _constants_known(f: Function) -> bool:
+    """Uses of a value whose type is one constant (``const<numpy.add>``: a parameter of a
+    function specialised on it, a result type inference computed) read that constant, so that
+    calls of it are known calls and branches on it fold.  Numbers with a derivative (floats,
+    complex numbers) are left: a tangent may flow through them."""
+    changed = False
+    values = [a for b in f.blocks for a in b.args] + [c.result for c in f.calls()]
+    for v in values:
+        ty = v.type
+        if not isinstance(ty, Const) or not v.uses or not is_immutable_value(ty.value):
+            continue
+        if isinstance(ty.value, (float, complex, np.inexact)):
+            continue
+        try:
+            constant = Constant(ty.value)
+            format_constant(ty.value)
+        except (UnprintableError, TypeError, ValueError):
+            continue
+        v.replace_all_uses_with(constant)
+        changed = True
+    return changed
 
 
 def _fold_call(call: Call) -> bool:

@@ -64,7 +64,10 @@ WRITE_NOTHING: CallableSet[object] = CallableSet([
     str,
     format,
     range,  # (calls its operands' __index__)
+    operator.index,
     slice,
+    issubclass,  # (``__subclasscheck__``: NumPy's ``issubclass(a.dtype.type, np.inexact)``)
+    hasattr,  # (runs a property, as ``getattr`` does)
     list.index,  # (these four call their items' __eq__)
     list.count,
     tuple.index,

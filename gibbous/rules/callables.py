@@ -146,12 +146,17 @@ class InstanceCallRule:
 
 @attrs.frozen(eq=False)
 class WrappedCallRule:
-    """A call of a memoised function through the rule of the function it wraps."""
+    """A call of a callable through the rule of the function it runs: a memoised function's
+    ``__wrapped__`` (``code`` None: read from the callee), or ``code``, the Python function
+    a shell runs (``gibbous.infer.implementations``: NumPy's dispatchers, twins), whose
+    program reads that function's own defaults and globals, which the shell does not have."""
 
     rule: RRule
+    code: object = None
 
     def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
-        wrapped = CoDual(getattr(f.primal, "__wrapped__"), NO_TANGENT)
+        code = getattr(f.primal, "__wrapped__") if self.code is None else self.code
+        wrapped = CoDual(code, NO_TANGENT)
         y, pullback = self.rule(wrapped, *args, **kwargs)
 
         def unwrapped(dy: t.Any) -> tuple[t.Any, ...]:

@@ -236,17 +236,29 @@ class MissingRuleError(GibbousError, LookupError):
         *,
         ctx: Context = DefaultContext,
         loc: Location | None = None,
+        inside: tuple[str, BaseException] | None = None,
     ) -> None:
         self.fn = fn
         self.arg_types = tuple(arg_types)
         self.kwnames = tuple(kwnames)
         self.loc = loc
+        #: (library, error): the rule was derived from the library's own Python, which needs
+        #: what gibbous cannot differentiate (the error is the inner call's, or construct's).
+        self.inside = inside
         super().__init__(self._message(ctx))
 
     def _message(self, ctx: Context) -> str:
         call = format_call(self.fn, self.arg_types, self.kwnames)
         where = f" at {self.loc}" if self.loc is not None else ""
         lines = [f"no rule to differentiate {call}{where} in {ctx.name}"]
+        if self.inside is not None:
+            library, error = self.inside
+            first = str(error).split("\n", 1)[0]
+            lines += [
+                f"gibbous differentiates {library}'s own Python where no rule is registered; "
+                f"{callable_name(self.fn)}'s needs what it cannot differentiate yet:",
+                f"    {first}",
+            ]
         known = [r for c in ctx.chain() for r in c.registrations(self.fn)]
         if known:
             lines.append("rules exist for:")

@@ -422,7 +422,11 @@ def _not(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
     return _negate(_truth(args, kwargs))
 
 
-_IDENTITY_VALUES = (type(None), builtins.bool, type(Ellipsis), type(NotImplemented))
+# (and NumPy's "not given" sentinel, ``x is np._NoValue`` all over NumPy's own Python)
+_IDENTITY_VALUES: tuple[type, ...] = (
+    type(None), builtins.bool, type(Ellipsis), type(NotImplemented),
+    type(getattr(np, "_NoValue", None)),
+)  # fmt: skip
 
 
 def _identical(a: T.Type, b: T.Type) -> T.Type:
@@ -472,7 +476,8 @@ for _un in (operator.neg, operator.pos, operator.invert, operator.inv, operator.
 @RULES(operator.index, fold=True)
 def _index(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
     found = evaluate_on_samples(operator.index, args, kwargs)
-    return T.ANY if found is None else found
+    # (an int whatever it is given, or it raises: ``__index__`` must return one)
+    return T.INT if found is None and not kwargs and len(args) == 1 else found or T.ANY
 
 
 # --------------------------------------------------------------------------------------------

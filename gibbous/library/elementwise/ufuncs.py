@@ -281,7 +281,7 @@ def _where_make(
     def where(z: t.Any, c: t.Any, a: t.Any, b: t.Any, dc: t.Any, da: t.Any, db: t.Any) -> t.Any:
         return frules.like(z, np.where(c, 0.0 if da is None else da, 0.0 if db is None else db))
 
-    return frules.checked(where, types)
+    return frules.checked(where, (T.BOOL, *types[1:]))  # (the condition is any truth value)
 
 
 frules.register(np.where, _where_make, numeric=True)

@@ -6,7 +6,7 @@
   instance.  A NamedTuple's tangent is that of the plain tuple of its items, so the result
   takes the items' fdata and the pullback hands the result's rdata to the tuple;
 * ``NamedTuple._replace``, by its code object (``by_code``): the same for each NamedTuple;
-* twins (``twin``): ``attrs.evolve`` is differentiated as a plain-Python equivalent, its own
+* a twin (``gibbous.infer.implementations``): ``attrs.evolve`` is differentiated as a plain-Python equivalent, its own
   source having a ``try`` statement.
 """
 
@@ -18,7 +18,7 @@ import typing as t
 
 import attrs
 
-from gibbous.ir.names import CallableTable
+from gibbous.infer.implementations import register_twin
 from gibbous.library.common import ANY, CD, NT, RuleResult
 from gibbous.rules.registry import primitive
 from gibbous.tangents.model import CoDual, zero_fdata, zero_rdata
@@ -104,17 +104,10 @@ def attrs_evolve(inst: t.Any, **changes: t.Any) -> t.Any:
     return cls(**changes)
 
 
-TWINS: CallableTable[object, types.FunctionType] = CallableTable(
-    [(attrs.evolve, t.cast(types.FunctionType, attrs_evolve))]
-)
+register_twin(attrs.evolve, t.cast(types.FunctionType, attrs_evolve))
 try:  # the old namespace, where attrs is installed with it
     import attr
 
-    TWINS[attr.evolve] = TWINS[attrs.evolve]
+    register_twin(attr.evolve, t.cast(types.FunctionType, attrs_evolve))
 except ImportError:  # pragma: no cover
     pass
-
-
-def twin(fn: object) -> types.FunctionType | None:
-    """The plain-Python twin ``fn`` is differentiated as, if it has one."""
-    return TWINS.get(fn)

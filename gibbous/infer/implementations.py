@@ -1,0 +1,86 @@
+"""The Python function a library callable runs, or is differentiated as.
+
+NumPy's public functions are mostly ``_ArrayFunctionDispatcher`` objects: C shells that look
+for ``__array_function__`` on their arguments and, finding none of an ndarray's subclasses or
+duck types, call ``_implementation``, an ordinary Python function.  A call of the dispatcher
+with ndarray, float, int, list or tuple arguments is that function's call, which type
+inference reads and the AD passes differentiate when no rule is registered for the
+dispatcher itself.  (Arguments of other types may override the call: a Dask array's
+``__array_function__``.  Their types are not precise ones, and their calls are not rewritten.)
+
+A *twin* is the same for a callable whose own code gibbous cannot read (C, a ``try``
+statement) but whose meaning is a few lines of plain Python written for gibbous: the ufunc
+methods (``np.add.reduce`` is a fold of ``np.add``), ``attrs.evolve``.  The library registers
+them (``register_twin``), beside the rules of their area.
+"""
+
+from __future__ import annotations
+
+import os
+import types as pytypes
+import typing as t
+
+import numpy as np
+
+from gibbous.ir.names import CallableTable
+
+__all__ = ["implementation", "library_file", "library_of", "register_twin", "is_twin", "twin_helper"]
+
+#: (NumPy 2; NumPy 1.25's dispatchers are Python functions, read as they are.)
+_DISPATCHER: type | None = getattr(np.concatenate, "__class__", None)
+if _DISPATCHER is not None and _DISPATCHER.__name__ != "_ArrayFunctionDispatcher":
+    _DISPATCHER = None
+
+
+_TWINS: CallableTable[object, pytypes.FunctionType] = CallableTable()
+_MARK = "__gibbous_twin__"
+
+
+def register_twin(fn: object, python: pytypes.FunctionType) -> None:
+    """Differentiate calls of ``fn`` (which has no rule) as calls of ``python``, which takes
+    the same arguments and computes the same values."""
+    _TWINS[fn] = twin_helper(python)
+
+
+_F = t.TypeVar("_F")
+
+
+def twin_helper(python: _F) -> _F:
+    """Mark ``python``, a function of gibbous's own that a twin calls, as code to derive (the
+    rest of gibbous's own code is machinery, never differentiated)."""
+    setattr(python, _MARK, True)
+    return python
+
+
+def is_twin(fn: object) -> bool:
+    """Whether ``fn`` is a twin or a twin's helper: written for gibbous, derived wherever it is."""
+    return getattr(fn, _MARK, False) is True
+
+
+def implementation(fn: object) -> pytypes.FunctionType | None:
+    """The Python function a call of ``fn`` runs, if ``fn`` is a shell around one (NumPy's
+    array-function dispatchers), or is differentiated as (its twin); ``None`` for anything
+    else, Python functions included."""
+    found_twin = _TWINS.get(fn)
+    if found_twin is not None:
+        return found_twin
+    if _DISPATCHER is None or type(fn) is not _DISPATCHER:
+        return None
+    found = getattr(fn, "_implementation", None)  # (a builtin for those written in C)
+    return found if isinstance(found, pytypes.FunctionType) else None
+
+
+_LIBRARIES = {"numpy": "NumPy", "scipy": "SciPy"}
+
+
+def library_of(fn: object) -> str | None:
+    """The library whose own Python ``fn`` is ("NumPy", "SciPy"), where gibbous derives rules
+    from that Python: a failure inside it is reported at the user's call of the library."""
+    code = implementation(fn) or fn
+    module = getattr(code, "__module__", None) if isinstance(code, pytypes.FunctionType) else None
+    return None if module is None else _LIBRARIES.get(module.partition(".")[0])
+
+
+def library_file(file: str) -> bool:
+    """Whether ``file`` is a library's source (``library_of``), not the user's."""
+    return any(f"{os.sep}{top}{os.sep}" in file for top in _LIBRARIES)
