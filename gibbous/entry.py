@@ -23,6 +23,7 @@ import typing as t
 
 import attrs
 
+from gibbous.ir.runtime import code_signature, given_default
 from gibbous.rules.callables import (
     bound_builtin,
     cached,
@@ -180,7 +181,7 @@ def bind(fn: pytypes.FunctionType, args: tuple[object, ...], kwargs: dict[str, o
     names = ir_parameters(fn)
     if not kwargs and _plain(fn.__code__) and len(args) == len(names):
         return Binding(args, tuple(("pos", i) for i in range(len(args))), len(args))
-    signature = inspect.signature(fn, follow_wrapped=False)  # its own parameters
+    signature = code_signature(fn)  # its own parameters
     try:
         bound = signature.bind(*args, **kwargs)
         missing = [
@@ -205,7 +206,7 @@ def bind(fn: pytypes.FunctionType, args: tuple[object, ...], kwargs: dict[str, o
     index = {name: i for i, name in enumerate(signature.parameters)}
     for code_name in names:
         p = signature.parameters[code_name]
-        value = bound.arguments[code_name]
+        value: t.Any = given_default(bound.arguments[code_name])
         values.append(value)
         if p.kind is inspect.Parameter.VAR_POSITIONAL:
             start = sum(

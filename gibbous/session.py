@@ -600,7 +600,7 @@ def _bind(
     """Where each parameter of ``fn``'s IR comes from in a call with ``n_args`` positional
     arguments and keywords ``kwnames``: an operand index, or a default (with its CoDual, and
     where the function keeps it: ``("pos", k)`` or ``("kw", name)``)."""
-    signature = inspect.signature(fn, follow_wrapped=False)  # its own parameters
+    signature = runtime.code_signature(fn)  # its own parameters
     try:
         bound = signature.bind(*range(n_args), **{k: n_args + i for i, k in enumerate(kwnames)})
     except TypeError as e:
@@ -640,6 +640,7 @@ def _bind(
             defaults.append(None)
             param_types.append(T.widen(types[index]))
         else:
+            value = runtime.given_default(value)
             order.append(None)
             defaults.append(CoDual(value, zero_fdata(value)))
             param_types.append(T.typeof(value))

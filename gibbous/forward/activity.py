@@ -353,7 +353,7 @@ def bind_packed(
     ``Packed`` of the operands a ``*args`` (a tuple) or ``**kwargs`` (a dict) is made of, in
     the order of the parameters of ``fn``'s IR; None for a call that does not bind (Python
     would raise ``TypeError``)."""
-    signature = inspect.signature(fn, follow_wrapped=False)
+    signature = runtime.code_signature(fn)
     try:
         given = signature.bind(*range(n_args), **{k: n_args + i for i, k in enumerate(kwnames)})
     except TypeError:
@@ -372,7 +372,7 @@ def bind_packed(
         elif name in passed:
             out.append(t.cast(int, value))
         else:
-            out.append(Default(value))
+            out.append(Default(runtime.given_default(value)))
     return out
 
 

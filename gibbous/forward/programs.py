@@ -219,10 +219,9 @@ class ProgramBuilder:
         ``fn`` itself, or the function a NumPy dispatcher calls (``gibbous.infer.
         implementations``), when no rule is registered for ``fn`` (no forward rule, for
         NumPy's and SciPy's own Python: a reverse rule does not make a forward one)."""
-        if isinstance(fn, pytypes.FunctionType):
-            code: pytypes.FunctionType | None = fn if derivable_function(fn) else None
-        else:
-            code = implementation(fn)
+        code = implementation(fn)  # (a twin first: SciPy's functions are Python too)
+        if code is None and isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
+            code = fn
         if code is None or frules.forward_maker(fn) is not None:
             return None
         try:

@@ -290,6 +290,12 @@ class FunctionBuilder:
                 self.locals[name] = self.unbound
             case O.LoadGlobal(name=name):
                 calls.load_global(self, name)
+            case O.ImportName(name=name):
+                calls.import_name(self, name)
+            case O.ImportFrom(name=name):
+                calls.import_from(self, name)
+            case O.SuperAttr(name=name, zero_args=zero_args):
+                calls.super_attr(self, name, zero_args)
             case O.MakeCell(name=name):
                 current = self.locals.get(name, self.unbound)
                 contents = () if current is self.unbound else (current,)

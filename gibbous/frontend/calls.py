@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import builtins
+import sys
 import types
 import typing as t
 
@@ -28,6 +29,33 @@ def load_global(fb: FunctionBuilder, name: str) -> None:
         fb.push(fb.const(scope[name], name))
     else:
         fb.push_call(runtime.name_error, name)
+
+
+def import_name(fb: FunctionBuilder, name: str) -> None:
+    # A module imported already is a constant, as a global is (importing it again runs
+    # nothing); one that is not is imported when the code gets there (``if "jax" in
+    # sys.modules: import jax``: never, where jax was not imported).
+    fromlist, level = fb.pop_value(), fb.pop_value()
+    package = fb.fn.__globals__.get("__package__")
+    if isinstance(fromlist, Constant) and isinstance(level, Constant):
+        found = runtime.imported(name, fromlist.value, t.cast(int, level.value), package)
+        if found is not None:
+            fb.push(fb.const(found, name))
+            return
+    fb.push_call(runtime.import_name, name, fromlist, level, package)
+
+
+def import_from(fb: FunctionBuilder, name: str) -> None:
+    module = fb.pop_value()
+    fb.push(module)
+    if isinstance(module, Constant) and isinstance(module.value, types.ModuleType):
+        found = getattr(module.value, name, None)
+        if found is None:
+            found = sys.modules.get(f"{module.value.__name__}.{name}")
+        if found is not None:
+            fb.push(fb.const(found, name))
+            return
+    fb.push_call(runtime.import_from, module, name)
 
 
 def load_attr(fb: FunctionBuilder, name: str) -> None:
@@ -63,9 +91,45 @@ def emit_call(fb: FunctionBuilder, argc: int, kw: bool) -> None:
     if isinstance(callee, Constant) and callee.value is builtins.locals and not args:
         fb.push(_locals(fb))
         return
+    if isinstance(callee, Constant) and callee.value is builtins.super and not args:
+        args = super_arguments(fb)  # (none where Python would refuse too: checked below)
+        npos = len(args)
     if isinstance(callee, Constant):
         checks.check_callee(fb.fn, fb.line, callee.value, len(args))
     fb.push_call(callee, *args[:npos], kwargs=dict(zip(kwnames, args[npos:])))
+
+
+def super_arguments(fb: FunctionBuilder) -> list[Value]:
+    """What ``super()`` without arguments passes: the class the method is defined in (its
+    ``__class__`` cell) and the method's first argument, as it is now (Python reads the
+    frame; the IR has the values).  None where there are none (not a method, or ``*args``
+    first): Python raises "super(): no arguments" there, and so does the check."""
+    code = fb.code
+    if "__class__" not in code.co_freevars or not code.co_argcount:
+        return []
+    try:  # (filled when the class statement ended, long before any rule is built)
+        cell = (fb.fn.__closure__ or ())[code.co_freevars.index("__class__")]
+        cls: Value = fb.const(cell.cell_contents, "__class__")
+    except (IndexError, ValueError):  # (an empty cell: Python raises "super(): empty")
+        return []
+    first = code.co_varnames[0]
+    own = fb.locals.get(first)
+    if own is None or not isinstance(own, Value):
+        return []
+    if first in code.co_cellvars:  # (captured by a nested function: in its cell)
+        own = fb.call(runtime.cell_get, own, first)
+    return [cls, own]
+
+
+def super_attr(fb: FunctionBuilder, name: str, zero_args: bool) -> None:
+    """``super(cls, obj).name`` (3.12+): as the call of ``super`` and the attribute read 3.11
+    makes of it, ``cls`` the constant class of the ``__class__`` cell for ``super()``."""
+    obj, cls, callee = fb.pop_value(), fb.pop_value(), fb.pop_value()
+    if zero_args:
+        found = super_arguments(fb)
+        cls = found[0] if found else cls
+    fb.push(fb.call(callee, cls, obj))
+    load_attr(fb, name)
 
 
 def _locals(fb: FunctionBuilder) -> Value:

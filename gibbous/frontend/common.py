@@ -118,21 +118,12 @@ UNSUPPORTED: dict[str, tuple[str, str]] = {
         "delete the global outside the differentiated function",
     ),
     "LOAD_BUILD_CLASS": ("a class definition", "define the class at module level"),
-    "IMPORT_NAME": (
-        "an import statement",
-        "import at module level: gibbous reads globals once, when it builds the rule",
-    ),
-    "IMPORT_FROM": ("an import statement", "import at module level"),
     "IMPORT_STAR": ("an import statement", "import at module level"),
     "MATCH_CLASS": _MATCH,
     "MATCH_MAPPING": _MATCH,
     "MATCH_SEQUENCE": _MATCH,
     "MATCH_KEYS": _MATCH,
     "GET_LEN": _MATCH,
-    "LOAD_SUPER_ATTR": (
-        "a call of super()",
-        "call the base class's method explicitly: Base.method(self, ...)",
-    ),
     "LOAD_NAME": _SCOPE,
     "STORE_NAME": _SCOPE,
     "DELETE_NAME": _SCOPE,
@@ -232,6 +223,8 @@ def call_after_kw_names(i: dis.Instruction, state: DecodeState) -> list[ops.Op]:
 
 
 SHARED: dict[str, Handler] = {
+    "IMPORT_NAME": lambda i, _s: [ops.ImportName(t.cast(str, i.argval))],
+    "IMPORT_FROM": lambda i, _s: [ops.ImportFrom(t.cast(str, i.argval))],
     "NOP": _fixed(ops.Nop()),
     "RESUME": _fixed(ops.Nop()),
     "CACHE": _fixed(ops.Nop()),
@@ -309,6 +302,13 @@ SINCE_312: dict[str, Handler] = {
     "POP_JUMP_IF_NONE": pop_jump_if(True, none_check=True),
     "POP_JUMP_IF_NOT_NONE": pop_jump_if(False, none_check=True),
 }
+
+
+def load_super_attr(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:
+    """3.12/3.13 LOAD_SUPER_ATTR: the low bit asks for a method load, the next says the
+    source passed super() its two arguments."""
+    load = ops.SuperAttr(_name(i), zero_args=not _arg(i) & 2)
+    return [load, ops.PushNull()] if _arg(i) & 1 else [load]
 
 
 def load_attr_method_bit(i: dis.Instruction, _state: DecodeState) -> list[ops.Op]:

@@ -79,6 +79,30 @@ class LoadGlobal(Op):
 
 
 @attrs.frozen
+class ImportName(Op):
+    """``level fromlist -- module``: ``import name`` (``from name import ...``): the module
+    itself where it is imported already, else imported when the code runs."""
+
+    name: str
+
+
+@attrs.frozen
+class ImportFrom(Op):
+    """``module -- module module.name``: one name of ``from module import name``."""
+
+    name: str
+
+
+@attrs.frozen
+class SuperAttr(Op):
+    """``super cls obj -- super(cls, obj).name`` (3.12's LOAD_SUPER_ATTR; ``zero_args``:
+    written ``super().name``, ``cls`` read from the ``__class__`` cell)."""
+
+    name: str
+    zero_args: bool
+
+
+@attrs.frozen
 class MakeCell(Op):
     """``--``: the local ``name`` becomes a cell holding its value (empty if unbound)."""
 
@@ -565,8 +589,15 @@ def stack_effect(op: Op) -> tuple[int, int]:
             return 2, 0
         case SetItem():
             return 3, 0
-        case GetItem() | BinaryOp() | Compare() | IsOp() | ContainsOp() | SetFunctionAttribute():
+        case (
+            GetItem() | BinaryOp() | Compare() | IsOp() | ContainsOp() | SetFunctionAttribute()
+            | ImportName()
+        ):
             return 2, 1
+        case ImportFrom():
+            return 1, 2
+        case SuperAttr():
+            return 3, 1
         case BuildSlice(n=n) | BuildTuple(n=n) | BuildList(n=n) | BuildSet(n=n) | BuildString(n=n):
             return n, 1
         case BuildMap(n=n):

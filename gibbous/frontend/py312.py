@@ -34,6 +34,7 @@ TABLE: dict[str, common.Handler] = {
     "KW_NAMES": common.kw_names,
     "CALL": common.call_after_kw_names,
     "LOAD_ATTR": common.load_attr_method_bit,
+    "LOAD_SUPER_ATTR": common.load_super_attr,
     "LOAD_GLOBAL": load_global,
     "COMPARE_OP": compare_op,
     "FOR_ITER": for_iter,

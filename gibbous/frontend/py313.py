@@ -40,6 +40,7 @@ TABLE: dict[str, common.Handler] = {
     "CALL": lambda i, _s: [ops.Call(t.cast(int, i.arg))],
     "CALL_KW": lambda i, _s: [ops.Call(t.cast(int, i.arg), kw=True)],
     "LOAD_ATTR": common.load_attr_method_bit,
+    "LOAD_SUPER_ATTR": common.load_super_attr,
     "LOAD_GLOBAL": load_global,
     "COMPARE_OP": compare_op,
     "TO_BOOL": lambda _i, _s: [ops.Nop()],  # every consumer of TO_BOOL tests truth itself

@@ -16,6 +16,7 @@ import types as pytypes
 import typing as t
 
 from gibbous.ir import types as T
+from gibbous.ir.runtime import code_signature, given_default
 from gibbous.infer.abstract import Ref, _kind_of, _occurrences, _slot_types
 from gibbous.infer.typerules.table import BoundMethod, Iter
 from gibbous.infer.typerules.base import const_type, is_data_value, is_subtype
@@ -153,7 +154,7 @@ def bind(
 ) -> list[T.Type] | None:
     """The argument types in the order of ``fn``'s parameters (its IR's arguments)."""
     try:
-        signature = inspect.signature(fn)
+        signature = code_signature(fn)
         bound = signature.bind(*map(_Param, range(len(args))), **{k: _Param(k) for k in kwargs})
     except (TypeError, ValueError):
         return None
@@ -164,8 +165,10 @@ def bind(
         if name in bound.arguments:
             index = t.cast(_Param, bound.arguments[name]).index
             found.append(args[index] if isinstance(index, int) else kwargs[index])
-        elif is_data_value(param.default) or T.is_immutable_value(param.default):
-            found.append(const_type(param.default))
+        elif is_data_value(default := given_default(param.default)) or T.is_immutable_value(
+            default
+        ):
+            found.append(const_type(default))
         else:
             return None  # a mutable default is state shared between calls
     return found

@@ -9,10 +9,11 @@ the call to that rule.
 from __future__ import annotations
 
 import operator
+import types as pytypes
 import typing as t
 
 from gibbous.ir import types as T
-from gibbous.ir.core import Call
+from gibbous.ir.core import Call, Constant, Result, Value
 from gibbous.ir.names import CallableTable
 from gibbous.infer.abstract import (
     SLOTS,
@@ -72,10 +73,49 @@ def _getattr(
     name = args[1].value
     if type(name) is not str:
         return None
+    made = super_call(op.args[0])
+    if made is not None:  # ``super(C, obj).name``: the method after C in obj's class's MRO
+        obj = inf.value(made.args[1])
+        function = super_attribute(made.args[0], T.python_class(inf.resolve(obj)), name)
+        return None if function is None else BoundMethod(obj, function)
     found = attribute_type(inf.resolve(args[0]), name)
     if isinstance(found, BoundMethod):
         return BoundMethod(args[0], found.function)  # keep the receiver's sites
     return None
+
+
+def super_call(v: Value) -> Call | None:
+    """The call ``super(C, obj)`` that made ``v``, with ``C`` known when the IR was built (the
+    frontend's ``super()``: the ``__class__`` cell)."""
+    if not (isinstance(v, Result) and isinstance(v.op, Call)):
+        return None
+    op = v.op
+    ok = isinstance(op.callee, Constant) and op.callee.value is super and len(op.args) == 2
+    return op if ok and isinstance(op.args[0], Constant) and not op.kwargs else None
+
+
+def super_attribute(cls: Value, own: type | None, name: str) -> object | None:
+    """The plain function (or slot of a builtin class) ``super(cls, obj).name`` binds, for
+    ``obj`` of class ``own``: from the first class after ``cls`` in ``own``'s MRO whose
+    namespace has ``name``."""
+    start = t.cast(Constant, cls).value
+    if own is None or not isinstance(start, type) or start not in own.__mro__:
+        return None
+    mro = own.__mro__
+    for k in mro[mro.index(start) + 1 :]:
+        if name in vars(k):
+            found = vars(k)[name]
+            plain = (pytypes.FunctionType, pytypes.WrapperDescriptorType, pytypes.MethodDescriptorType)
+            return found if isinstance(found, plain) else None  # (``object.__init__`` too)
+    return None
+
+
+@_handles(super)
+def _super(
+    inf: Inference, op: Call, fn: object, args: list[T.Type], kwargs: dict[str, T.Type]
+) -> T.Type | None:
+    """A super object keeps ``obj`` for the methods it binds, and runs no code of its own."""
+    return T.Object(super) if super_call(op.result) is not None else None
 
 
 @_handles(operator.getitem)

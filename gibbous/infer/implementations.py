@@ -47,14 +47,25 @@ _F = t.TypeVar("_F")
 
 def twin_helper(python: _F) -> _F:
     """Mark ``python``, a function of gibbous's own that a twin calls, as code to derive (the
-    rest of gibbous's own code is machinery, never differentiated)."""
+    rest of gibbous's own code is machinery, never differentiated), with the functions its
+    body makes (a comprehension, a generator expression, a lambda: their code objects)."""
     setattr(python, _MARK, True)
+    code = getattr(python, "__code__", None)
+    todo = [code] if isinstance(code, pytypes.CodeType) else []
+    while todo:
+        c = todo.pop()
+        _TWIN_CODE.add(c)
+        todo += [k for k in c.co_consts if isinstance(k, pytypes.CodeType)]
     return python
 
 
+_TWIN_CODE: set[pytypes.CodeType] = set()
+
+
 def is_twin(fn: object) -> bool:
-    """Whether ``fn`` is a twin or a twin's helper: written for gibbous, derived wherever it is."""
-    return getattr(fn, _MARK, False) is True
+    """Whether ``fn`` is a twin, a twin's helper or a function one of them makes: written for
+    gibbous, derived wherever it is."""
+    return getattr(fn, _MARK, False) is True or getattr(fn, "__code__", None) in _TWIN_CODE
 
 
 def implementation(fn: object) -> pytypes.FunctionType | None:

@@ -24,6 +24,7 @@ from gibbous.ir.core import (
     Return,
     Value,
 )
+from gibbous.infer.handlers import super_call
 from gibbous.infer.typerules.table import BoundMethod
 
 if t.TYPE_CHECKING:
@@ -135,7 +136,11 @@ def _method_call(inf: Inference, op: Call) -> tuple[Value, tuple[Value, ...]]:
         and getter.callee.value is getattr
         and getter.args
     ):
-        return Constant(method.function), (getter.args[0], *op.args)
+        receiver = getter.args[0]
+        made = super_call(receiver)
+        if made is not None:  # (``super(C, obj).m(...)`` is ``m(obj, ...)``)
+            receiver = made.args[1]
+        return Constant(method.function), (receiver, *op.args)
     return op.callee, op.args
 
 def _copy_branch(

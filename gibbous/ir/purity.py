@@ -61,6 +61,7 @@ from gibbous.ir.types import (
     Int,
     List,
     NoneType,
+    Object,
     Set,
     Str,
     Tuple,
@@ -263,6 +264,10 @@ def _any_arguments(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type
     return True
 
 
+def _two_arguments(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    return len(arg_types) == 2 and not kwarg_types
+
+
 def _getattr_is_pure(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
     # getattr(obj, name[, default]): the default is only returned, so its type does not matter.
     if kwarg_types or not 2 <= len(arg_types) <= 3:
@@ -270,6 +275,8 @@ def _getattr_is_pure(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Ty
     obj, name = arg_types[:2]
     if not (isinstance(name, Const) and type(name.value) is str):
         return False
+    if isinstance(obj, Object) and obj.cls is super:  # (a method of a class: a dict lookup)
+        return True
     if isinstance(obj, Const) and type(obj.value) is pytypes.ModuleType:
         # A name in the module's dict is a plain dict lookup; anything else would go to the
         # module's __getattr__ hook, which is arbitrary code.
@@ -421,6 +428,8 @@ def _register_builtins() -> None:
     register_pure(operator.is_, _any_arguments)
     register_pure(operator.is_not, _any_arguments)
     register_pure(builtins.type, _one_argument)
+    # ``super(C, obj)`` (the frontend's ``super()``) only keeps its two arguments.
+    register_pure(builtins.super, _two_arguments)
     register_pure(t.cast, _any_arguments)  # the identity: type inference narrows with it
     for name in _BUILTINS:
         register_pure(getattr(builtins, name), all_plain)

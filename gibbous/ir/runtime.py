@@ -12,9 +12,12 @@ one under ``gibbous.ir.runtime.registered``, so the text form can name them.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import inspect
 import keyword
 import re
+import sys
 import threading
 import types
 import typing as t
@@ -311,6 +314,36 @@ def name_error(name: str) -> t.NoReturn:
     raise NameError(f"name '{name}' is not defined")
 
 
+def imported(name: str, fromlist: object, level: int, package: str | None) -> types.ModuleType | None:
+    """What ``import name`` (``from name import fromlist``) gives, if the module is imported
+    already (in ``sys.modules``: importing it again runs nothing); else None."""
+    try:
+        absolute = importlib.util.resolve_name("." * level + name, package) if level else name
+    except (ImportError, ValueError):
+        return None
+    if fromlist:
+        return sys.modules.get(absolute)
+    if absolute not in sys.modules:
+        return None
+    return sys.modules.get(absolute.partition(".")[0])  # (``import a.b`` binds ``a``)
+
+
+def import_name(name: str, fromlist: object, level: int, package: str | None) -> object:
+    """``import name`` of a module not imported when the IR was built: imported when the
+    code gets here, as Python would."""
+    scope = {"__package__": package, "__name__": package or "__main__"}
+    return importlib.__import__(name, scope, None, t.cast(t.Any, fromlist), level)
+
+
+def import_from(module: types.ModuleType, name: str) -> object:
+    """One name of ``from module import name``: an attribute, or a submodule not imported
+    yet."""
+    try:
+        return getattr(module, name)
+    except AttributeError:
+        return importlib.import_module(f"{module.__name__}.{name}")
+
+
 def make_cell(value: object = UNBOUND) -> types.CellType:
     """A new cell for a local captured by a nested function (empty if ``UNBOUND``)."""
     return types.CellType() if value is UNBOUND else types.CellType(value)
@@ -394,6 +427,46 @@ def build_string(*parts: str) -> str:
 # --- calling IR functions --------------------------------------------------------------------
 
 
+
+class _EmptyDefault:
+    """Stands for a default that is ``inspect.Parameter.empty`` itself (``inspect.Parameter``'s
+    own ``default=_empty``), which a ``Signature`` would read as no default at all."""
+
+    def __repr__(self) -> str:
+        return "<the default inspect.Parameter.empty>"
+
+
+EMPTY_DEFAULT = _EmptyDefault()
+
+
+def code_signature(fn: t.Callable[..., object]) -> inspect.Signature:
+    """The parameters of ``fn``'s own code, which its IR takes: not a ``__signature__`` it was
+    given (a decorator's ``wrapper(*args, **kwargs)`` shows the wrapped function's, as
+    SciPy's do) nor its ``__wrapped__``'s.  A default that is ``inspect.Parameter.empty`` is
+    ``EMPTY_DEFAULT`` here (``given_default`` gives it back)."""
+    if not isinstance(fn, types.FunctionType):
+        return inspect.signature(fn, follow_wrapped=False)
+    defaults, kwdefaults = fn.__defaults__ or (), fn.__kwdefaults__ or {}
+    empty = inspect.Parameter.empty
+    hidden = any(d is empty for d in (*defaults, *kwdefaults.values()))
+    if "__signature__" not in fn.__dict__ and not hidden:
+        return inspect.signature(fn, follow_wrapped=False)
+    plain = types.FunctionType(
+        fn.__code__,
+        fn.__globals__,
+        fn.__name__,
+        tuple(EMPTY_DEFAULT if d is empty else d for d in defaults) or None,
+        fn.__closure__,
+    )
+    plain.__kwdefaults__ = {k: EMPTY_DEFAULT if d is empty else d for k, d in kwdefaults.items()}
+    return inspect.signature(plain, follow_wrapped=False)
+
+
+def given_default(value: object) -> object:
+    """A parameter's value from a ``code_signature``'s binding: ``EMPTY_DEFAULT`` is
+    ``inspect.Parameter.empty``."""
+    return inspect.Parameter.empty if value is EMPTY_DEFAULT else value
+
 def bind_arguments(
     fn: t.Callable[..., object], args: t.Sequence[object], kwargs: Mapping[str, object]
 ) -> tuple[object, ...]:
@@ -403,9 +476,9 @@ def bind_arguments(
     then the ``*args`` tuple and the ``**kwargs`` dict), all explicit: defaults applied here.
     """
     target = fn.fn if isinstance(fn, GenexprFunction) else fn
-    bound = inspect.signature(target).bind(*args, **kwargs)
+    bound = code_signature(target).bind(*args, **kwargs)
     bound.apply_defaults()
-    return tuple(bound.arguments.values())
+    return tuple(map(given_default, bound.arguments.values()))
 
 
 # --- the name registry -----------------------------------------------------------------------

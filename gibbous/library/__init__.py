@@ -14,7 +14,8 @@ areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
 * ``reductions``: ``sum``, ``mean``, ``prod``, ``max`` / ``min`` (``reductions``), the scans
   ``cumsum`` and ``cumprod`` (``scans``), ``var``, ``std``, ``ptp``, ``average``, ``nansum``,
   ``nanmean`` (``moments``), and into ``out=`` (``reductions_out``);
-* ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms;
+* ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms,
+  ``lstsq`` and ``cond`` (``twins``: by the pseudo-inverse, the singular values);
 * ``python``: tuples, lists, dicts and their methods, iteration, the reductions of sequences,
   builtins, objects, classes, partials, ``random``, queries, closures and cells;
 * ``scipy``: ``special``, ``linalg``, ``stats``, registered by ``gibbous.optional`` once SciPy's
@@ -38,6 +39,7 @@ from gibbous.library.python import containers as containers
 from gibbous.library.linalg import decompositions as decompositions
 from gibbous.library.arrays import diagonals as diagonals
 from gibbous.library.linalg import eigen as eigen
+from gibbous.library.linalg import twins as linalg_twins
 from gibbous.library.arrays import float_arrays as float_arrays
 from gibbous.library.arrays import indexing as indexing
 from gibbous.library.python import iteration as iteration

@@ -44,7 +44,8 @@ FRAME = T.Object(runtime.GeneratorFrame)
 CONSUMERS: CallableSet[object] = CallableSet(
     [builtins.sum, builtins.list, builtins.tuple, builtins.max, builtins.min, builtins.sorted,
      builtins.any, builtins.all, builtins.set, builtins.frozenset, builtins.dict, math.fsum,
-     math.prod]
+     math.prod,
+     runtime.unpack, runtime.unpack_ex]  # (``a, b = gen()``: SciPy returns generators so)
 )  # fmt: skip
 
 

@@ -195,3 +195,64 @@ def gauss_legendre_integral(a, b):
     weights = np.polynomial.legendre.leggauss(5)[1]
     mid, half = 0.5 * (a + b), 0.5 * (b - a)
     return half * float(np.sum(weights * np.exp(-((mid + half * nodes) ** 2))))
+
+
+# --- the Python of libraries: imports in a body, super() --------------------------------------
+
+
+@sample(vec(0.3, -0.8, 1.1))
+def imports_in_the_body(x):
+    import math as m  # (imported already: the module itself, a constant)
+    from numpy import linalg, sin
+    from numpy.linalg import norm
+
+    if "gibbous_no_such_module" in __import__("sys").modules:
+        import gibbous_no_such_module  # (never imported: never reached)
+
+        return gibbous_no_such_module.f(x)
+    return float(linalg.norm(x) + norm(sin(x))) + m.cos(float(x[0]))
+
+
+class _Shape:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def __eq__(self, other):  # (the corpus compares the arguments' final states)
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def area(self, x):
+        return self.scale * float(np.sum(x * x))
+
+
+class _Square(_Shape):
+    def __init__(self, scale):
+        super().__init__(2.0 * scale)
+
+    def area(self, x):
+        return super().area(x) + float(np.sum(np.sin(x)))
+
+
+class _Tiled(_Square):
+    def area(self, x):
+        return super(_Square, self).area(x) - super().area(x)  # (both forms, by the MRO)
+
+
+@sample(vec(0.3, -0.8, 1.1), 1.5)
+def methods_calling_super(x, s):
+    return _Square(s).area(x) + _Tiled(s).area(x * 2.0)
+
+
+# (the methods themselves, their object an argument: the frontend reads their super())
+sample(_Square(1.5), vec(0.3, -0.8, 1.1))(_Square.area)
+sample(_Tiled(0.5), vec(0.3, -0.8, 1.1))(_Tiled.area)
+
+
+def _cast_all(*arrays):
+    return (a * 2.0 for a in arrays)  # (SciPy's ``_ensure_dtype_cdsz`` returns one so)
+
+
+@sample(vec(0.3, -0.8, 1.1))
+def unpacks_a_generator(x):
+    a, b = _cast_all(x, x**2)
+    c, *d = _cast_all(x, x, x)
+    return float(np.sum(a * b) + np.sum(c * d[1]))

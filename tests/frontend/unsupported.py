@@ -54,18 +54,6 @@ def defines_class(x):
     return Inner
 
 
-def imports_inside(x):
-    import os  # <- an import statement
-
-    return os
-
-
-def from_imports_inside(x):
-    from math import sin  # <- an import statement
-
-    return sin(x)
-
-
 def uses_match(x):
     match x:
         case [a, b]:  # <- a match statement
@@ -102,8 +90,6 @@ CASES = [
     calls_eval,
     calls_locals_with_cells,
     defines_class,
-    imports_inside,
-    from_imports_inside,
     uses_match,
     calls_super,
     bare_raise,

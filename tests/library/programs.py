@@ -43,3 +43,19 @@ def check_program(
         grad = gibbous.grad(f)
         h = np.asarray(gibbous.hvp(f, x, v))
         np.testing.assert_allclose(h, _central(grad, x, v, 1e-3), rtol=1e-5, atol=1e-6)
+
+
+def check_mode(name: str, f: t.Callable[[np.ndarray], t.Any], x: np.ndarray, mode: str, works: bool) -> None:
+    """``f``'s derivative in ``mode`` (``r``, ``f`` or ``h``) against central differences
+    where it ``works``; else refused by a gibbous exception, never a wrong value (a refusal
+    that starts working fails too: the table that says ``works`` is behind)."""
+    if works:
+        check_program(f, x, modes=mode)
+        return
+    from gibbous.ir.exceptions import GibbousError
+
+    try:
+        check_program(f, x, modes=mode)
+    except GibbousError:
+        return
+    raise AssertionError(f"{name} now differentiates in mode {mode!r}: say so in its table")

@@ -20,8 +20,13 @@ import attrs
 
 from gibbous.infer.implementations import register_twin
 from gibbous.library.common import ANY, CD, NT, RuleResult
-from gibbous.rules.registry import primitive
+from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.tangents.model import CoDual, zero_fdata, zero_rdata
+
+
+# ``object.__init__(obj)``: what ``super().__init__()`` reaches at the top of a hierarchy (a
+# check of its arguments, nothing written).
+zero_derivative(object.__init__, ANY)
 
 
 @primitive(tuple.__new__, ANY, ANY)

@@ -126,7 +126,7 @@ def unpack_rrule(f: CD, seq: CD, n: CD) -> RuleResult:
         return NT, items.rdata(), NT
 
     return CoDual(y, collapse(items.fdata(i) for i in range(len(y)))), pullback
-structure.register_structural([runtime.unpack], arrays=True)
+structure.register_structural([runtime.unpack, runtime.unpack_ex], arrays=True)
 
 
 @primitive(runtime.unpack_ex, ANY, ANY, ANY)

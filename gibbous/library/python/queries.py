@@ -248,3 +248,4 @@ def set_update_rrule(f: CD, s: CD, *others: CD) -> RuleResult:
         return rdata
 
     return CoDual(None, NT), pullback
+

@@ -404,3 +404,5 @@ def _register_types() -> None:
 
 
 _register_types()
+
+from gibbous.library.scipy import linalg_twins as linalg_twins  # (registers: solve, inv, det, ...)

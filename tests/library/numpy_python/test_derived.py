@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import gibbous
-from gibbous.ir.exceptions import GibbousError
-from tests.library.programs import check_program
+from tests.library.programs import check_mode
 
 X = np.linspace(0.1, 0.9, 6) + np.sin(np.arange(6)) * 0.05
 A = np.array([[2.0, 0.3, 0.1], [0.3, 1.5, 0.2], [0.1, 0.2, 1.0]])
@@ -55,16 +54,7 @@ MODES = [(name, f, m, m in modes) for name, f, modes in CASES for m in "rfh"]
     "name, f, mode, works", MODES, ids=[f"{n}-{m}" for n, _, m, _ in MODES]
 )
 def test_numpy_python_derived(name: str, f: F, mode: str, works: bool) -> None:
-    if works:
-        check_program(f, X, modes=mode)
-        return
-    # (not yet: refused by a gibbous exception, never a wrong value; a test that starts
-    # passing here says the table above is behind)
-    try:
-        check_program(f, X, modes=mode)
-    except GibbousError:
-        return
-    pytest.fail(f"{name} now differentiates in mode {mode!r}: add it to CASES")
+    check_mode(name, f, X, mode, works)
 
 
 def test_a_refusal_inside_numpy_names_the_users_call() -> None:
