@@ -71,4 +71,12 @@ class FrontendInternalError(UnsupportedConstructError):
         )
 
 
-__all__ = ["FrontendInternalError", "GibbousError", "UnsupportedConstructError", "caught", "throw"]
+__all__ = [
+    "FrontendInternalError", "GibbousError", "UnsupportedArgumentError",
+    "UnsupportedConstructError", "caught", "throw",
+]  # fmt: skip
+
+
+class UnsupportedArgumentError(GibbousError, TypeError):
+    """A rule called with an argument (an option) it does not take: gibbous's refusal, a
+    ``TypeError`` as Python's own for an unexpected argument."""

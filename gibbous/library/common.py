@@ -26,6 +26,7 @@ import typing as t
 import attrs
 import numpy as np
 
+from gibbous.ir.exceptions import UnsupportedArgumentError
 from gibbous.ir import types as T
 from gibbous.tangents import pool
 from gibbous.rules.registry import Pullback
@@ -261,7 +262,8 @@ def bind(
     what: str,
 ) -> dict[str, object]:
     """The primal values of optional parameters passed by position (in ``names`` order) or by
-    keyword, with ``defaults`` for the others.  Unknown parameters are a TypeError."""
+    keyword, with ``defaults`` for the others.  Unknown parameters are refused
+    (``UnsupportedArgumentError``, a ``TypeError``)."""
     if len(args) > len(names):
         raise TypeError(f"{what}: too many positional arguments")
     bound: dict[str, object] = dict(defaults)
@@ -269,7 +271,9 @@ def bind(
         bound[name] = a.primal
     for name, a in kwargs.items():
         if name not in names:
-            raise TypeError(f"{what}: gibbous's rule does not support the argument {name!r}")
+            raise UnsupportedArgumentError(
+                f"{what}: gibbous's rule does not support the argument {name!r}"
+            )
         bound[name] = a.primal
     return bound
 

@@ -345,10 +345,10 @@ def _hstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> 
     return _split(g, values, [np.shape(v)[1] for v in values], 1)
 
 
-primitive(np.concatenate, ANY, ...)(_join_rrule(_concatenate_pieces, ("axis", "out", "dtype")))
-primitive(np.stack, ANY, ...)(_join_rrule(_stack_pieces, ("axis", "out", "dtype")))
-primitive(np.vstack, ANY, ...)(_join_rrule(_vstack_pieces, ("dtype",)))
-primitive(np.hstack, ANY, ...)(_join_rrule(_hstack_pieces, ("dtype",)))
+primitive(np.concatenate, ANY, ...)(_join_rrule(_concatenate_pieces, ("axis", "out", "dtype", "casting")))
+primitive(np.stack, ANY, ...)(_join_rrule(_stack_pieces, ("axis", "out", "dtype", "casting")))
+primitive(np.vstack, ANY, ...)(_join_rrule(_vstack_pieces, ("dtype", "casting")))
+primitive(np.hstack, ANY, ...)(_join_rrule(_hstack_pieces, ("dtype", "casting")))
 
 
 def _column_stack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> list[t.Any]:
