@@ -75,6 +75,7 @@ from gibbous.reverse.generators import (
 )
 from gibbous.reverse.higher_order import rule_factory
 from gibbous.rules.inline import InlineRule
+from gibbous.rules import no_derivative
 from gibbous import library as library  # registers every rule (its one ordered list)
 from gibbous.library.python.classes import by_code
 from gibbous.rules.registry import (
@@ -335,6 +336,9 @@ class Session:
             )
         if any(isinstance(ty, T.Bottom) for ty in types):
             return lambda: _PRIMAL  # an operand that never exists: the call never runs
+        if isinstance(callee, Constant):  # (an operand that carries what it has no rule for)
+            active = [activity.is_active(v) for v in operands[1:]]
+            no_derivative.check(callee.value, active, op.kwnames, op.loc)
         if isinstance(callee, Constant):
             lowered = self._generator(callee.value, types, op.kwnames, op.loc)
             if lowered is not None:
@@ -479,6 +483,8 @@ class Session:
         loc: Location | None,
     ) -> RRule | None:
         """The rule of a dynamic call site for these runtime types (``Resolver``)."""
+        carries = [no_derivative.may_carry(ty) for ty in arg_types]  # (activity is not known)
+        no_derivative.check(callee, carries, kwnames, loc)
         lowered = self._generator(callee, arg_types, kwnames, loc)
         if lowered is not None:
             return t.cast(RRule, lowered())

@@ -38,6 +38,7 @@ CASE_MODULES: tuple[str, ...] = (
     "gibbous.audit.cases.python.classes",
     "gibbous.audit.cases.inplace",
     "gibbous.audit.cases.scipy",
+    "gibbous.audit.cases.scipy_special",
 )
 
 

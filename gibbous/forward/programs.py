@@ -22,6 +22,7 @@ from gibbous.ir.exceptions import UnsupportedConstructError
 from gibbous.forward.activity import Default, analyse, bind_call, bind_packed, bound, operands
 from gibbous.rules import frules
 from gibbous.rules import inplace_forward
+from gibbous.rules import no_derivative
 from gibbous.forward.frames import Steps
 from gibbous.reverse.generators import FRAME
 from gibbous.rules.emit import ObjectTangent
@@ -174,6 +175,7 @@ class ProgramBuilder:
         varied: tuple[bool, ...],
         loc: Location | None,
     ) -> frules.Tangent | frules.Emit | None:
+        no_derivative.check(fn, varied, kwnames, loc, "forward")  # (a tangent it has no rule for)
         maker = frules.forward_maker(fn)
         return None if maker is None else maker(types, kwnames, varied)
 

@@ -366,10 +366,14 @@ def real_part_type(ty: T.Type) -> T.Type:
 
 
 class Writer:
-    """Writes formulas with a builder, folding what the constants decide."""
+    """Writes formulas with a builder, folding what the constants decide; ``functions``: what
+    the names of functions a formula calls mean besides NumPy's (SciPy's, each with rules of
+    its own, so that reverse mode can differentiate the written form again)."""
 
-    def __init__(self, b: Builder, arrays: bool) -> None:
-        self.b, self.arrays = b, arrays
+    def __init__(
+        self, b: Builder, arrays: bool, functions: t.Mapping[str, t.Callable[..., t.Any]] = {}
+    ) -> None:
+        self.b, self.arrays, self.functions = b, arrays, functions
 
     def call(self, fn: t.Callable[..., t.Any], *args: Operand, boolean: bool = False) -> Operand:
         if not any(isinstance(a, Value) for a in args):
@@ -418,7 +422,7 @@ class Writer:
                 return self.call(np.log, args[0])
             return self.call(np.log, self.call(np.abs, args[0]))
         if op == "call":
-            fn = _IR_FUNCTIONS.get(e.name)
+            fn = _IR_FUNCTIONS.get(e.name) or self.functions.get(e.name)
             if fn is None:
                 raise Inexpressible(e.name)
             return self.call(fn, *args)

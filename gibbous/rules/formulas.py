@@ -137,6 +137,87 @@ LN10 = math.log(10.0)
 TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 SQRT_2PI = math.sqrt(2 * math.pi)
 HALF_SQRT_PI = math.sqrt(math.pi) / 2
+SQRT_PI = math.sqrt(math.pi)
+SQRT2 = math.sqrt(2.0)
+DEGREE = math.pi / 180
+
+# SciPy's special functions, by SciPy's names (``gibbous.library.scipy`` renders them with
+# ``scipy.special``; each has rules of its own, so a written tangent can be differentiated).
+j0, j1, jv, jve, y0, y1, yv, yve = map(fn, "j0 j1 jv jve y0 y1 yv yve".split())
+i0, i0e, i1, i1e, iv, ive = map(fn, "i0 i0e i1 i1e iv ive".split())
+k0, k0e, k1, k1e, kv, kve = map(fn, "k0 k0e k1 k1e kv kve".split())
+struve, modstruve, hyp0f1 = map(fn, "struve modstruve hyp0f1".split())
+gamma, gammaln, xlogy, expit, erf = map(fn, "gamma gammaln xlogy expit erf".split())
+expn, exprel, sindg, cosdg = map(fn, "expn exprel sindg cosdg".split())
+eval_hermite, eval_hermitenorm, eval_chebyu = map(
+    fn, "eval_hermite eval_hermitenorm eval_chebyu".split()
+)
+multidigamma = fn("multidigamma")  # the sum of digamma(a - j / 2) for j < d
+
+
+def _series(u: Expr, coefficients: t.Sequence[float]) -> Expr:
+    """The polynomial ``c0 + c1 u + c2 u**2 + ...`` (Horner's order)."""
+    e = lift(coefficients[-1])
+    for c in reversed(coefficients[:-1]):
+        e = c + u * e
+    return e
+
+
+def _small(u: Expr) -> Expr:
+    """|u| < 1e-2: where a difference below cancels (its error is about 2e-16 / |u|
+    relative), and its series, to the 7th term, is exact to rounding."""
+    return less(magnitude(u), lift(1e-2))
+
+
+def _exprel_slope(u: Expr) -> Expr:
+    """The derivative of exprel(u) = (e**u - 1) / u: (e**u - exprel(u)) / u, near 0 its series
+    sum of n u**(n - 1) / (n + 1)!.  Also Box-Cox's slope in lambda, which is
+    log(x)**2 exprel'(lambda log(x))."""
+    near = _series(u, [1 / 2, 1 / 3, 1 / 8, 1 / 30, 1 / 144, 1 / 840, 1 / 5760])
+    return where(_small(u), near, (exp(u) - exprel(u)) / where(_small(u), 1, u))
+
+
+def _log1p_ratio_slope(u: Expr) -> Expr:
+    """h(u) = (u / (1 + u) - log1p(u)) / u**2, the slope of the inverse Box-Cox transform in
+    lambda over y**2 (u = lambda y): near 0 its series sum of (-1)**(k + 1) (k - 1) / k
+    u**(k - 2), from -1/2."""
+    near = _series(u, [-1 / 2, 2 / 3, -3 / 4, 4 / 5, -5 / 6, 6 / 7, -7 / 8, 8 / 9])
+    safe = where(_small(u), 1, u)
+    return where(_small(u), near, (u / (1 + u) - log1p(u)) / (safe * safe))
+
+
+def _struve_term(v: Expr, x: Expr) -> Expr:
+    """What the Struve functions add to the Bessel recurrence: 2 H_v' = H_(v-1) - H_(v+1) +
+    (x/2)**v / (sqrt(pi) gamma(v + 3/2)) (DLMF 11.4.24; L_v's the same, 11.4.26), halved."""
+    return (x / 2) ** v / (2 * SQRT_PI * gamma(v + 1.5))
+
+
+def _hypot1(u: Expr) -> Expr:
+    return sqrt(1 + u * u)
+
+
+def _unless(cond: Expr, value: Expr, safe: Operand) -> Expr:
+    """``value``, or ``safe`` where ``cond`` holds: the operand of a branch ``where`` does not
+    take there, kept finite (a Hessian-vector product differentiates both branches, and the
+    one not taken, if it were inf or nan there, would make 0 * inf)."""
+    return where(cond, safe, value)
+
+
+def _rgamma_slope(x: Expr, z: Expr) -> Expr:
+    """(1 / gamma)' = -digamma(x) / gamma(x); below 1/2, where gamma has its poles (and 1 / gamma
+    its zeros), the derivative of the reflection 1 / gamma(x) = sin(pi x) gamma(1 - x) / pi,
+    cos(pi x) gamma(1 - x) - digamma(1 - x) / gamma(x), which holds at the poles too."""
+    left = less(x, lift(0.5))
+    u = where(left, x, 0)  # (0 elsewhere: gamma(1 - u) stays finite)
+    reflected = cos(math.pi * u) * gamma(1 - u) - z * digamma(1 - u)
+    return where(left, reflected, -z * digamma(_unless(left, x, 1)))
+
+
+def _pseudo_huber_delta(delta: Expr, r: Expr, z: Expr) -> Expr:
+    """d/d delta of pseudo_huber = delta**2 (s - 1), s = sqrt(1 + (r / delta)**2), as
+    z**2 / (delta**3 s), written (z / delta) (z / delta**2) / s (no square of z to overflow)."""
+    d = _unless(delta.eq(0), delta, 1)
+    return z / d * (z / (d * d)) / _hypot1(r / d)
 
 
 def ties(a: Expr, b: Expr, wins: t.Callable[[Expr, Expr], Expr]) -> Expr:
@@ -193,7 +274,7 @@ UNARY: dict[str, Expr] = {
     # SciPy's
     "expit": g * (z * (1 - z)),
     "logit": g / (x * (1 - x)),
-    "digamma": g * trigamma(x),
+    "digamma": g * zeta(2, x),  # polygamma(1, x), keeping scalars scalars
     # The normal distribution: ndtr is its CDF Phi, log_ndtr log Phi (whose derivative
     # phi / Phi is written to stay finite far into the lower tail), ndtri Phi^-1.
     "ndtr": g * conj(exp(-x * x / 2) / SQRT_2PI),
@@ -202,6 +283,41 @@ UNARY: dict[str, Expr] = {
     "erfcx": g * conj(2 * x * z - TWO_OVER_SQRT_PI),
     "erfinv": g * (HALF_SQRT_PI * exp(z * z)),
     "erfcinv": -g * (HALF_SQRT_PI * exp(z * z)),
+    # Bessel functions of orders 0 and 1, by the recurrence of jv's (below); the exponentially
+    # scaled ones (i0e = exp(-|x|) i0, k0e = exp(x) k0) with their scale's slope
+    "j0": -g * j1(x),
+    "j1": g * (j0(x) - jv(2, x)) / 2,
+    "y0": -g * y1(x),
+    "y1": g * (y0(x) - yv(2, x)) / 2,
+    "i0": g * i1(x),
+    "i1": g * (i0(x) + iv(2, x)) / 2,
+    "i0e": g * (i1e(x) - unit(x) * z),
+    "i1e": g * ((i0e(x) + ive(2, x)) / 2 - unit(x) * z),
+    "k0": -g * k1(x),
+    "k1": -g * (k0(x) + kv(2, x)) / 2,
+    "k0e": g * (z - k1e(x)),
+    "k1e": g * (z - (k0e(x) + kve(2, x)) / 2),
+    # Exponential integrals, 1 / gamma (an entire function, 0 at gamma's poles), the
+    # dilogarithm spence(x) = -Li2(1 - x)
+    "exp1": -g * (exp(-x) / x),
+    "expi": g * (exp(x) / x),
+    "rgamma": g * _rgamma_slope(x, z),
+    "spence": g * where(x.eq(1), -1, log(x) / (1 - _unless(x.eq(1), x, 0))),
+    # Entropies, logistic and normal tails
+    "entr": -g * (log(x) + 1),
+    "log_expit": g * expit(-x),
+    "ndtri_exp": g * (SQRT_2PI * exp(x + z * z / 2)),
+    # Elementary functions: in degrees, less one, ...
+    "sindg": g * (DEGREE * cosdg(x)),
+    "cosdg": -g * (DEGREE * sindg(x)),
+    "tandg": g * (DEGREE * (1 + z * z)),
+    "cotdg": -g * (DEGREE * (1 + z * z)),
+    "cosm1": -g * sin(x),
+    "exp10": g * (z * LN10),
+    "exprel": g * _exprel_slope(x),
+    "dawsn": g * (1 - 2 * x * z),
+    "erfi": g * (TWO_OVER_SQRT_PI * exp(x * x)),
+    "wrightomega": g * (z / (1 + z)),
 }
 
 # ... and of two-operand functions (of g, x, y, z), by function and operand.
@@ -253,6 +369,66 @@ BINARY: dict[str, Expr] = {
     "polygamma_y": g * polygamma(x + 1, y),
     "stdtr_x": g * stdtr_ddf(x, y),  # stdtr(df, x): the first operand is df
     "stdtr_y": g * t_pdf(y, x),
+    # Bessel functions of real order x at y: 2 C_v' = C_(v-1) - C_(v+1) for J and Y, I's and
+    # K's with their signs (DLMF 10.6.1, 10.29.1), scipy.special.jvp and its kin for n = 1;
+    # jve and yve are jv and yv on real y; none in the order (refused)
+    "jv_y": g * (jv(x - 1, y) - jv(x + 1, y)) / 2,
+    "jve_y": g * (jve(x - 1, y) - jve(x + 1, y)) / 2,
+    "yv_y": g * (yv(x - 1, y) - yv(x + 1, y)) / 2,
+    "yve_y": g * (yve(x - 1, y) - yve(x + 1, y)) / 2,
+    "iv_y": g * (iv(x - 1, y) + iv(x + 1, y)) / 2,
+    "ive_y": g * ((ive(x - 1, y) + ive(x + 1, y)) / 2 - unit(y) * z),
+    "kv_y": -g * (kv(x - 1, y) + kv(x + 1, y)) / 2,
+    "kve_y": g * (z - (kve(x - 1, y) + kve(x + 1, y)) / 2),
+    "struve_y": g * ((struve(x - 1, y) - struve(x + 1, y)) / 2 + _struve_term(x, y)),
+    "modstruve_y": g * ((modstruve(x - 1, y) + modstruve(x + 1, y)) / 2 + _struve_term(x, y)),
+    "hyp0f1_y": g * hyp0f1(x + 1, y) / x,
+    # The regularized incomplete gamma functions P(a, y), Q(a, y) in y: -+ the gamma density
+    # y**(a-1) e**-y / gamma(a); their inverses, 1 over it at the result; none in a (refused)
+    "gammainc_y": g * exp(xlogy(x - 1, y) - y - gammaln(x)),
+    "gammaincc_y": -g * exp(xlogy(x - 1, y) - y - gammaln(x)),
+    "gammaincinv_y": g * exp(gammaln(x) + z - xlogy(x - 1, z)),
+    "gammainccinv_y": -g * exp(gammaln(x) + z - xlogy(x - 1, z)),
+    # E_n' = -E_(n-1), and E_0(y) = e**-y / y; zeta(x, q) in q; Pochhammer and binomial
+    # through digamma; the log multivariate gamma in a (not in its integer dimension d)
+    "expn_y": g * where(x.eq(0), -z * (1 + 1 / y), -expn(_unless(x.eq(0), x, 1) - 1, y)),
+    "zeta_y": -g * x * zeta(x + 1, y),
+    "poch_x": g * z * (digamma(x + y) - digamma(x)),
+    "poch_y": g * z * digamma(x + y),
+    "binom_x": g * z * (digamma(x + 1) - digamma(x - y + 1)),
+    "binom_y": g * z * (digamma(x - y + 1) - digamma(y + 1)),
+    "multigammaln_x": g * multidigamma(x, y),
+    # Losses (x the threshold delta, y the residual r; pseudo_huber = delta**2 (s - 1) with
+    # s = sqrt(1 + (r / delta)**2): d/d delta = z**2 / (delta**3 s), |r| at delta = 0, where
+    # the function is 0 for every r) and divergences, -inf in x where x = 0
+    "huber_x": g * where(greater(magnitude(y), x), magnitude(y) - x, 0),
+    "huber_y": g * where(greater(magnitude(y), x), x * unit(y), y),
+    "pseudo_huber_x": g * where(x.eq(0), magnitude(y), _pseudo_huber_delta(x, y, z)),
+    "pseudo_huber_y": g * where(x.eq(0), 0, y / _hypot1(y / _unless(x.eq(0), x, 1))),
+    "kl_div_x": g * log(x / y),
+    "kl_div_y": g * where(x.eq(0), 1, 1 - x / _unless(x.eq(0), y, 1)),
+    "rel_entr_x": g * (log(x / y) + 1),
+    "rel_entr_y": g * where(x.eq(0), 0, -x / _unless(x.eq(0), y, 1)),
+    # Box-Cox transforms of x (1 + x for boxcox1p) with parameter y, and their inverses
+    # (inv_boxcox(x, y) = (1 + x y)**(1/y); inv_boxcox1p = inv_boxcox - 1)
+    "boxcox_x": g * x ** (y - 1),
+    "boxcox_y": g * (log(x) * log(x) * _exprel_slope(y * log(x))),
+    "boxcox1p_x": g * (1 + x) ** (y - 1),
+    "boxcox1p_y": g * (log1p(x) * log1p(x) * _exprel_slope(y * log1p(x))),
+    "inv_boxcox_x": g * z / (1 + x * y),
+    "inv_boxcox_y": g * z * x * x * _log1p_ratio_slope(x * y),
+    "inv_boxcox1p_x": g * (z + 1) / (1 + x * y),
+    "inv_boxcox1p_y": g * (z + 1) * x * x * _log1p_ratio_slope(x * y),
+    # Owen's T(h, a) = int_0^a e**(-h**2 (1 + t**2) / 2) / (2 pi (1 + t**2)) dt; powm1 = x**y - 1
+    "owens_t_x": -g * exp(-x * x / 2) / SQRT_2PI * erf(x * y / SQRT2) / 2,
+    "owens_t_y": g * exp(-x * x * (1 + y * y) / 2) / (2 * math.pi * (1 + y * y)),
+    "powm1_x": g * where(y.eq(0), 0, y * x ** (y - 1)),
+    "powm1_y": g * where(x.eq(0), 0, (z + 1) * log(_unless(x.eq(0), x, 1))),
+    # Orthogonal polynomials of degree x at y: H_n' = 2n H_(n-1), He_n' = n He_(n-1),
+    # T_n' = n U_(n-1); none in the degree (refused)
+    "eval_hermite_y": g * (2 * x * eval_hermite(_unless(x.eq(0), x, 1) - 1, y)),
+    "eval_hermitenorm_y": g * (x * eval_hermitenorm(_unless(x.eq(0), x, 1) - 1, y)),
+    "eval_chebyt_y": g * (x * eval_chebyu(_unless(x.eq(0), x, 1) - 1, y)),
 }
 
 

@@ -233,29 +233,34 @@ def register_elementwise(
     fns: t.Iterable[object],
     grads: t.Sequence[t.Callable[..., t.Any] | None],
     formula: t.Mapping[t.Any, Expr],
+    functions: t.Mapping[str, t.Callable[..., t.Any]] = {},
+    complex_ok: bool = True,
 ) -> None:
     """The forward rule of elementwise ``fns`` from their reverse partials ``grads`` (the
     NumPy renderings ``g(g, x, z)`` / ``g(g, x, y, z)`` of ``gibbous.rules.formulas``; None:
     that operand has no derivative); ``formula``: each rendering's formula (the library's
-    table, ``gibbous.library.elementwise.tables.FORMULA``)."""
+    table, ``gibbous.library.elementwise.tables.FORMULA``); ``functions``: the callables the
+    written form may call for the names of the formulas' functions besides NumPy's (a formula
+    calling another function has a tangent function, not a written form); ``complex_ok``:
+    whether the formulas hold for complex operands (no forward rule takes them otherwise)."""
     FORMULA = formula
     grads = tuple(grads)
     quiet = all(g is None or g in FORMULA and FORMULA[g].ops() <= _QUIET_OPS for g in grads)
 
     formulas = [None if g is None else FORMULA.get(g) for g in grads]
 
-    complex_forms = [None if f is None else complex_tangent(f) for f in formulas]
+    complex_forms = [None if f is None or not complex_ok else complex_tangent(f) for f in formulas]
 
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
         if not kwnames and len(types) == len(grads) and any(map(complex_type, types)):
-            return _complex_elementwise(complex_forms, types, varied)
+            return _complex_elementwise(complex_forms, types, varied, functions)
         if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
             return None
         if static_types(types) and all(f is not None for f, v in zip(formulas, varied) if v):
             arrays = any(isinstance(ty, T.Array) for ty in types)
-            emit = _elementwise_emit(formulas, arrays)
+            emit = _elementwise_emit(formulas, arrays, functions)
             try:  # (written once now, on dummy values, to learn whether it can be)
                 _probe(emit, types, varied)
                 return emit
@@ -293,7 +298,7 @@ def register_elementwise(
             return None
         if not all(f is not None for f, v in zip(formulas, varied) if v):
             return None
-        emit = _elementwise_emit(formulas, arrays=True)  # (NumPy's functions take both)
+        emit = _elementwise_emit(formulas, True, functions)  # (NumPy's functions take both)
         try:
             _probe(emit, types, varied)
         except Inexpressible:
@@ -306,7 +311,10 @@ def register_elementwise(
 
 
 def _complex_elementwise(
-    forms: t.Sequence[Expr | None], types: tuple[T.Type, ...], varied: tuple[bool, ...]
+    forms: t.Sequence[Expr | None],
+    types: tuple[T.Type, ...],
+    varied: tuple[bool, ...],
+    functions: t.Mapping[str, t.Callable[..., t.Any]],
 ) -> Emit | None:
     """The written form of an elementwise function of complex operands (types known): the
     formulas' complex forms; no tangent function (None where a form is missing)."""
@@ -314,7 +322,7 @@ def _complex_elementwise(
         return None
     if any(f is None for f, v in zip(forms, varied) if v):
         return None
-    emit = _elementwise_emit(forms, arrays=True)
+    emit = _elementwise_emit(forms, True, functions)
     try:
         _probe(emit, types, varied)
     except Inexpressible:
@@ -322,13 +330,17 @@ def _complex_elementwise(
     return emit
 
 
-def _elementwise_emit(formulas: t.Sequence[Expr | None], arrays: bool) -> Emit:
+def _elementwise_emit(
+    formulas: t.Sequence[Expr | None],
+    arrays: bool,
+    functions: t.Mapping[str, t.Callable[..., t.Any]] = {},
+) -> Emit:
     names = ("x", "y")
 
     def emit(
         b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
     ) -> Value:
-        w = Writer(b, arrays)
+        w = Writer(b, arrays, functions)
         env: dict[str, Operand] = {"z": z, **{n: scalar_of(a) for n, a in zip(names, args)}}
         total: Operand | None = None
         for f, d in zip(formulas, tangents):

@@ -469,12 +469,15 @@ def register_unary(
     *,
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
     inline: Inline = None,
+    forward: bool = True,
 ) -> None:
     """The general rule for ``patterns`` (ARRAY and/or NUMBER), and a variant for float64
     operands of each.  ``wrap`` is applied to the general rule (a check run before it).
-    ``inline``: the float variant has an inline form (``Inline``)."""
+    ``inline``: the float variant has an inline form (``Inline``).  ``forward``: the forward
+    rule of the same formula too (SciPy's register theirs with the functions they call)."""
     fns, patterns = list(fns), list(patterns)
-    frules.register_elementwise(fns, (grad,), tables.FORMULA)  # the same formula, as a tangent
+    if forward:
+        frules.register_elementwise(fns, (grad,), tables.FORMULA)  # the same formula, as a tangent
     rules: list[_Entry] = [(p, tables.unary_rule(grad), None, None) for p in patterns]
     if (ARRAY,) in patterns:
         array_form = _array_unary_form(_names(fns), grad) if inline == "numpy" else None
@@ -638,15 +641,18 @@ def register_binary(
     wrap: t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]] | None = None,
     float_pairs: t.Sequence[tuple[T.Type, T.Type]] = ((F64, F64), (F64, INT), (INT, F64)),
     inline: Inline = None,
+    forward: bool = True,
 ) -> None:
     """The general rule for ``patterns``, and variants for float64 operands where a pattern
     admits them: ``real_array_binary`` beside an array pattern, ``float_binary`` (for
     ``float_pairs``: the scalar operands the callable takes) beside the scalar one when each
     operand that gets a gradient has a float gradient function.  ``inline``: the float
-    variant has an inline form where both operands have formulas (``register_unary``)."""
+    variant has an inline form where both operands have formulas (``register_unary``);
+    ``forward``: as for ``register_unary``."""
     fns, patterns = list(fns), list(patterns)
     grads = (grad_x, grad_y)
-    frules.register_elementwise(fns, grads, tables.FORMULA)  # the same formulas, as a tangent
+    if forward:
+        frules.register_elementwise(fns, grads, tables.FORMULA)  # the same formulas, as a tangent
     general = tables.binary_rule(grad_x, grad_y)
     rules: list[_Entry] = [(p, general, None, None) for p in patterns]
     if any(ARRAY in p for p in patterns):

@@ -1,13 +1,19 @@
 """SciPy: rules for functions of ``scipy.special`` (registered by ``gibbous.optional``
 once SciPy is imported, as ``scipy_linalg`` and ``scipy_stats``).
 
-* the ufuncs ``expit logit gammaln digamma (psi) erf erfc xlogy xlog1py`` and
-  ``polygamma(n, x)``, on arrays and scalars with broadcasting;
+* the ufuncs ``expit logit gammaln digamma (psi) erf erfc`` and those ``scipy.stats`` reaches
+  (``ndtr log_ndtr ndtri erfcx erfinv erfcinv gamma loggamma beta betaln stdtr``),
+  ``xlogy xlog1py`` and ``polygamma(n, x)``, on arrays and scalars with broadcasting;
 * ``logsumexp`` (``axis``, ``keepdims``, weights ``b``, ``return_sign``), ``softmax`` and
-  ``log_softmax`` (``axis``).
+  ``log_softmax`` (``axis``);
+* by area, in modules of their own (imported at the end): Bessel functions and their kin
+  (``gibbous.library.scipy.bessel``), gamma and zeta functions and exponential integrals
+  (``gammas``), losses, divergences, Box-Cox transforms and elementary functions
+  (``elementary``).
 
 Each function has a type rule (``gibbous.inspect.code_ir(f, *args, stage="typed")`` types its
-calls) and is pure (``gibbous.ir.purity``).
+calls) and is pure (``gibbous.ir.purity``).  The ufuncs' rules of both modes are made from the
+formulas of ``gibbous.rules.formulas`` by ``gibbous.library.scipy.ufuncs``.
 """
 
 from __future__ import annotations
@@ -20,10 +26,8 @@ import scipy.special as sps
 
 from gibbous.ir import types as T
 from gibbous.ir.purity import register_pure_array_function
-from gibbous.rules import frules, formulas
-from gibbous.rules import render
+from gibbous.rules import frules
 from gibbous.library.elementwise import tables
-from gibbous.library.elementwise import variants
 from gibbous.library.common import (
     CD,
     NT,
@@ -38,19 +42,11 @@ from gibbous.library.common import (
     zero_for,
 )
 from gibbous.library.reductions.reductions import expand, normalize_axes
-from gibbous.library.scipy.common import (
-    TypeArgs,
-    TypeKwargs,
-    is_complex,
-    position,
-    rdata_item,
-    run_primal,
-    zero_where,
-)
+from gibbous.library.scipy import ufuncs
+from gibbous.library.scipy.common import is_complex, position, rdata_item, run_primal
 from gibbous.rules.registry import primitive
 from gibbous.tangents.model import CoDual
 from gibbous.infer.typerules.table import register_type_rule
-from gibbous.infer.typerules.numbers import elementwise
 from gibbous.infer.typerules.numpy import DataArgs, sampled_numpy
 
 # --------------------------------------------------------------------------------------------
@@ -110,34 +106,17 @@ def _t_pdf(u: t.Any, df: t.Any) -> t.Any:
     return np.exp(t_logpdf(u, df))
 
 
-SCIPY: dict[str, t.Callable[..., t.Any]] = {
-    **tables.NUMPY,
-    "digamma": sps.digamma,
-    # polygamma(1, x) is zeta(2, x); the ufunc keeps scalars scalars (polygamma makes arrays).
-    "trigamma": lambda x: sps.zeta(2.0, x),
-    "polygamma": sps.polygamma,
-    "stdtr_ddf": stdtr_ddf,
-    "t_pdf": _t_pdf,
-}
+HELPERS: dict[str, t.Callable[..., t.Any]] = {"stdtr_ddf": stdtr_ddf, "t_pdf": _t_pdf}
 
 
 def _grad(name: str, arity: int = 1) -> t.Any:
-    formula = (formulas.UNARY, formulas.BINARY)[arity - 1][name]
-    grad = render.numpy_pullback(f"g_{name}", formula, arity, SCIPY)
-    tables.SHOWN_FORMULA[grad] = formula
-    return grad
+    return ufuncs.grad(name, arity, HELPERS)
 
 
 g_expit, g_logit, g_gammaln, g_digamma = map(_grad, ("expit", "logit", "lgamma", "digamma"))
 g_erf, g_erfc, g_ndtr, g_log_ndtr = map(_grad, ("erf", "erfc", "ndtr", "log_ndtr"))
 g_ndtri, g_erfcx, g_erfinv, g_erfcinv = map(_grad, ("ndtri", "erfcx", "erfinv", "erfcinv"))
 g_gamma, g_loggamma = _grad("gamma"), _grad("lgamma")
-g_xlogy_x, g_xlogy_y = _grad("xlogy_x", 2), _grad("xlogy_y", 2)
-g_xlog1py_x, g_xlog1py_y = _grad("xlog1py_x", 2), _grad("xlog1py_y", 2)
-g_beta_a, g_beta_b = _grad("beta_x", 2), _grad("beta_y", 2)
-g_betaln_a, g_betaln_b = _grad("betaln_x", 2), _grad("betaln_y", 2)
-g_polygamma_x = _grad("polygamma_y", 2)
-g_stdtr_df, g_stdtr_x = _grad("stdtr_x", 2), _grad("stdtr_y", 2)
 
 
 def normal_pdf(x: t.Any) -> t.Any:
@@ -152,61 +131,35 @@ def normal_hazard(x: t.Any, log_cdf: t.Any) -> t.Any:
 
 # Complex arguments are refused by the rule where SciPy computes the function but the gradient
 # function could not (zeta and polygamma take real arguments only).
-UNARY: dict[np.ufunc, tuple[tables.UnaryGrad, bool]] = {
-    sps.expit: (g_expit, False),
-    sps.logit: (g_logit, False),
-    sps.gammaln: (g_gammaln, False),
-    sps.digamma: (g_digamma, False),  # also scipy.special.psi
-    sps.erf: (g_erf, True),
-    sps.erfc: (g_erfc, True),
-    sps.ndtr: (g_ndtr, True),
-    sps.log_ndtr: (g_log_ndtr, True),
-    sps.ndtri: (g_ndtri, False),
-    sps.erfcx: (g_erfcx, True),
-    sps.erfinv: (g_erfinv, False),
-    sps.erfcinv: (g_erfcinv, False),
-    sps.gamma: (g_gamma, True),
-    sps.loggamma: (g_loggamma, True),
+UNARY: dict[object, ufuncs.Operand] = {
+    sps.expit: g_expit,
+    sps.logit: g_logit,
+    sps.gammaln: g_gammaln,
+    sps.digamma: g_digamma,  # also scipy.special.psi
+    sps.erf: g_erf,
+    sps.erfc: g_erfc,
+    sps.ndtr: g_ndtr,
+    sps.log_ndtr: g_log_ndtr,
+    sps.ndtri: g_ndtri,
+    sps.erfcx: g_erfcx,
+    sps.erfinv: g_erfinv,
+    sps.erfcinv: g_erfcinv,
+    sps.gamma: g_gamma,
+    sps.loggamma: g_loggamma,
 }
-BINARY: dict[np.ufunc, tuple[tables.BinaryGrad, tables.BinaryGrad]] = {
-    sps.xlogy: (g_xlogy_x, g_xlogy_y),
-    sps.xlog1py: (g_xlog1py_x, g_xlog1py_y),
-    sps.beta: (g_beta_a, g_beta_b),
-    sps.betaln: (g_betaln_a, g_betaln_b),
-    sps.stdtr: (g_stdtr_df, g_stdtr_x),
+COMPLEX = (sps.erf, sps.erfc, sps.ndtr, sps.log_ndtr, sps.erfcx, sps.gamma, sps.loggamma)
+BINARY: dict[object, tuple[ufuncs.Operand, ufuncs.Operand]] = {
+    sps.xlogy: ("xlogy_x", "xlogy_y"),
+    sps.xlog1py: ("xlog1py_x", "xlog1py_y"),
+    sps.beta: ("beta_x", "beta_y"),
+    sps.betaln: ("betaln_x", "betaln_y"),
+    sps.stdtr: (_grad("stdtr_x", 2), _grad("stdtr_y", 2)),
+    # polygamma(n, x): an integer order n (a Python function, not a ufunc: real only)
+    sps.polygamma: (ufuncs.Refuse("n", ufuncs.INTEGER), "polygamma_y"),
 }
 
-
-def _real_only(name: str) -> t.Callable[[t.Callable[..., RuleResult]], t.Callable[..., RuleResult]]:
-    """A rule that refuses complex operands (the function has no complex derivative here)."""
-
-    def wrap(rule: t.Callable[..., RuleResult]) -> t.Callable[..., RuleResult]:
-        def rrule(f: CD, *args: CD) -> RuleResult:
-            if any(is_complex(a.primal) for a in args):
-                raise NotImplementedError(f"{name} of complex numbers: no rule")
-            return rule(f, *args)
-
-        rrule.__qualname__ = f"real_only({name})"
-        if rule in tables.RULE_FORMULAS:
-            tables.RULE_FORMULAS[rrule] = tables.RULE_FORMULAS[rule]
-        return rrule
-
-    return wrap
-
-
-def _register_ufuncs() -> None:
-    for ufunc, (grad, complex_ok) in UNARY.items():
-        wrap = None if complex_ok else _real_only(f"scipy.special.{ufunc.__name__}")
-        variants.register_unary([ufunc], grad, tables.UNARY_PATTERNS, wrap=wrap)
-    for ufunc, (gx, gy) in BINARY.items():
-        variants.register_binary([ufunc], gx, gy, tables.BINARY_PATTERNS)
-    # polygamma(n, x): an integer order n; the general rule alone (rare, and real only)
-    rule = _real_only("scipy.special.polygamma")(tables.binary_rule(None, g_polygamma_x))
-    for pair in tables.BINARY_PATTERNS:
-        primitive(sps.polygamma, *pair)(rule)
-
-
-_register_ufuncs()
+ufuncs.register_unary(UNARY, complex_ok=COMPLEX)
+ufuncs.register_binary(BINARY, complex_ok=(sps.xlogy, sps.xlog1py))
 
 # --------------------------------------------------------------------------------------------
 # scipy.special: logsumexp, softmax, log_softmax
@@ -334,24 +287,19 @@ for _fn, _which in ((sps.logsumexp, "logsumexp"), (sps.softmax, "softmax"),
 # Type rules and purity
 
 
-def _ufunc_type(ufunc: object) -> t.Callable[[TypeArgs, TypeKwargs], T.Type]:
-    def rule(args: TypeArgs, kwargs: TypeKwargs) -> T.Type:
-        return elementwise(t.cast(t.Callable[..., object], ufunc), args, kwargs)
-
-    return rule
-
-
 def _register_types() -> None:
-    for ufunc in (*UNARY, *BINARY):
-        register_type_rule(ufunc, fold=True)(_ufunc_type(ufunc))
+    ufuncs.register_types(fn for fn in (*UNARY, *BINARY) if fn is not sps.polygamma)
     register_type_rule(sps.polygamma)(sampled_numpy(sps.polygamma, DataArgs(2)))
     register_type_rule(sps.logsumexp)(
         sampled_numpy(sps.logsumexp, DataArgs(1, keywords=frozenset({"b"})))
     )
     for fn in (sps.softmax, sps.log_softmax):
         register_type_rule(fn)(sampled_numpy(fn))
-    for fn in (*UNARY, *BINARY, sps.polygamma, sps.logsumexp, sps.softmax, sps.log_softmax):
+    for fn in (sps.polygamma, sps.logsumexp, sps.softmax, sps.log_softmax):
         register_pure_array_function(fn)
 
 
 _register_types()
+
+# The other areas' modules: each registers its functions' rules as it is imported.
+from gibbous.library.scipy import bessel, elementary, gammas  # noqa: E402,F401

@@ -276,8 +276,10 @@ import sys
 sys.modules["scipy"] = None
 import gibbous, gibbous.library as prims
 from gibbous.audit.cases.scipy import CASES
-assert CASES == [], CASES
+from gibbous.audit.cases.scipy_special import CASES as SPECIAL_CASES
+assert CASES == [] and SPECIAL_CASES == [], (CASES, SPECIAL_CASES)
 assert not any(hasattr(prims, "scipy_" + area) for area in ("special", "linalg", "stats"))
+assert not [m for m in sys.modules if m.startswith("gibbous.library.scipy")], sys.modules
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
