@@ -15,6 +15,8 @@ areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
   ``cumsum`` and ``cumprod`` (``scans``), ``var``, ``std``, ``ptp``, ``average``, ``nansum``,
   ``nanmean`` (``moments``), and into ``out=`` (``reductions_out``);
 * ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms;
+* ``transforms``: the discrete Fourier transforms of ``np.fft`` and ``fftshift`` (``fft``),
+  ``np.convolve`` and ``np.correlate`` (``convolve``), ``np.pad`` in every mode (``pad``);
 * ``python``: tuples, lists, dicts and their methods, iteration, the reductions of sequences,
   builtins, objects, classes, partials, ``random``, queries, closures and cells;
 * ``scipy``: ``special``, ``linalg``, ``stats``, registered by ``gibbous.optional`` once SciPy's
@@ -63,3 +65,5 @@ from gibbous.library.elementwise import scalars as scalars
 from gibbous.library.python import sequences as sequences
 from gibbous.library.arrays import shapes as shapes
 from gibbous.library.arrays import strided as strided
+from gibbous.library.transforms import fft as fft
+from gibbous.library.transforms import convolve as convolve

@@ -55,6 +55,7 @@ from gibbous.library.common import (
     RuleResult,
     bind,
     cotangent,
+    linear_rrule,
     needs,
     new_fdata,
     no_derivative_rrule,
@@ -159,18 +160,7 @@ def _copy_rrule(back: Back) -> t.Callable[..., RuleResult]:
     x's gradient for the cotangent g of y (x shaped); the other operands have none."""
 
     def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        pa, pk = _primals(args, kwargs)
-        y = f.primal(x.primal, *pa, **pk)
-        yf = new_fdata(y)
-        rest = nothing(len(args) + len(kwargs))
-
-        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(yf, dy)
-            if g is None or not needs(x):
-                return (NT, zero_for(x), *rest)
-            return (NT, send(x, back(np.asarray(g), x, args, kwargs)), *rest)
-
-        return CoDual(y, yf), pullback
+        return linear_rrule(f, x, args, kwargs, lambda g: back(g, x, args, kwargs))
 
     rrule.__qualname__ = f"copy_rule({back.__name__})"
     return rrule
