@@ -67,3 +67,4 @@ from gibbous.library.arrays import shapes as shapes
 from gibbous.library.arrays import strided as strided
 from gibbous.library.transforms import fft as fft
 from gibbous.library.transforms import convolve as convolve
+from gibbous.library.transforms import pad as pad

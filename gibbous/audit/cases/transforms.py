@@ -2,12 +2,13 @@
 norm, a length or shape that crops or pads, an axis; real, complex and float32 inputs),
 ``fftshift`` / ``ifftshift``, ``np.convolve`` / ``np.correlate`` (every mode, either operand
 longer, complex), ``np.pad`` (every mode and option) and the selection tangent of
-``np.pad``'s maximum, minimum and median modes."""
+``np.pad``'s maximum, minimum and median modes (distinct values: no ties)."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from gibbous.library.transforms.pad import pad_selected
 from gibbous.testing import case
 from gibbous.testing.cases import RuleCase
 
@@ -77,3 +78,32 @@ for _fn in (np.convolve, np.correlate):
         case(_fn, _c(5), _c(2), kwargs={"mode": "valid"}),
         case(_fn, _r(4), _c(4), "full"),
     ]
+
+# Pads: every mode; the fill values differentiable (a scalar, a pair per axis)
+X, V, XC = _r(3, 4), _r(4), _c(3, 4)
+CASES += [
+    case(np.pad, V, 1),
+    case(np.pad, X, ((1, 0), (0, 2))),
+    case(np.pad, X, 1, kwargs={"constant_values": 0.5}),
+    case(np.pad, XC, (2, 1), "constant", kwargs={"constant_values": 1.5 - 0.5j}),
+    case(np.pad, X, 2, kwargs={"constant_values": _r(2, 2)}),
+    case(np.pad, X, 2, "edge"),
+    case(np.pad, X, (3, 1), "reflect"),
+    case(np.pad, V, 7, kwargs={"mode": "reflect", "reflect_type": "odd"}),
+    case(np.pad, X, ((2, 3), (1, 1)), "symmetric"),
+    case(np.pad, XC, (4, 5), "wrap"),
+    case(np.pad, X, 3, "linear_ramp", kwargs={"end_values": _r(2, 2)}),
+    case(np.pad, X, 2, "mean"),
+    case(np.pad, X, (2, 3), "mean", kwargs={"stat_length": 2}),
+    # (the state check's grown arrays repeat rows, whose extremes would tie: fresh ones)
+    case(np.pad, X, 2, "maximum", other_args=(_r(4, 5), 2, "maximum")),
+    case(np.pad, X, (1, 2), "minimum", kwargs={"stat_length": ((2, 3), (1, 2))},
+         other_args=(_r(4, 5), (1, 2), "minimum"), other_kwargs={"stat_length": ((2, 3), (1, 2))}),
+    case(np.pad, X, 2, "median", other_args=(_r(4, 5), 2, "median")),
+    case(np.pad, _r(5, 6), (3, 2), kwargs={"mode": "median", "stat_length": (2, 3)},
+         other_args=(_r(6, 7), (3, 2)), other_kwargs={"mode": "median", "stat_length": (2, 3)}),
+    case(pad_selected, _r(3, 4), X, 2, "maximum", None,
+         other_args=(_r(4, 5), _r(4, 5), 2, "maximum", None)),
+    case(pad_selected, _r(5, 6), _r(5, 6), (3, 2), "median", (2, 3),
+         other_args=(_r(6, 7), _r(6, 7), (3, 2), "median", (2, 3))),
+]  # fmt: skip
