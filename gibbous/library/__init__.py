@@ -19,7 +19,7 @@ areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
   ``np.convolve`` and ``np.correlate`` (``convolve``), ``np.pad`` in every mode (``pad``);
 * ``python``: tuples, lists, dicts and their methods, iteration, the reductions of sequences,
   builtins, objects, classes, partials, ``random``, queries, closures and cells;
-* ``scipy``: ``special``, ``linalg``, ``stats``, registered by ``gibbous.optional`` once SciPy's
+* ``scipy``: ``special``, ``linalg``, ``stats``, ``signal``, registered by ``gibbous.optional`` once SciPy's
   subpackage is imported (the optional extra ``gibbous[scipy]``).
 
 Shared pieces: ``common`` (cotangents, ``unbroadcast``, rdata of scalars), ``items``

@@ -277,7 +277,9 @@ sys.modules["scipy"] = None
 import gibbous, gibbous.library as prims
 from gibbous.audit.cases.scipy import CASES
 assert CASES == [], CASES
-assert not any(hasattr(prims, "scipy_" + area) for area in ("special", "linalg", "stats"))
+areas = ("special", "linalg", "stats", "signal")
+assert not any(hasattr(prims, "scipy_" + area) for area in areas)
+assert not any(f"gibbous.library.scipy.{area}" in sys.modules for area in areas)
 print("ok")
 """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
