@@ -123,3 +123,11 @@ def test_tied_extremes_share_the_derivative() -> None:
     check_program(program("return loss(np.pad(x, (2, 1), mode='maximum') * 1.0)"), x, modes="rf")
     g = gibbous.grad(lambda x: np.sum(np.pad(x, (2, 1), mode="maximum")))(x)
     np.testing.assert_allclose(g, [1, 2.5, 2.5, 1, 1, 1])  # (three pad entries)
+
+
+def test_results_are_typed() -> None:
+    """NumPy's ``pad`` is Python inference cannot read (a ``match``): a rule types it."""
+    from gibbous.inspect import code_ir
+
+    text = str(code_ir(lambda x: np.pad(x, 2, mode="reflect"), np.ones((3, 4), np.float32), stage="typed"))
+    assert 'numpy.pad(%x, 2, mode="reflect") : f32[:,:]' in text
