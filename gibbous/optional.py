@@ -17,7 +17,7 @@ from gibbous.ir import purity
 # library -> the module whose import registers its rules.  SciPy's by subpackage: a program
 # that uses scipy.special alone does not pay for importing scipy.stats.
 _PENDING: dict[str, str] = {
-    f"scipy.{area}": f"gibbous.library.scipy.{area}" for area in ("special", "linalg", "stats")
+    f"scipy.{area}": f"gibbous.library.scipy.{area}" for area in ("special", "linalg", "stats", "signal")
 }
 
 

@@ -37,6 +37,7 @@ CASE_MODULES: tuple[str, ...] = (
     "gibbous.audit.cases.python.containers",
     "gibbous.audit.cases.python.classes",
     "gibbous.audit.cases.inplace",
+    "gibbous.audit.cases.transforms",
     "gibbous.audit.cases.scipy",
     "gibbous.audit.cases.scipy_special",
 )

@@ -410,6 +410,8 @@ _NUMPY_FUNCTIONS = (
     # and in gibbous.library.elementwise.ufuncs and gibbous.library.arrays (gradient, setops, shapes, views_copies)
     "gradient", "partition", "argpartition", "rollaxis", "append", "insert",
     "delete", "unique",
+    # and in gibbous.library.transforms
+    "convolve", "correlate",
 )  # fmt: skip
 
 # Views with strides of their own (gibbous.library.arrays.strided): they write nothing.
@@ -418,6 +420,12 @@ _NUMPY_STRIDE_TRICKS = ("as_strided", "sliding_window_view")
 _NUMPY_LINALG = (
     "norm", "det", "inv", "solve", "slogdet", "pinv", "cholesky", "eigh", "svd", "qr", "eig",
     "eigvals", "eigvalsh",
+)  # fmt: skip
+
+# The transforms of gibbous.library.transforms.fft (pure without out=).
+_NUMPY_FFT = (
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn", "irfftn",
+    "fft2", "ifft2", "rfft2", "irfft2", "fftshift", "ifftshift", "fftfreq", "rfftfreq",
 )  # fmt: skip
 
 
@@ -445,6 +453,7 @@ def _register_builtins() -> None:
     # Missing names are tolerated: the set of NumPy names differs between versions.
     numpy_callables = [getattr(np, n, None) for n in (*_NUMPY_UFUNCS, *_NUMPY_FUNCTIONS)]
     numpy_callables += [getattr(np.linalg, n, None) for n in _NUMPY_LINALG]
+    numpy_callables += [getattr(np.fft, n, None) for n in _NUMPY_FFT]
     numpy_callables += [getattr(np.lib.stride_tricks, n, None) for n in _NUMPY_STRIDE_TRICKS]
     for fn in numpy_callables:
         if fn is None:

@@ -16,9 +16,11 @@ areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
   ``nanmean`` (``moments``), and into ``out=`` (``reductions_out``);
 * ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms,
   ``lstsq`` and ``cond`` (``twins``: by the pseudo-inverse, the singular values);
+* ``transforms``: the discrete Fourier transforms of ``np.fft`` and ``fftshift`` (``fft``),
+  ``np.convolve`` and ``np.correlate`` (``convolve``), ``np.pad`` in every mode (``pad``);
 * ``python``: tuples, lists, dicts and their methods, iteration, the reductions of sequences,
   builtins, objects, classes, partials, ``random``, queries, closures and cells;
-* ``scipy``: ``special``, ``linalg``, ``stats``, registered by ``gibbous.optional`` once SciPy's
+* ``scipy``: ``special``, ``linalg``, ``stats``, ``signal``, registered by ``gibbous.optional`` once SciPy's
   subpackage is imported (the optional extra ``gibbous[scipy]``).
 
 Shared pieces: ``common`` (cotangents, ``unbroadcast``, rdata of scalars), ``items``
@@ -65,3 +67,6 @@ from gibbous.library.elementwise import scalars as scalars
 from gibbous.library.python import sequences as sequences
 from gibbous.library.arrays import shapes as shapes
 from gibbous.library.arrays import strided as strided
+from gibbous.library.transforms import fft as fft
+from gibbous.library.transforms import convolve as convolve
+from gibbous.library.transforms import pad as pad

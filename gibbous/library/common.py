@@ -254,6 +254,25 @@ def no_derivative_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
     return CoDual(y, new_fdata(y) if fdata is None else fdata), lambda dy: rdata
 
 
+def linear_rrule(
+    f: CD, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD], adjoint: t.Callable[[Array], t.Any]
+) -> RuleResult:
+    """The rule of a call ``f(x, *args, **kwargs)`` linear in ``x``, the other operands
+    constants (an axis, a length, a mode): the result gets new fdata, and the pullback sends
+    ``adjoint(g)`` of the result's cotangent ``g`` to x (the real part to a real x)."""
+    y = f.primal(x.primal, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    yf = new_fdata(y)
+    rest = nothing(len(args) + len(kwargs))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is None or not needs(x):
+            return (NT, zero_for(x), *rest)
+        return (NT, send(x, adjoint(np.asarray(g))), *rest)
+
+    return CoDual(y, yf), pullback
+
+
 def bind(
     names: t.Sequence[str],
     args: t.Sequence[CD],

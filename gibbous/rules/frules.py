@@ -506,14 +506,21 @@ def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: i
         register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
 
 
-def register_bilinear(fns: t.Iterable[object]) -> None:
-    """``fn(a, b)`` linear in each operand: ``fn(da, b) + fn(a, db)``."""
+def register_bilinear(
+    fns: t.Iterable[object], most: int = 2, options: t.Collection[str] = ()
+) -> None:
+    """``fn(a, b)`` linear in each operand: ``fn(da, b) + fn(a, db)``.  With ``most`` above 2,
+    the positional operands after ``b`` (up to ``most`` in all) and the keywords ``options``
+    are constants passed as they are (``np.convolve(a, v, mode)``)."""
 
     def make_for(fn: t.Callable[..., t.Any], written: bool = False) -> Maker:
         def make(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
-            if kwnames or len(types) != 2 or not all(map(number_type, types)):
+            n = len(types) - len(kwnames)
+            if not set(kwnames) <= set(options) or not 2 <= n <= most:
+                return None
+            if not all(map(number_type, types[:2])) or any(varied[2:]):
                 return None
 
             if static_types(types) or written:
@@ -521,9 +528,9 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
                 def emit(
                     b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
                 ) -> Value:
-                    (x, y), (dx, dy) = args, tangents
+                    (x, y), (dx, dy), rest = args[:2], tangents[:2], args[2:]
                     terms = [
-                        b.call(fn, *pair, type=z.type)
+                        b.call(fn, *pair, *rest, kwargs=kwargs, type=z.type)
                         for pair, d in (((dx, y), dx), ((x, dy), dy))
                         if d is not None
                     ]
@@ -536,14 +543,15 @@ def register_bilinear(fns: t.Iterable[object]) -> None:
 
                 return Emit(emit)
 
-            def bilinear(z: t.Any, a: t.Any, b: t.Any, da: t.Any, db: t.Any) -> t.Any:
-                d = None if da is None else fn(da, b)
-                if db is not None:
-                    e = fn(a, db)
+            def bilinear(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+                (x, y), rest, (dx, dy) = a[:2], a[2:n], a[n : n + 2]
+                d = None if dx is None else fn(dx, y, *rest, **kwargs)
+                if dy is not None:
+                    e = fn(x, dy, *rest, **kwargs)
                     d = e if d is None else d + e
                 return like(z, d)
 
-            return checked(bilinear, types)
+            return checked(bilinear, types[:n])
 
         return make
 

@@ -110,8 +110,6 @@ def check_forward(
     y0 = f(*args, **kwargs)
     if isinstance(y0, _STRUCTURES):  # (no numbers to compare)
         return ForwardCheck("structural", _STRUCTURAL)
-    if _holds_complex(y0) and not complex_:  # (NumPy 2.5's eig: complex whatever the spectrum)
-        return ForwardCheck("reverse-only", _COMPLEX_RESULTS)
     if isinstance(made, frules.Emit):
         run = primitive_program(f, types, kwnames, varied, made, T.typeof(y0))
     else:
@@ -159,7 +157,6 @@ _STRUCTURAL = (
     "(gibbous.library.python.closures, containers), checked through the programs of "
     "tests/forward/test_closures_jvp.py and test_dicts_jvp.py"
 )
-_COMPLEX_RESULTS = "complex results of real operands (forward rules are checked on real ones)"
 _COMPLEX = "complex operands: its forward rule takes real ones"
 _STRUCTURES = (pytypes.CellType, pytypes.FunctionType, abc.ItemsView, abc.ValuesView)
 

@@ -264,13 +264,14 @@ def test_refusals_name_the_construct_and_line(
 
 
 def test_missing_forward_rule_names_the_callable() -> None:
-    # np.convolve is NumPy's Python, derived, around a C function without a forward rule
-    # (correlate): refused at the user's call, by its public name, saying what inside NumPy
-    # stopped it.  (When convolve gets a rule of its own, another such function goes here.)
+    # np.resize is NumPy's Python, derived, around a call without a forward rule (a tuple
+    # times a value of unknown type): refused at the user's call, by its public name, saying
+    # what inside NumPy stopped it.  (When resize gets a rule of its own, another such
+    # function goes here; np.convolve was the first, before it had one.)
     def f(x: np.ndarray) -> t.Any:
-        return np.convolve(x, np.ones(2))
+        return np.resize(x, 5)
 
-    with pytest.raises(ForwardModeError, match=r"numpy\.convolve\(.*no forward rule") as info:
+    with pytest.raises(ForwardModeError, match=r"numpy\.resize\(.*no forward rule") as info:
         build_frule(f, np.ones(3))
     assert f"{__file__}:" in str(info.value) and "NumPy's own Python" in str(info.value)
 

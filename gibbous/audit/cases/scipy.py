@@ -1,4 +1,4 @@
-"""Cases for ``gibbous.library.scipy.special``, ``scipy_linalg`` and ``scipy_stats``:
+"""Cases for ``gibbous.library.scipy.special``, ``scipy_linalg``, ``scipy_stats`` and ``signal``:
 SciPy's special functions, triangular and Cholesky solves, and the distributions' methods.
 Without SciPy there are none.
 
@@ -242,4 +242,37 @@ if importlib.util.find_spec("scipy") is not None:
         case(sst.multivariate_normal.logpdf, 0.3, 0.4, 2.1),
         case(stats.MVN_LOGPDF, sst.multivariate_normal, _pts, _mean, _cov),
         case(stats.MVN_LOGPDF, sst.multivariate_normal, 0.3, kwargs={"cov": 1.5}),
+    ]
+
+    # scipy.signal: the convolutions (every family, mode, boundary; complex too) and lfilter
+    # (in the signal and both coefficient vectors)
+    import scipy.signal as ssg
+
+    def _s(*shape: int) -> np.ndarray:
+        return _rng.uniform(-1.0, 1.0, shape)
+
+    _sig, _taps = _s(7), _s(3)
+    for _fn in (ssg.convolve, ssg.correlate):
+        CASES += [
+            case(_fn, _sig, _taps),
+            case(_fn, _s(4, 5), _s(2, 3), "same", kwargs={"method": "fft"}),
+            case(_fn, _s(3), _s(5) + 1j * _s(5), "valid", "direct"),
+        ]
+    for _fn in (ssg.fftconvolve, ssg.oaconvolve):
+        CASES += [
+            case(_fn, _sig, _taps),
+            case(_fn, _s(3, 6), _s(1, 2), "same", kwargs={"axes": 1}),
+        ]
+    for _fn in (ssg.convolve2d, ssg.correlate2d):
+        CASES += [
+            case(_fn, _s(5, 4), _s(3, 2)),
+            case(_fn, _s(4, 4), _s(2, 3), "same", "wrap"),
+            case(_fn, _s(2, 3), _s(4, 5), kwargs={"boundary": "symm"}),
+            case(_fn, _s(5, 4), _s(3, 2), "valid"),
+            case(_fn, _s(4, 3), _s(2, 2), "same", "fill", 0.7),
+        ]
+    CASES += [
+        case(ssg.lfilter, _taps, np.array([1.2, -0.4, 0.3]), _s(10)),
+        case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(3, 6), kwargs={"axis": 0}),
+        case(ssg.lfilter, _taps + 1j * _s(3), np.array([2.0]), _s(8)),
     ]

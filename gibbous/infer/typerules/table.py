@@ -37,6 +37,7 @@ from gibbous.infer.typerules import (
     runtime,
     numbers,
     numpy,
+    transforms,
 )
 from gibbous.infer.typerules.base import (
     BoundMethod,
@@ -82,7 +83,7 @@ def _install(spec: RuleSpec) -> None:
         _TABLE[fn] = RuleSpec((fn,), spec.rule, spec.fold, spec.stores)
 
 
-for _module in (numbers, numpy, containers, runtime):
+for _module in (numbers, numpy, transforms, containers, runtime):
     for _spec in _module.RULES.specs:
         _install(_spec)
 

@@ -9,8 +9,7 @@ strides, gets new fdata instead (see its rule).
 ``x.sort()`` sorts in place: a stateful rule, which moves the tangents with the values.
 
 **Copies** send the cotangent back by the transposed rearrangement: ``tile`` sums the tiles,
-``repeat`` the repeats (``np.add.at``), ``roll`` rolls back, ``pad`` (constant mode) cuts out
-the interior and gives a differentiable fill value the rest, ``sort`` and ``partition``
+``repeat`` the repeats (``np.add.at``), ``roll`` rolls back, ``sort`` and ``partition``
 scatter through the permutation they made, ``take``/``take_along_axis`` scatter-add (repeated indices add up),
 ``tril``/``triu`` keep their triangle.
 
@@ -55,6 +54,7 @@ from gibbous.library.common import (
     RuleResult,
     bind,
     cotangent,
+    linear_rrule,
     needs,
     new_fdata,
     no_derivative_rrule,
@@ -159,18 +159,7 @@ def _copy_rrule(back: Back) -> t.Callable[..., RuleResult]:
     x's gradient for the cotangent g of y (x shaped); the other operands have none."""
 
     def rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-        pa, pk = _primals(args, kwargs)
-        y = f.primal(x.primal, *pa, **pk)
-        yf = new_fdata(y)
-        rest = nothing(len(args) + len(kwargs))
-
-        def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-            g = cotangent(yf, dy)
-            if g is None or not needs(x):
-                return (NT, zero_for(x), *rest)
-            return (NT, send(x, back(np.asarray(g), x, args, kwargs)), *rest)
-
-        return CoDual(y, yf), pullback
+        return linear_rrule(f, x, args, kwargs, lambda g: back(g, x, args, kwargs))
 
     rrule.__qualname__ = f"copy_rule({back.__name__})"
     return rrule
@@ -198,49 +187,6 @@ def _back_repeat(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -
     grad = np.zeros(source.shape, dtype=g.dtype)
     np.add.at(np.moveaxis(grad, ax, 0), owners, np.moveaxis(g, ax, 0))
     return grad.reshape(xp.shape)
-
-
-_PAD_PARAMETERS = ("pad_width", "mode", "constant_values")
-
-
-def _pad_interior(xp: t.Any, args: tuple[CD, ...], kwargs: dict[str, CD]) -> tuple[slice, ...]:
-    options = bind(_PAD_PARAMETERS, args, kwargs, {"mode": "constant"}, "pad")
-    widths = np.broadcast_to(np.asarray(options["pad_width"], dtype=np.intp), (np.ndim(xp), 2))
-    return tuple(slice(int(b), int(b) + n) for (b, _), n in zip(widths, np.shape(xp)))
-
-
-@primitive(np.pad, ARRAY, ...)
-def pad_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.pad(x, pad_width, mode="constant", constant_values=c)``: x gets the interior of the
-    cotangent, a scalar fill value c the sum of the rest."""
-    pa, pk = _primals(args, kwargs)
-    options = bind(_PAD_PARAMETERS, args, kwargs, {"mode": "constant"}, "pad")
-    if options["mode"] != "constant":
-        mode = options["mode"]
-        raise NotImplementedError(f"np.pad with mode={mode!r}: no rule (only 'constant')")
-    named = dict(zip(_PAD_PARAMETERS, args)) | kwargs
-    fill = named.get("constant_values")
-    if fill is not None and np.ndim(fill.primal) != 0:
-        raise NotImplementedError("np.pad with constant_values per axis: no rule (only a scalar)")
-    y = f.primal(x.primal, *pa, **pk)
-    yf = new_fdata(y)
-    operands = (*args, *kwargs.values())
-
-    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(yf, dy)
-        if g is None:
-            return (NT, zero_for(x), *(zero_for(c) for c in operands))
-        interior = g[_pad_interior(x.primal, args, kwargs)]
-        rx = send(x, interior) if needs(x) else zero_for(x)
-        rest = []
-        for c in operands:
-            if c is fill and needs(c):
-                rest.append(send(c, np.sum(g) - np.sum(interior)))
-            else:
-                rest.append(zero_for(c))
-        return (NT, rx, *rest)
-
-    return CoDual(y, yf), pullback
 
 
 def _back_sort(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> Array:

@@ -1,1 +1,1 @@
-"""SciPy, the optional extra ``gibbous[scipy]``: ``special``, ``linalg``, ``stats``."""
+"""SciPy, the optional extra ``gibbous[scipy]``: ``special``, ``linalg``, ``stats``, ``signal``."""

@@ -278,7 +278,8 @@ import gibbous, gibbous.library as prims
 from gibbous.audit.cases.scipy import CASES
 from gibbous.audit.cases.scipy_special import CASES as SPECIAL_CASES
 assert CASES == [] and SPECIAL_CASES == [], (CASES, SPECIAL_CASES)
-assert not any(hasattr(prims, "scipy_" + area) for area in ("special", "linalg", "stats"))
+areas = ("special", "linalg", "stats", "signal")
+assert not any(hasattr(prims, "scipy_" + area) for area in areas)
 assert not [m for m in sys.modules if m.startswith("gibbous.library.scipy")], sys.modules
 print("ok")
 """
