@@ -94,7 +94,7 @@ def ufunc_reduce(
     axis: t.Any = 0,
     dtype: t.Any = None,
     out: t.Any = None,
-    keepdims: bool = False,
+    keepdims: t.Any = False,
     initial: t.Any = _NO_VALUE,
     where: t.Any = True,
 ) -> t.Any:
