@@ -5,6 +5,7 @@
     python -m gibbous ir MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)" [--stage S]
                          [--format text|dot|svg|png] [-o FILE] [--passes p1,mod:Pass]
     python -m gibbous rules MODULE:FUNC --args "np.ones((3, 3)), np.ones(3)"
+    python -m gibbous rules --supported [MODULE] [--write FILE]   (docs/supported.md)
     python -m gibbous facts NAME        (NAME an import path: numpy.sin, numpy.add.reduce)
     python -m gibbous audit [--write FILE | --check FILE] [--origin MODULE] [-k TEXT] [--uncovered]
 
@@ -139,11 +140,39 @@ def _ir(args: argparse.Namespace) -> int:
 def _rules(args: argparse.Namespace) -> int:
     from gibbous.inspect import format_rule_table, rule_table
 
+    if args.supported is not None:
+        return _supported(args)
+    if args.target is None:
+        raise CLIError("rules: give MODULE:FUNC (or --supported [MODULE])")
     f = load_function(args.target)
     values = evaluate_args(args.args)
     passes = resolve_passes(args.passes)
     rows = rule_table(f, *values, passes=passes)
     sys.stdout.write(format_rule_table(rows, inactive=not args.active_only))
+    return 0
+
+
+def _supported(args: argparse.Namespace) -> int:
+    """The table of docs/supported.md, scanned now (minutes for all ten modules)."""
+    from gibbous.audit import scan, supported
+
+    if args.target is not None:
+        raise CLIError("rules --supported takes a module (numpy.linalg), not MODULE:FUNC")
+    modules = scan.MODULES if args.supported == "" else (args.supported,)
+    if args.supported and args.supported not in scan.MODULES:
+        raise CLIError(f"rules --supported: the scanned modules are {', '.join(scan.MODULES)}")
+
+    def progress(line: str) -> None:
+        print(f"scanned {line}", file=sys.stderr, flush=True)
+
+    if args.write is not None:  # (one module: its rows of the page are updated)
+        try:
+            supported.write(args.write, modules, progress, jobs=args.jobs)
+        except ValueError as e:
+            raise CLIError(f"rules --supported --write: {e}") from e
+        print(f"wrote {args.write}")
+        return 0
+    sys.stdout.write(supported.table(scan.scan(modules, progress)))
     return 0
 
 
@@ -197,7 +226,10 @@ def _one_line(e: BaseException) -> str:
 
 def _inspection_parser(sub: t.Any, name: str, help: str) -> argparse.ArgumentParser:
     p: argparse.ArgumentParser = sub.add_parser(name, help=help)
-    p.add_argument("target", metavar="MODULE:FUNC", help="the function, e.g. mypkg.losses:loss")
+    p.add_argument(
+        "target", metavar="MODULE:FUNC", nargs=None if name == "ir" else "?",
+        help="the function, e.g. mypkg.losses:loss",
+    )  # fmt: skip
     p.add_argument(
         "--args",
         default="",
@@ -233,6 +265,15 @@ def main(argv: list[str] | None = None) -> int:
     ir.add_argument("-o", "--output", metavar="FILE", help="write to FILE, not stdout")
     rules = _inspection_parser(sub, "rules", "show the rule each call site resolves to")
     rules.add_argument("--active-only", action="store_true", help="leave out inactive calls")
+    rules.add_argument(
+        "--supported", nargs="?", const="", metavar="MODULE",
+        help="instead: scan NumPy's and SciPy's public callables (or MODULE's) in every mode "
+        "and print the table of docs/supported.md (minutes)",
+    )  # fmt: skip
+    rules.add_argument("--write", metavar="FILE", help="with --supported: write the page to FILE")
+    rules.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="with --write: scan in N processes"
+    )  # fmt: skip
     facts = sub.add_parser("facts", help="what the library knows about a callable")
     facts.add_argument("name", metavar="NAME", help="its import path, e.g. numpy.sin")
     facts.add_argument("--traceback", action="store_true", help="show the traceback of an error")

@@ -17,8 +17,9 @@ from gibbous.ir import purity
 # library -> the module whose import registers its rules.  SciPy's by subpackage: a program
 # that uses scipy.special alone does not pay for importing scipy.stats.
 _PENDING: dict[str, str] = {
-    f"scipy.{area}": f"gibbous.library.scipy.{area}" for area in ("special", "linalg", "stats", "signal")
+    f"scipy.{area}": f"gibbous.library.scipy.{area}" for area in ("special", "linalg", "stats", "signal", "interpolate")
 }
+_PENDING["scipy._lib._array_api"] = "gibbous.library.scipy.array_api"  # (every subpackage's dispatch)
 
 
 _LIBRARY = "gibbous.library"  # (the one list of the rules loaded: at the first lookup)

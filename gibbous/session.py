@@ -48,10 +48,12 @@ from gibbous.rules.call_adapters import (
 from gibbous.rules.callables import (
     InstanceCallRule,
     PartialRule,
+    PropertyRule,
     WrappedCallRule,
     cached,
     callable_instance,
     partial_shape,
+    property_function,
 )
 from gibbous.reverse.construction import (
     ConstructRule,
@@ -60,7 +62,10 @@ from gibbous.reverse.construction import (
     constructible,
 )
 from gibbous.reverse.debug_checks import CheckedRule, rule_name
-from gibbous.infer.implementations import implementation, is_twin, library_file, library_of
+from gibbous.infer.implementations import (
+    implementation, is_twin, library_file, library_of, tangent_of,
+)  # fmt: skip
+from gibbous.rules.emit import tangent_refused
 from gibbous.reverse.derived import LazyDerivedRule, Program, ir_parameters
 from gibbous.reverse.dynamic_calls import DynamicRule, function_key
 from gibbous.reverse.generators import (
@@ -155,6 +160,24 @@ def globals_read(code: pytypes.CodeType) -> tuple[str, ...]:
         if isinstance(const, pytypes.CodeType):
             names.update(dict.fromkeys(globals_read(const)))
     return tuple(names)
+
+
+def _property(
+    callee: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]
+) -> tuple[pytypes.FunctionType, str] | None:
+    """The property getter a call ``getattr(obj, name)`` runs, or the setter
+    ``setattr(obj, name, v)`` runs, with which of the two it is, if ``obj``'s class is known
+    and has a property ``name`` (a constant) written in Python."""
+    if not isinstance(callee, Constant) or kwnames or len(types) not in (2, 3):
+        return None
+    fn = callee.value
+    which = "fget" if fn is builtins.getattr else "fset" if fn is builtins.setattr else None
+    if which is None or (which == "fget") != (len(types) == 2):
+        return None
+    if not isinstance(types[0], T.Object) or not isinstance(types[1], T.Const):
+        return None
+    found = property_function(types[0].cls, types[1].value, which)
+    return None if found is None else (found, which)
 
 
 @attrs.define(eq=False)
@@ -348,6 +371,12 @@ class Session:
                 # It may be a generator's frame, known only at run time.
                 ctx, kwnames, loc = self.ctx, op.kwnames, op.loc
                 return lambda: DynamicRule(self, ctx, kwnames, loc)
+        prop = _property(callee, types, op.kwnames)
+        if prop is not None and any(map(activity.is_active, operands[1:])):  # ``obj.name (= v)`` for a property: ``fget(obj)``, ``fset(obj, v)``
+            accessor, which = prop
+            operand_types = (types[0], *types[2:])
+            inner = self._derived(accessor, len(operand_types), (), operand_types, op.loc)
+            return lambda: PropertyRule(inner(), accessor, which)
         if isinstance(callee, Constant):
             fn = callee.value
             maker = self.primitive(fn, types, op.kwnames, op.loc)
@@ -410,6 +439,10 @@ class Session:
         try:
             return self._derived(code, len(op.args), op.kwnames, types, op.loc)
         except (MissingRuleError, UnsupportedConstructError) as e:
+            of = tangent_of(code)
+            if of is not None:  # (a forward rule's tangent function, in a Hessian-vector product)
+                first = str(e).split("\n", 1)[0]
+                raise tangent_refused(callable_name(of), f"at {op.loc}", first) from e
             library = library_of(code)
             if library is None or op.loc is None or library_file(op.loc.file):
                 raise

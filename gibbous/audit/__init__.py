@@ -37,9 +37,11 @@ CASE_MODULES: tuple[str, ...] = (
     "gibbous.audit.cases.python.containers",
     "gibbous.audit.cases.python.classes",
     "gibbous.audit.cases.inplace",
+    "gibbous.audit.cases.statistics",
     "gibbous.audit.cases.transforms",
     "gibbous.audit.cases.scipy",
     "gibbous.audit.cases.scipy_special",
+    "gibbous.audit.cases.scipy_linalg",
 )
 
 

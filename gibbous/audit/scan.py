@@ -16,15 +16,18 @@ the first float argument.  Each mode ends in one verdict:
 * ``internal``: any other exception, where the plain call ran: gibbous's own error.
 
 ``python -m gibbous rules --supported [MODULE]`` prints the table; ``docs/supported.md`` is
-written from it (``write_table``), and tests/test_scan.py checks it is current and that no
-callable ends in ``internal`` or ``wrong``.
+written from it (``gibbous.audit.supported``), and tests/test_scan.py checks it is current and
+that no callable ends in ``internal`` or ``wrong``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import re
 import signal
+import sys
+import time
 import types
 import typing as t
 import warnings
@@ -48,9 +51,9 @@ _SKIPPED = frozenset("""
     deprecate deprecate_with_doc lookfor safe_eval source who disp add_newdoc
     add_docstring add_newdoc_ufunc busday_count busday_offset is_busday datetime_as_string
     datetime_data quad dblquad tplquad nquad quad_vec fixed_quad romberg solve_ivp odeint
-    solve_bvp ode complex_ode newton_cotes lebedev_rule
+    solve_bvp ode complex_ode newton_cotes lebedev_rule cubature nsum tanhsinh
 """.split())
-_TIMEOUT = 20  # seconds per callable, its three modes together
+_TIMEOUT = 10  # seconds per mode of a callable (over it: ``skipped``, and the reason says so)
 
 Verdict = t.Literal["yes", "zero", "wrong", "refused", "bare", "internal", "skipped"]
 
@@ -82,8 +85,25 @@ def public_callables(module: str) -> list[tuple[str, object]]:
             continue
         if isinstance(value, (type, types.ModuleType)) or not callable(value):
             continue
+        methods = _distribution_methods(value)
+        if methods is not None:  # (a distribution: what users differentiate are its methods)
+            found += [(f"{module}.{n}.{m}", getattr(value, m)) for m in methods]
+            continue
         found.append((f"{module}.{n}", value))
     return found
+
+
+def _distribution_methods(value: object) -> tuple[str, ...] | None:
+    """The methods scanned of a ``scipy.stats`` distribution (the same sample patterns: the
+    point first, then the shape parameters); ``None`` for anything else."""
+    stats = sys.modules.get("scipy.stats")
+    if stats is None:
+        return None
+    if isinstance(value, stats.rv_continuous):
+        return ("logpdf", "cdf")
+    if isinstance(value, stats.rv_discrete):
+        return ("logpmf",)  # (differentiated in its float shape parameters: f(2, x))
+    return None
 
 
 _X = np.array([0.21, 0.35, 0.42, 0.58, 0.66, 0.83])
@@ -103,7 +123,7 @@ _PATTERNS: list[tuple[tuple[object, ...], int, str]] = [
     ((_X, 2), 0, "f(x, 2)"),
     ((_X, 0.3), 0, "f(x, 0.3)"),
     ((_S, 0.3, 0.7), 0, "f(s, t, u)"),
-    ((_X, _X[::-1].copy(), _X * 0.5), 0, "f(x, y, z)"),
+    ((_X, _X[::-1].copy(), _X * 0.5 + 0.003), 0, "f(x, y, z)"),  # (no value of x: general position)
 ]
 
 
@@ -164,8 +184,8 @@ def _quiet() -> t.Iterator[None]:
         yield
 
 
-class _Timeout(Exception):
-    pass
+class _Timeout(BaseException):
+    """(not an ``Exception``: code under the limit that catches those does not swallow it)"""
 
 
 @contextlib.contextmanager
@@ -179,12 +199,22 @@ def _limit(seconds: int) -> t.Iterator[None]:
     except (ValueError, AttributeError):  # (not the main thread, or no SIGALRM)
         yield
         return
-    signal.alarm(seconds)
+    # (again every second after the first: an exception raised where Python ignores it, in a
+    # weakref's callback or a __del__, must not let the call run on unlimited)
+    hook = sys.unraisablehook
+
+    def quiet(unraisable: t.Any) -> None:  # (and not printed there)
+        if not isinstance(unraisable.exc_value, _Timeout):
+            hook(unraisable)
+
+    sys.unraisablehook = quiet
+    signal.setitimer(signal.ITIMER_REAL, seconds, 1.0)
     try:
         yield
     finally:
-        signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        sys.unraisablehook = hook
 
 
 def _central(f: t.Callable[[t.Any], t.Any], x: t.Any, v: t.Any, h: float) -> float:
@@ -193,19 +223,38 @@ def _central(f: t.Callable[[t.Any], t.Any], x: t.Any, v: t.Any, h: float) -> flo
     return (4 * d2 - d1) / 3
 
 
+def _agree(got: float, expected: float) -> bool:
+    return bool(abs(got - expected) <= 1e-4 * max(1.0, abs(expected)))
+
+
 def _verdict(got: float, expected: float) -> Verdict:
     if not (np.isfinite(expected) and np.isfinite(got)):
         return "skipped"  # (not differentiable at the sample: sqrt at 0 inside np.kaiser)
-    close = abs(got - expected) <= 1e-4 * max(1.0, abs(expected))
-    if not close:
+    if not _agree(got, expected):
         return "wrong"
     return "zero" if got == 0.0 and abs(expected) < 1e-9 else "yes"
+
+
+def clean(text: str) -> str:
+    """A refusal's text without what differs from one machine to another: the scan's own
+    line (the loss is the user's code here), absolute paths (shown from the package on)."""
+    text = _SCAN_LINE.sub("", text).replace(" in DefaultContext", "")
+    return _PATH.sub(lambda m: m.group(1) or m.group(2), text)
+
+
+_SCAN_LINE = re.compile(r" at \S*gibbous/audit/scan\.py:\d+")
+# (a path into site-packages or the standard library keeps what follows; into a checkout, what
+# follows its last gibbous/, the package: a clone in a folder named gibbous has two)
+_PATH = re.compile(
+    r"/\S*?/(?:site-packages/|lib/python3\.\d+/(?!site-packages/))(\S+?\.py:\d+)"
+    r"|/\S*/(gibbous/\S+?\.py:\d+)"
+)
 
 
 def _classify(e: BaseException) -> tuple[Verdict, str]:
     from gibbous.ir.exceptions import GibbousError
 
-    first = str(e).split("\n", 1)[0][:160]
+    first = clean(str(e).split("\n", 1)[0])[:160]
     if isinstance(e, GibbousError):
         return "refused", f"{type(e).__name__}: {first}"
     if isinstance(e, NotImplementedError):
@@ -214,9 +263,7 @@ def _classify(e: BaseException) -> tuple[Verdict, str]:
 
 
 def scan_one(name: str, fn: t.Callable[..., t.Any]) -> Row:
-    """The verdicts of one callable."""
-    import gibbous
-
+    """The verdicts of one callable (``why``: the first refusal, or time-out, by mode)."""
     found = sample(fn)
     if found is None:
         return Row(name, "no sample call", "skipped", "skipped", "skipped")
@@ -227,102 +274,77 @@ def scan_one(name: str, fn: t.Callable[..., t.Any]) -> Row:
     v = v if isinstance(x, np.ndarray) else 0.9
     verdicts: dict[str, Verdict] = {}
     why = ""
+    slow: list[str] = []
     with _quiet():
         try:
             expected = _central(loss, x, v, 1e-4)
+            coarse = _central(loss, x, v, 1e-3)
         except Exception:
             return Row(name, found.text, "skipped", "skipped", "skipped", "not smooth here")
-        runs: dict[str, t.Callable[[], float]] = {
-            "reverse": lambda: float(np.sum(np.asarray(gibbous.grad(loss)(x)) * v)),
-            "forward": lambda: float(gibbous.jvp(gibbous.build_frule(loss, x), loss, (x,), (v,))[1]),
-        }
-        for mode, run in runs.items():
+        if not _agree(coarse, expected):  # (a jump or a kink: the differences depend on the step)
+            return Row(name, found.text, "skipped", "skipped", "skipped", "not smooth here")
+        for mode, run in _modes(loss, x, v, expected).items():
+            if mode == "hvp" and verdicts["reverse"] not in ("yes", "zero"):
+                verdicts[mode] = "skipped"
+                continue
             try:
                 with _limit(_TIMEOUT):
-                    verdicts[mode] = _verdict(run(), expected)
-            except _Timeout:
-                verdicts[mode], why = "skipped", why or f"{mode}: over {_TIMEOUT} s"
+                    verdicts[mode] = run()
+            except _Timeout:  # (always said: a time-out behind a refusal is still one)
+                verdicts[mode] = "skipped"
+                slow.append(f"{mode}: over {_TIMEOUT} s")
             except Exception as e:
                 verdicts[mode], text = _classify(e)
-                why = why or text
-        verdicts["hvp"] = _hvp(loss, x, v) if verdicts["reverse"] in ("yes", "zero") else "skipped"
+                why = why or f"{mode}: {text}"
+    why = "; ".join([why, *slow]) if why else "; ".join(slow)
     return Row(name, found.text, verdicts["reverse"], verdicts["forward"], verdicts["hvp"], why)
 
 
-def _hvp(loss: t.Callable[[t.Any], t.Any], x: t.Any, v: t.Any) -> Verdict:
+def _modes(
+    loss: t.Callable[[t.Any], t.Any], x: t.Any, v: t.Any, expected: float
+) -> dict[str, t.Callable[[], Verdict]]:
+    """Each mode's check: reverse and forward against ``expected``, the central difference
+    along ``v``; hvp against central differences of the gradient."""
     import gibbous
 
-    try:
-        with _limit(_TIMEOUT):
-            h = np.asarray(gibbous.hvp(loss, x, v))
-            grad = gibbous.grad(loss)
-            d = (np.asarray(grad(x + 1e-4 * v)) - np.asarray(grad(x - 1e-4 * v))) / 2e-4
-    except _Timeout:
-        return "skipped"
-    except Exception as e:
-        return _classify(e)[0]
-    if not np.all(np.isfinite(d)):
-        return "skipped"
-    return "yes" if np.allclose(h, d, rtol=1e-3, atol=1e-5) else "wrong"
+    def reverse() -> Verdict:
+        return _verdict(float(np.sum(np.asarray(gibbous.grad(loss)(x)) * v)), expected)
+
+    def forward() -> Verdict:
+        return _verdict(float(gibbous.jvp(gibbous.build_frule(loss, x), loss, (x,), (v,))[1]), expected)
+
+    def hvp() -> Verdict:
+        h = np.asarray(gibbous.hvp(loss, x, v))
+        grad = gibbous.grad(loss)
+        d = (np.asarray(grad(x + 1e-4 * v)) - np.asarray(grad(x - 1e-4 * v))) / 2e-4
+        if not np.all(np.isfinite(d)):
+            return "skipped"
+        return "yes" if np.allclose(h, d, rtol=1e-3, atol=1e-5) else "wrong"
+
+    return {"reverse": reverse, "forward": forward, "hvp": hvp}
 
 
-def scan(modules: t.Sequence[str] = MODULES) -> list[Row]:
+def scan(
+    modules: t.Sequence[str] = MODULES, progress: t.Callable[[str], None] | None = None
+) -> list[Row]:
+    """The rows of ``modules`` (one not installed has none); ``progress`` hears of each
+    module scanned."""
     rows = []
     for module in modules:
         try:
             found = public_callables(module)
         except ImportError:
             continue
+        start = time.perf_counter()
         rows += [scan_one(name, t.cast(t.Callable[..., t.Any], fn)) for name, fn in found]
+        if progress is not None:
+            progress(f"{module}: {len(found)} callables in {time.perf_counter() - start:.0f} s")
     return rows
 
 
-def table(rows: t.Sequence[Row]) -> str:
-    """The Markdown table of ``docs/supported.md``: a summary per module, then a row each."""
-    marks = {"yes": "yes", "zero": "0", "wrong": "**WRONG**", "refused": "-", "bare": "-",
-             "internal": "**internal**", "skipped": ""}  # fmt: skip
-    by_module: dict[str, list[Row]] = {}
-    for r in rows:
-        by_module.setdefault(_module_of(r.name), []).append(r)
-    out = ["| module | callables | sampled | reverse | forward | hvp |", "|---|---:|---:|---:|---:|---:|"]
-    for module, rs in by_module.items():
-        sampled = [r for r in rs if r.how != "no sample call"]
-        count = [sum(getattr(r, m) in ("yes", "zero") for r in rs) for m in ("reverse", "forward", "hvp")]
-        out.append(f"| {module} | {len(rs)} | {len(sampled)} | {count[0]} | {count[1]} | {count[2]} |")
-    out += ["", "| callable | sample | reverse | forward | hvp | why not |", "|---|---|:-:|:-:|:-:|---|"]
-    for r in rows:
-        why = r.why.replace("|", "\\|")
-        cells = [marks[r.reverse], marks[r.forward], marks[r.hvp]]
-        out.append(f"| `{r.name}` | {r.how} | {' | '.join(cells)} | {why} |")
-    return "\n".join(out) + "\n"
-
-
-def _module_of(name: str) -> str:
+def module_of(name: str) -> str:
+    """The scanned module a public name belongs to (the longest that prefixes it)."""
     for module in sorted(MODULES, key=len, reverse=True):
         if name.startswith(module + "."):
             return module
     return name.rsplit(".", 1)[0]
-
-
-_HEADER = """# What gibbous differentiates of NumPy and SciPy
-
-Generated by `python -m gibbous rules --supported --write docs/supported.md` (issue 31): every
-public callable of the modules below, called with typical float arguments inside a one-line
-loss (the *sample*: `f(x)` with `x` an array of six numbers in (0.2, 0.9), `f(A)` with `A` a
-3x3 symmetric positive definite matrix, ...: the first whose plain call returns finite
-floats), differentiated with respect to that argument in reverse mode (`gibbous.grad`),
-forward mode (`build_frule` / `jvp`) and as a Hessian-vector product (`gibbous.hvp`), each
-against central differences.  `yes`: it matches; `0`: no derivative reaches the result (an
-index, a count) and none is given; `-`: refused with a gibbous exception (the reason is the
-last column); empty: no sample call, or not smooth there.  How a callable is differentiated
-(a hand rule, NumPy's or SciPy's own source, a twin) is in docs/rules.md and
-`python -m gibbous facts NAME`.
-
-"""
-
-
-def write_table(path: str, rows: t.Sequence[Row]) -> str:
-    text = _HEADER + table(rows)
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
-    return text

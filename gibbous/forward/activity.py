@@ -53,6 +53,30 @@ from gibbous.rules.inplace_forward import IN_PLACE_OF
 Writes = t.Callable[[Call, tuple[bool, ...]], frozenset[int]]
 
 
+#: calls that return new memory whatever their operands: copies and new arrays
+_NEW_MEMORY = frozenset([
+    np.copy, np.ndarray.copy, np.zeros_like, np.ones_like, np.empty_like, np.full_like,
+    np.zeros, np.ones, np.empty, np.full,
+])  # fmt: skip
+
+
+def _copies(op: Call) -> bool:
+    """Whether ``op`` returns new memory: a copy, a new array, ``np.array(x)`` (which copies
+    unless told ``copy=False`` or ``copy=None``)."""
+    if not isinstance(op.callee, Constant):
+        return False
+    fn = op.callee.value
+    try:
+        if fn in _NEW_MEMORY:
+            return True
+    except TypeError:  # (unhashable)
+        return False
+    if fn is not np.array or len(op.args) > 2:  # (np.array(x, dtype, *, copy=...))
+        return False
+    copy = op.kwargs.get("copy")
+    return copy is None or isinstance(copy, Constant) and copy.value is True
+
+
 def tangent_carrying(ty: T.Type) -> bool:
     """Whether values of ``ty`` get a tangent here: real and complex numbers and arrays
     (complex ones: complex tangents), and values whose type inference could not tell (``Any``:
@@ -130,6 +154,8 @@ def analyse(
         """The values ``v`` may share memory with, one step back."""
         if isinstance(v, BlockArgument):
             return incoming.get(v, ())
+        if isinstance(v, Result) and isinstance(v.op, Call) and _copies(v.op):
+            return ()  # (new memory, whatever it was made of)
         if isinstance(v, Result) and isinstance(v.op, Call) and not returns_fresh(v.op):
             op = v.op
             if isinstance(op.callee, Constant) and op.callee.value in IN_PLACE_OF and op.args:

@@ -25,7 +25,7 @@ from gibbous.rules.public_names import callable_name, entry_point_name, higher_o
 from gibbous.rules.call_adapters import Packed
 from gibbous.reverse.derived import ir_parameters
 from gibbous.reverse.dynamic_calls import function_key
-from gibbous.rules.registry import MissingRuleError, lookup_rule, zero_derivative
+from gibbous.rules.registry import MissingRuleError, has_no_derivative, lookup_rule, zero_derivative
 from gibbous.forward.binders import binder
 from gibbous.forward.primitive import (
     _user_object, _wrapped, derivable_function, primitive_program, primitive_run,
@@ -97,7 +97,21 @@ class DynamicCalls(Machinery):
             return self.call(fn, None, (obj, *args), (dcallee, *tangents), kwargs, dkwargs)
         if type(callee) is pytypes.BuiltinMethodType and type(callee.__self__) is list:
             return list_method(callee, dcallee, args, tangents, kwargs)
-        if dcallee is not None and type(callee) is pytypes.BuiltinMethodType:
+        if type(callee) is pytypes.BuiltinMethodType and isinstance(callee.__self__, np.ufunc):
+            # ``ufunc.reduce(...)`` of a ufunc found at run time (``_wrapreduction``'s): the
+            # method of ``np.ufunc`` (its twin), with the ufunc first, as the build has it
+            method = getattr(np.ufunc, callee.__name__)
+            obj = (callee.__self__, *args)
+            return self.call(method, None, obj, (None, *tangents), kwargs, dkwargs)
+        if callee is np.ndarray.sort and args and type(args[0]) is np.ndarray:
+            inplace_forward.sort_with_tangent(args[0], tangents[0], *args[1:], **kwargs)
+            return None, None
+        if isinstance(callee, np.ufunc) and callee.nout == 1 and _out_given(callee, args, kwargs):
+            return self.ufunc_out(callee, args, tangents, kwargs, dkwargs)
+        array_method = type(callee) is pytypes.BuiltinMethodType and isinstance(
+            callee.__self__, (np.ndarray, np.generic)
+        )  # (``x.searchsorted(v)`` with a tangent in v only: the method's own rule too)
+        if (dcallee is not None or array_method) and type(callee) is pytypes.BuiltinMethodType:
             # ``S.transpose(...)`` of a value of a type the build could not tell: the method
             # of its type, with the object and its tangent (``dcallee``, from ``getattr``) first
             method = getattr(type(callee.__self__), callee.__name__)
@@ -121,6 +135,48 @@ class DynamicCalls(Machinery):
         given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
         y, dy = run(*given) if boxes is None else run(_wrapped(callee), boxes, *given)
         return y, frules.like(y, None) if dy is None else dy
+
+    def ufunc_out(
+        self,
+        ufunc: np.ufunc,
+        args: tuple[t.Any, ...],
+        tangents: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        dkwargs: dict[str, t.Any],
+    ) -> tuple[t.Any, t.Any]:
+        """``ufunc(*inputs, out)`` or ``ufunc(*inputs, out=z)`` of a ufunc found at run time
+        (``np.less(x, y, z)``, ``np.arccosh(1.5, z)``): the plain call's tangent, from the
+        operands before the write, then the write, then that tangent written into the output's
+        tangent (an array beside it, which its other names see).  An output without one takes
+        only a zero tangent (a comparison's, a constant's): its other names would miss any
+        other."""
+        nin = ufunc.nin
+        if "out" in kwargs:
+            out, dout = kwargs["out"], dkwargs.get("out")
+            rest = {k: v for k, v in kwargs.items() if k != "out"}
+            inputs, dinputs = args, tangents
+        else:
+            out, dout, rest, inputs, dinputs = args[nin], tangents[nin], kwargs, args[:nin], tangents[:nin]
+        drest = {k: v for k, v in dkwargs.items() if k in rest}
+        varied = any(
+            d is not None and not _tangentless_value(a) for a, d in zip(inputs, dinputs)
+        ) or any(v is not None for v in drest.values())
+        dt = self.call(ufunc, None, inputs, dinputs, rest, drest)[1] if varied else None
+        z = ufunc(*args, **kwargs)
+        if type(dout) is np.ndarray and dout.shape == np.shape(z):
+            if dt is None:
+                dout.fill(0.0)
+            else:
+                np.copyto(dout, dt, casting="unsafe")
+            return z, dout
+        if dt is not None and np.any(dt):
+            raise ForwardModeError(
+                f"forward mode: {callable_name(ufunc)}, called through a value computed at run "
+                "time, writes a value with a tangent into an array that has none of its own "
+                "(an array the differentiated code did not get or make from an argument): its "
+                "other names' tangents would miss the write"
+            )
+        return z, None
 
     def found(
         self,
@@ -236,8 +292,11 @@ class DynamicCalls(Machinery):
         binding: list[int | Default | Packed] | None = None
         full_varied = varied
         plain = not generator_function(callee) and not isinstance(callee, runtime.GenexprFunction)
-        if isinstance(callee, pytypes.FunctionType) and derivable_function(callee) and plain:
-            binding = bind_packed(callee, n, kwnames)
+        code = self.builder.derived_code(callee, types, kwnames) if not closure else None
+        target = callee if code is None or generator_function(code) else code
+        if isinstance(target, pytypes.FunctionType) and derivable_function(target) and plain:
+            # (a Python function, or the one a NumPy dispatcher without a rule calls)
+            binding = bind_packed(target, n, kwnames)
             assert binding is not None  # (``found`` refused a call Python would refuse)
             if closure and any(isinstance(w, Default) for w in binding):
                 raise ForwardModeError(
@@ -245,7 +304,7 @@ class DynamicCalls(Machinery):
                     "run time leaving a parameter to its default: pass it"
                 )
             full_types, full_varied = bound(binding, types, varied)
-            made = self.builder.program(callee, full_types, full_varied, closure)
+            made = self.builder.program(target, full_types, full_varied, closure)
         if getattr(made, "__gibbous_ir__", None) is None:
             return None
         name = getattr(callee, "__name__", "callee")
@@ -300,7 +359,10 @@ class DynamicCalls(Machinery):
             registration = lookup_rule(self.builder.session.ctx, fn, types, kwnames)
         except (MissingRuleError, TypeError):
             registration = None
-        if registration is not None and registration.kind == "zero_derivative":
+        if has_no_derivative(registration):
+            if self.builder.reversible:  # (a program, which reverse mode reads: no tangent)
+                result_type = T.typeof(fn(*args, **kwargs))
+                return primitive_program(fn, types, kwnames, varied, _NO_TANGENT, result_type)
             return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n : len(types)]))), None)
         if any(varied[n:]) and not isinstance(fn, pytypes.FunctionType):
             raise ForwardModeError(
@@ -313,8 +375,10 @@ class DynamicCalls(Machinery):
             return primitive_program(fn, types, kwnames, varied, made, result_type)
         if made is not None:
             return primitive_run(fn, made, types, kwnames, varied)
-        code = implementation(fn) if registration is None else None
-        if code is not None:  # (a NumPy dispatcher without a rule: the function it calls)
+        # (a NumPy dispatcher without a rule, or with a reverse rule alone: the function it
+        # calls, as where the callee is known when the rule is built)
+        code = implementation(fn) if registration is None else self.builder.derived_code(fn, types, kwnames)
+        if code is not None:
             fn = code
         if generator_function(fn) and derivable_function(fn):
             if self.builder.generator_writes(fn, types):
@@ -360,6 +424,9 @@ class DynamicCalls(Machinery):
         )
 
 
+
+
+_NO_TANGENT = frules.Emit(lambda b, z, args, dx, kwargs: frules.zero(b, z))  # (zeros)
 
 
 def _closure_taken(callee: t.Any, dcallee: t.Any) -> bool:
@@ -507,10 +574,20 @@ def _replace_method(fn: object) -> bool:
     return isinstance(fn.__self__, tuple) and hasattr(type(fn.__self__), "_fields")
 
 
+def _out_given(ufunc: np.ufunc, args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> bool:
+    """Whether a call of ``ufunc`` writes into an array given as its output."""
+    if "out" in kwargs:
+        return type(kwargs["out"]) is np.ndarray
+    return len(args) == ufunc.nin + 1 and type(args[ufunc.nin]) is np.ndarray
+
+
 def _tangentless_value(a: object) -> bool:
-    """A value without a derivative: an int, a string, None, or a tuple of those (a shape)."""
+    """A value without a derivative: an int, a string, None, an array of ints or booleans (a
+    mask), or a tuple of those (a shape)."""
     if type(a) is tuple:
         return all(map(_tangentless_value, a))
+    if type(a) is np.ndarray:
+        return a.dtype.kind in "biu"
     return a is None or isinstance(a, (bool, int, str, bytes, np.integer, np.bool_))
 
 

@@ -9,12 +9,17 @@ from __future__ import annotations
 import types as pytypes
 import typing as t
 
+import numpy as np
+
 
 from gibbous.backends.numpy.codegen import compile_function
 from gibbous.ir import names, runtime
 from gibbous.ir import types as T
-from gibbous.ir.core import Call, Constant, Function, Location
-from gibbous.infer.implementations import implementation, library_of
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Call, Constant, Function, Location, Value
+from gibbous.infer.implementations import (
+    implementation, is_twin, library_of, register_shell, tangent_to_derive,
+)  # fmt: skip
 from gibbous.forward.transform import ForwardModeError, jvp_transform
 from gibbous.forward.calls import Site
 from gibbous.forward.generators import generator_function
@@ -29,8 +34,9 @@ from gibbous.rules.emit import ObjectTangent
 from gibbous.rules.public_names import callable_name, entry_point_name, higher_order_hint
 from gibbous.rules.call_adapters import Packed
 from gibbous.reverse.dynamic_calls import function_key
-from gibbous.rules.registry import MissingRuleError, lookup_rule
+from gibbous.rules.registry import MissingRuleError, has_no_derivative, lookup_rule
 from gibbous.session import Session
+from gibbous.tangents.classes import Machinery
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.primitive import (
     _GENERATOR_FLAGS, Programmed, _missing, _no_memory, _reads_itself_through_cells, _wrapped,
@@ -38,8 +44,14 @@ from gibbous.forward.primitive import (
 )
 
 
-class _Later:
-    """A forward program still being built (recursion): found when first called."""
+#: Programs of one function being built at once beyond which a recursive call's number
+#: constants are widened (``ProgramBuilder.recursive_types``).
+RECURSION_DEPTH = 8
+
+
+class _Later(Machinery):
+    """A forward program still being built (recursion): found when first called (gibbous's
+    machinery: an hvp's reverse pass holds it as a constant, with no tangent)."""
 
     __slots__ = ("builder", "key", "fn")
 
@@ -52,6 +64,15 @@ class _Later:
         if fn is None:
             fn = self.fn = self.builder.done[self.key]
         return fn(*args)
+
+    def target(self) -> pytypes.FunctionType | None:
+        """The program it stands for, once built (what reverse mode differentiates: a
+        Hessian-vector product of recursion)."""
+        fn = self.fn or self.builder.done.get(self.key)
+        return fn if isinstance(fn, pytypes.FunctionType) else None
+
+
+register_shell(_Later, _Later.target)
 
 
 class ProgramBuilder:
@@ -71,6 +92,8 @@ class ProgramBuilder:
         # which arguments each function's program may write into (by key as ``done``); None
         # while being found (recursion: every argument may be)
         self.written: dict[tuple[object, ...], frozenset[int] | None] = {}
+        # functions whose program (or written arguments) is being found, by how many times
+        self.open: dict[object, int] = {}
 
     def program(
         self,
@@ -90,6 +113,8 @@ class ProgramBuilder:
         shared = function_key(fn) if closure else None
         if shared is not None and shared in self.unshared:
             shared = None
+        base = function_key(fn) or fn  # (recursion is counted by code: closures made anew)
+        types = self.recursive_types(base, types)
         key: tuple[object, ...] = (fn, types, varied, closure) if shared is None else (
             shared, types, varied
         )
@@ -99,6 +124,7 @@ class ProgramBuilder:
         if key in self.building:
             return _Later(self, key)
         self.building.add(key)
+        self.open[base] = self.open.get(base, 0) + 1
         try:
             typed = self.typed(fn, types)
             inner = _wrapped(fn)
@@ -115,7 +141,18 @@ class ProgramBuilder:
             made = self.done[key] = compile_function(ir)
         finally:
             self.building.discard(key)
+            self.open[base] -= 1
         return made
+
+    def recursive_types(self, fn: object, types: tuple[T.Type, ...]) -> tuple[T.Type, ...]:
+        """The types to build ``fn`` for, called with ``types`` while ``RECURSION_DEPTH`` of
+        its programs are being built: its numbers' constants widened (recursion on a counter,
+        ``depth + 1``, reaches one program typed ``i64``, not one per level without end:
+        NumPy's ``_block_info_recursion``).  Shallower recursion keeps its constants (a
+        branch on ``m == 0`` in ``np.polyder(p, 2)`` folds at every level)."""
+        if self.open.get(fn, 0) < RECURSION_DEPTH:
+            return types
+        return tuple(_widen_number(ty) for ty in types)
 
     def typed(self, fn: Programmed, types: tuple[T.Type, ...]) -> Function:
         """``fn``'s typed IR for these argument types; what the frontend cannot read is a
@@ -177,7 +214,17 @@ class ProgramBuilder:
     ) -> frules.Tangent | frules.Emit | None:
         no_derivative.check(fn, varied, kwnames, loc, "forward")  # (a tangent it has no rule for)
         maker = frules.forward_maker(fn)
-        return None if maker is None else maker(types, kwnames, varied)
+        made = None if maker is None else maker(types, kwnames, varied)
+        if made is None or isinstance(made, frules.Emit) or not self.reversible:
+            return made
+        # A program reverse mode differentiates again (a Hessian-vector product's): the
+        # written form where there is one, else a call of the tangent function, which reverse
+        # mode derives as it derives the user's code (``tangent_to_derive``).
+        written = frules.written_form(fn, types, kwnames, varied)
+        if written is not None:
+            return written
+        tangent = tangent_to_derive(made, fn)
+        return made if tangent is None else _calling(tangent)
 
     def resolve(self, op: Call, varied: tuple[bool, ...]) -> Site:
         if not isinstance(op.callee, Constant):
@@ -201,7 +248,7 @@ class ProgramBuilder:
             registration = lookup_rule(self.session.ctx, fn, types, kwnames, loc=loc)
         except (MissingRuleError, TypeError):
             registration = None
-        if registration is not None and registration.kind == "zero_derivative":
+        if has_no_derivative(registration):
             return Site("zero")
         tangent = self.primitive(fn, types, kwnames, varied, loc)
         if tangent is not None:
@@ -224,13 +271,16 @@ class ProgramBuilder:
         code = implementation(fn)  # (a twin first: SciPy's functions are Python too)
         if code is None and isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
             code = fn
-        if code is None or frules.forward_maker(fn) is not None:
+        if code is None or frules.forward_maker(fn) is not None and not (
+            (is_twin(code) or fn in _SEVERAL_ARRAYS) and not _takes_types(fn, types, kwnames)
+        ):  # (a twin of ours takes what the forward rule declines: np.einsum's sublists; so
+            # does NumPy's own Python for np.atleast_1d of several arrays)
             return None
         try:
             registration = lookup_rule(self.session.ctx, fn, types, kwnames)
         except (MissingRuleError, TypeError):
             return code
-        if registration.kind == "zero_derivative":
+        if has_no_derivative(registration):
             return None
         # (a reverse rule alone does not stop NumPy's Python: it is no forward rule)
         return code if library_of(code) is not None else None
@@ -300,20 +350,32 @@ class ProgramBuilder:
         self, fn: Programmed, types: tuple[T.Type, ...], varied: tuple[bool, ...]
     ) -> frozenset[int]:
         """The arguments ``fn``'s program for these types may write into."""
-        key = (function_key(fn) or fn, types, varied)  # (functions made anew of one code: one)
+        base = function_key(fn) or fn  # (functions made anew of one code: one)
+        types = self.recursive_types(base, types)
+        key = (base, types, varied)
         if key in self.written:
             known = self.written[key]
             if known is None:  # (recursion: every array argument may be written)
                 return frozenset(i for i, ty in enumerate(types) if not _no_memory(ty))
             return known
         self.written[key] = None
+        self.open[base] = self.open.get(base, 0) + 1
         try:
             typed = self.typed(fn, types)
             found = analyse(typed, varied, self.writes).written_args(typed)
         finally:
             self.written.pop(key, None)
+            self.open[base] -= 1
         self.written[key] = found
         return found
+
+
+def _widen_number(ty: T.Type) -> T.Type:
+    """``ty`` without its constant where it is an int's or a float's (not a bool's: a flag
+    stays known)."""
+    if isinstance(ty, T.Const) and type(ty.value) in (int, float):
+        return T.widen(ty)
+    return ty
 
 
 def written_operands(
@@ -366,3 +428,32 @@ class Construct:
         return obj, dobj
 
 
+def _calling(tangent: pytypes.FunctionType) -> frules.Emit:
+    """The tangent written as a call of the tangent function ``tangent(z, *operands,
+    *tangents, **kwargs)`` (None for an operand without one)."""
+
+    def emit(
+        b: Builder, z: Value, args: frules.Values, dx: frules.Tangents, kwargs: frules.Keywords
+    ) -> Value:
+        tangents = [Constant(None) if d is None else d for d in dx]
+        return b.call(tangent, z, *args, *tangents, kwargs=dict(kwargs), type=z.type)
+
+    return frules.Emit(emit)
+
+
+#: Forward rules of one array whose calls of several NumPy's own Python makes (a tuple).
+_SEVERAL_ARRAYS: frozenset[object] = frozenset((np.atleast_1d, np.atleast_2d))
+
+
+def _takes_types(fn: object, types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
+    """Whether ``fn`` has a forward rule for operands of these types: one that declines them
+    (np.einsum's of a subscripts string, given sublists) leaves the call to its twin."""
+    maker = frules.forward_maker(fn)
+    if maker is None:
+        return False
+    n = len(types)
+    tried = ((True,) * n, (True,) + (False,) * (n - 1), (False,) * n, (False,) + (True,) * (n - 1))
+    try:
+        return any(maker(types, kwnames, v) is not None for v in tried[: 4 if n > 1 else 3])
+    except Exception:  # (a maker that refuses by raising: it is the rule)
+        return True

@@ -33,6 +33,7 @@ from gibbous.ir import types as T
 from gibbous.forward.transform import jvp_transform
 from gibbous.forward.activity import Default, bind_packed, bound, tangent_carrying
 from gibbous.rules import frules
+from gibbous.rules.emit import tangent_refused
 from gibbous.rules.call_adapters import Packed
 from gibbous.rules.public_names import callable_name, entry_point
 from gibbous.rules.registry import DefaultContext, MissingRuleError
@@ -88,7 +89,14 @@ class HessianVectorProduct:
 
     def _helper(self, e: MissingRuleError) -> ForwardModeError:
         """A helper of forward mode's without a reverse rule, met building the product or
-        calling it (in a callee's program, found at run time): named as the construct it is."""
+        calling it (in a callee's program, found at run time): named as the construct it is;
+        inside a library call's tangent function, as that call's."""
+        if e.inside_tangent is not None:
+            of, note = e.inside_tangent
+            notes = getattr(e, "__notes__", [])
+            where = notes[note].strip() if note < len(notes) else "called"
+            what = f"no rule to differentiate {callable_name(e.fn)} at {e.loc}"
+            return tangent_refused(callable_name(of), where, what)
         return ForwardModeError(
             f"hvp: the forward program of {callable_name(self.target)} calls "
             f"{callable_name(e.fn)}, which reverse mode cannot differentiate, at {e.loc}: "

@@ -207,9 +207,13 @@ class _Transform(Calls):
                 self.edge(b, op, 1),
             )
         elif isinstance(op, Return):
-            # (no tangent: None, which the entry point makes zeros of the result's shape)
+            # (no tangent: None, which the entry point makes zeros of the result's shape; but
+            # zeros for a float or an array, whose caller's own program may have found it
+            # varied, since a call with a varied operand is, and reads its tangent as one)
             v = op.value
             dv = self.tangent.get(v) if v in self.varied else None
+            if dv is None and _numeric(v.type):
+                dv = frules.zero(b, self.p(v))
             if self.tangent_only:
                 b.ret(frules.zero(b, self.p(v)) if dv is None else dv)
             else:
@@ -417,6 +421,14 @@ class _Transform(Calls):
             raise self.refuse(op, f"{callable_name(fn)}, which writes into an array with a tangent")
         pfn, ptypes, pkw, w = plain
         inputs = [k for k in range(len(given)) if k != w or fn in inplace_forward.IN_PLACE_OF]
+        where: Value | None = None  # (a ufunc's ``where=``: which elements the write writes)
+        if "where" in pkw:
+            at = len(ptypes) - len(pkw) + pkw.index("where")
+            mask = given[inputs[at]]
+            where = None if _default_where(mask.type) else self.p(mask)
+            del inputs[at]
+            ptypes = ptypes[:at] + ptypes[at + 1 :]
+            pkw = tuple(k for k in pkw if k != "where")
         pvaried = tuple(varied[k] for k in inputs)
         values = [self.p(given[k]) for k in inputs]
         n = len(ptypes) - len(pkw)
@@ -439,7 +451,8 @@ class _Transform(Calls):
                 raise self.refuse(op, f"{callable_name(fn)}, which writes into an array")
         if isinstance(fn, np.ufunc) and fn not in inplace_forward.IN_PLACE_OF:
             casting = kwargs.get("casting", Constant("same_kind"))
-            b.call(np.copyto, target, tz, kwargs={"casting": casting}, type=T.NONE)
+            written = {"casting": casting} if where is None else {"casting": casting, "where": where}
+            b.call(np.copyto, target, tz, kwargs=written, type=T.NONE)
             z = target
         else:
             r = op.result
@@ -450,8 +463,15 @@ class _Transform(Calls):
             complex_type(v.type) for v in pargs
         ):  # (a complex value written into a real array keeps its real part: so does dt)
             dt = b.call(np.real, dt, type=target.type)
-        b.call(np.copyto, dtarget, dt, type=T.NONE)
+        b.call(np.copyto, dtarget, dt, kwargs={} if where is None else {"where": where}, type=T.NONE)
         return z, dtarget
+
+
+def _default_where(ty: T.Type) -> bool:
+    """``where=True``, or NumPy's ``_NoValue`` (its ``nan*`` functions pass theirs on)."""
+    if not isinstance(ty, T.Const):
+        return False
+    return ty.value is True or type(ty.value).__name__ == "_NoValueType"
 
 
 class _GuardingBuilder(Builder):
@@ -537,6 +557,17 @@ def _is_closure_cell(op: Call) -> bool:
 def _own_cell(op: Call, fn: FunctionType) -> bool:
     """``closure_cell(fn, i)``: a cell of ``fn`` itself."""
     return _is_closure_cell(op) and isinstance(op.args[0], Constant) and op.args[0].value is fn
+
+
+def _numeric(ty: T.Type) -> bool:
+    """A float, complex or float array type, whose zero tangent is a number or zeros, or a
+    type inference could not tell (``emit.like`` makes zeros for what it is at run time); a
+    float constant's too (``beta = 0.0`` on one branch: SciPy's ``kaiser_beta``)."""
+    if isinstance(ty, T.Const):
+        ty = T.widen(ty)
+    if isinstance(ty, T.Array):
+        return ty.dtype is None or np.dtype(ty.dtype).kind in "fc"
+    return isinstance(ty, (T.Float, T.Complex, T.Any))
 
 
 def pair(b: Builder, y: Value, dy: Value) -> Value:

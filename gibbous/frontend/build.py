@@ -38,6 +38,7 @@ from gibbous.ir.exceptions import caught
 from gibbous.ir import names
 from gibbous.ir.printer import format_constant
 from gibbous.ir.types import ANY
+from gibbous.infer.implementations import frozen_closure
 
 
 # Calls that cannot raise (but on running out of memory): no handler edge for them.
@@ -304,6 +305,9 @@ class FunctionBuilder:
                 for i, name in enumerate(self.code.co_freevars):
                     self.locals[name] = self.call(runtime.closure_cell, self.owner(), i,
                                                   name=f"{name}_cell")
+            case O.LoadDeref(name=name) if self._frozen(name):
+                cell = self.fn.__closure__[self.code.co_freevars.index(name)]  # type: ignore[index]
+                self.push(self.const(cell.cell_contents, name))
             case O.LoadDeref(name=name):
                 self.push(self.call(runtime.cell_get, self.locals[name], name, *self._free(name),
                                     name=self.hint or name))
@@ -449,6 +453,18 @@ class FunctionBuilder:
                 self.push(self.const(None))  # what iteration sends back
             case _:
                 raise AssertionError(f"the SSA builder does not handle {op!r}")
+
+    def _frozen(self, name: str) -> bool:
+        """Whether ``name`` is a free variable of a function whose cells are constants
+        (``frozen_closure``), and its cell is filled."""
+        if name not in self.code.co_freevars or not frozen_closure(self.fn):
+            return False
+        cell = t.cast(tuple[types.CellType, ...], self.fn.__closure__)[self.code.co_freevars.index(name)]
+        try:
+            cell.cell_contents
+        except ValueError:
+            return False
+        return True
 
     def _free(self, name: str) -> tuple[bool, ...]:
         return (True,) if name in self.code.co_freevars else ()

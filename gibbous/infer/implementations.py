@@ -24,7 +24,10 @@ import numpy as np
 
 from gibbous.ir.names import CallableTable
 
-__all__ = ["implementation", "library_file", "library_of", "register_twin", "is_twin", "twin_helper"]
+__all__ = [
+    "implementation", "library_file", "library_of", "register_twin", "is_twin", "twin_helper",
+    "tangent_to_derive", "tangent_of", "frozen_closure", "twin_module",
+]  # fmt: skip
 
 #: (NumPy 2; NumPy 1.25's dispatchers are Python functions, read as they are.)
 _DISPATCHER: type | None = getattr(np.concatenate, "__class__", None)
@@ -42,13 +45,26 @@ def register_twin(fn: object, python: pytypes.FunctionType) -> None:
     _TWINS[fn] = twin_helper(python)
 
 
+#: Callable objects whose call runs a Python function known once they are built, by class
+#: (``register_shell``).
+_SHELLS: dict[type, t.Callable[[t.Any], pytypes.FunctionType | None]] = {}
+
+
+def register_shell(cls: type, unwrap: t.Callable[[t.Any], pytypes.FunctionType | None]) -> None:
+    """Differentiate a call of an instance ``s`` of ``cls`` as a call of ``unwrap(s)`` (a
+    forward program's stand-in for one still being built, reached by recursion: hvp
+    differentiates forward programs)."""
+    _SHELLS[cls] = unwrap
+
+
 _F = t.TypeVar("_F")
 
 
 def twin_helper(python: _F) -> _F:
-    """Mark ``python``, a function of gibbous's own that a twin calls, as code to derive (the
-    rest of gibbous's own code is machinery, never differentiated), with the functions its
-    body makes (a comprehension, a generator expression, a lambda: their code objects)."""
+    """Mark ``python``, a function of gibbous's own that a twin or a tangent function calls
+    (``tangent_to_derive``), as code to derive (the rest of gibbous's own code is machinery,
+    never differentiated), with the functions its body makes (a comprehension, a generator
+    expression, a lambda: their code objects)."""
     setattr(python, _MARK, True)
     code = getattr(python, "__code__", None)
     todo = [code] if isinstance(code, pytypes.CodeType) else []
@@ -60,18 +76,68 @@ def twin_helper(python: _F) -> _F:
 
 
 _TWIN_CODE: set[pytypes.CodeType] = set()
+_TWIN_MODULES: set[str] = set()
+
+
+def twin_module(name: str) -> None:
+    """Mark the functions of the module ``name`` (closures included) as code to derive, as
+    ``twin_helper`` marks one: a module of forward rules, whose tangent functions call its
+    helpers (``gibbous.rules.frules.register`` marks the module registering)."""
+    _TWIN_MODULES.add(name)
+
+
+_TANGENT_OF = "__gibbous_tangent_of__"
+
+
+def tangent_to_derive(tangent: object, of: object) -> pytypes.FunctionType | None:
+    """A copy of ``tangent``, a tangent function of a forward rule of ``of`` (a closure its
+    maker returned), marked as code to derive (``twin_helper``) on behalf of ``of``: a
+    Hessian-vector product's reverse pass differentiates it as it does the user's code, and
+    reports what it cannot differentiate inside as ``of``'s (``tangent_of``).  None if
+    ``tangent`` is no Python function.  (A copy per call site: one tangent function may serve
+    several callables.)"""
+    if not isinstance(tangent, pytypes.FunctionType):
+        return None
+    copy = pytypes.FunctionType(
+        tangent.__code__, tangent.__globals__, tangent.__name__, tangent.__defaults__,
+        tangent.__closure__,
+    )  # fmt: skip
+    copy.__kwdefaults__ = tangent.__kwdefaults__
+    copy.__qualname__, copy.__module__ = tangent.__qualname__, tangent.__module__
+    setattr(copy, _TANGENT_OF, of)
+    return twin_helper(copy)
+
+
+def tangent_of(fn: object) -> object | None:
+    """The callable whose tangent function ``fn`` is (``tangent_to_derive``), or None."""
+    return getattr(fn, _TANGENT_OF, None) if isinstance(fn, pytypes.FunctionType) else None
+
+
+def frozen_closure(fn: object) -> bool:
+    """Whether ``fn``'s closure cells are read once, when its IR is built, as constants (as
+    globals are): a tangent function's (``tangent_to_derive``), whose maker filled its cells
+    and returned.  Its derived programs are its own, not shared by its code
+    (``reverse.dynamic_calls.function_key``)."""
+    return tangent_of(fn) is not None
 
 
 def is_twin(fn: object) -> bool:
     """Whether ``fn`` is a twin, a twin's helper or a function one of them makes: written for
     gibbous, derived wherever it is."""
-    return getattr(fn, _MARK, False) is True or getattr(fn, "__code__", None) in _TWIN_CODE
+    return (
+        getattr(fn, _MARK, False) is True
+        or getattr(fn, "__code__", None) in _TWIN_CODE
+        or isinstance(fn, pytypes.FunctionType) and fn.__module__ in _TWIN_MODULES
+    )
 
 
 def implementation(fn: object) -> pytypes.FunctionType | None:
     """The Python function a call of ``fn`` runs, if ``fn`` is a shell around one (NumPy's
     array-function dispatchers), or is differentiated as (its twin); ``None`` for anything
     else, Python functions included."""
+    unwrap = _SHELLS.get(type(fn))
+    if unwrap is not None:
+        return unwrap(fn)
     found_twin = _TWINS.get(fn)
     if found_twin is not None:
         return found_twin

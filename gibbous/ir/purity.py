@@ -281,7 +281,12 @@ def _getattr_is_pure(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Ty
         # A name in the module's dict is a plain dict lookup; anything else would go to the
         # module's __getattr__ hook, which is arbitrary code.
         return name.value in vars(obj.value)
+    if isinstance(obj, Array) and name.value in _ARRAY_FIELDS:
+        return True  # (C getters of ndarray itself, whatever the dtype: no element's code runs)
     return is_plain_type(obj)
+
+
+_ARRAY_FIELDS = frozenset({"shape", "ndim", "size", "dtype", "strides", "itemsize", "nbytes", "base", "flags"})
 
 
 _MUTATING_KEYWORDS = frozenset({"out", "overwrite_input", "overwrite_a", "overwrite_b"})
@@ -412,6 +417,8 @@ _NUMPY_FUNCTIONS = (
     "delete", "unique",
     # and in gibbous.library.transforms
     "convolve", "correlate",
+    # dtype queries (SciPy's matrix functions ask them)
+    "isrealobj", "iscomplexobj", "isreal", "iscomplex",
 )  # fmt: skip
 
 # Views with strides of their own (gibbous.library.arrays.strided): they write nothing.
@@ -429,9 +436,21 @@ _NUMPY_FFT = (
 )  # fmt: skip
 
 
+def _in_text(arg_types: tuple[Type, ...], kwarg_types: t.Mapping[str, Type]) -> bool:
+    if arg_types and not kwarg_types:
+        first = arg_types[0]
+        text = isinstance(first, Str) or isinstance(first, Const) and type(first.value) in (str, bytes)
+        if text:
+            return True
+    return all_plain(arg_types, kwarg_types)
+
+
 def _register_builtins() -> None:
     for name in _OPERATOR:
         register_pure(getattr(operator, name), all_plain)
+    # ``x in "abc"`` (NumPy's ``c.dtype.char in '?bB...'``): a string's ``__contains__`` takes
+    # only strings, running nothing of x's (it raises otherwise).
+    register_pure(operator.contains, _in_text)
     # Identity tests and type() read no attribute of their arguments.
     register_pure(operator.is_, _any_arguments)
     register_pure(operator.is_not, _any_arguments)
@@ -516,6 +535,12 @@ def returns_fresh(call: Call) -> bool:
     if not isinstance(callee, Constant):
         return False
     fn = callee.value
+    if fn is np.array or fn is np.copy:  # (a copy, unless told otherwise: NumPy's own ``a =
+        # np.array(a, subok=True, copy=True)`` before a write)
+        copy = call.kwargs.get("copy")
+        if copy is not None and not (isinstance(copy.type, Const) and copy.type.value is True):
+            return False
+        return bool(call.args) and _numeric(call.args[0].type) and is_pure_call(call)
     if not (isinstance(fn, np.ufunc) or fn in _FRESH):
         return False
     operands = [*call.args, *call.kwargs.values()]

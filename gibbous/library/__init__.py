@@ -13,7 +13,8 @@ areas' own ``__init__`` modules and ``gibbous.rules`` register nothing.
   ``np.r_`` / ``np.c_``, set operations, ``np.array`` of floats, ``np.gradient``, diagonals;
 * ``reductions``: ``sum``, ``mean``, ``prod``, ``max`` / ``min`` (``reductions``), the scans
   ``cumsum`` and ``cumprod`` (``scans``), ``var``, ``std``, ``ptp``, ``average``, ``nansum``,
-  ``nanmean`` (``moments``), and into ``out=`` (``reductions_out``);
+  ``nanmean`` (``moments``), and into ``out=`` (``reductions_out``); ``np.trapezoid``
+  (``integration``, a twin);
 * ``linalg``: products (and their float64 variants), decompositions, eigenproblems, norms,
   ``lstsq`` and ``cond`` (``twins``: by the pseudo-inverse, the singular values);
 * ``transforms``: the discrete Fourier transforms of ``np.fft`` and ``fftshift`` (``fft``),
@@ -47,14 +48,20 @@ from gibbous.library.arrays import indexing as indexing
 from gibbous.library.python import iteration as iteration
 from gibbous.library.linalg import norms as norms
 from gibbous.library.arrays import views_copies as views_copies
+from gibbous.library.arrays import spaces as spaces
+from gibbous.library.arrays import broadcasting as broadcasting
+from gibbous.library.arrays import partitions as partitions
 from gibbous.library.arrays import gradient as gradient
 from gibbous.library.reductions import reductions as reductions
 from gibbous.library.reductions import scans as scans
 from gibbous.library.reductions import moments as moments
+from gibbous.library.reductions import twins as reduction_twins
 from gibbous.library.reductions import reductions_out as reductions_out
+from gibbous.library.reductions import integration as integration
 from gibbous.library.arrays import setops as setops
 from gibbous.library.elementwise import ufuncs as ufuncs
 from gibbous.library.elementwise import ufunc_methods as ufunc_methods
+from gibbous.library.elementwise import odds as odds
 from gibbous.library.python import objects as objects
 from gibbous.library.python import partials as partials
 from gibbous.library.linalg import products as products
@@ -66,7 +73,11 @@ from gibbous.library.python import closures as closures
 from gibbous.library.elementwise import scalars as scalars
 from gibbous.library.python import sequences as sequences
 from gibbous.library.arrays import shapes as shapes
+from gibbous.library.arrays import orders as orders
+from gibbous.library.arrays import picks as picks
 from gibbous.library.arrays import strided as strided
 from gibbous.library.transforms import fft as fft
 from gibbous.library.transforms import convolve as convolve
 from gibbous.library.transforms import pad as pad
+from gibbous.library.transforms import polynomials as polynomials
+from gibbous.library.elementwise import ufunc_options as ufunc_options  # (last: ufuncs with rules)

@@ -27,9 +27,10 @@ import attrs
 import numpy as np
 
 from gibbous.ir.exceptions import UnsupportedArgumentError
+from gibbous.infer.implementations import twin_helper
 from gibbous.ir import types as T
 from gibbous.tangents import pool
-from gibbous.rules.registry import Pullback
+from gibbous.rules.registry import Pullback, no_derivative
 from gibbous.tangents.model import (
     NO_TANGENT,
     CoDual,
@@ -111,6 +112,14 @@ def cotangent(y_fdata: t.Any, dy: t.Any) -> t.Any:
     if isinstance(y_fdata, np.ndarray):
         return y_fdata
     return None if dy is NT else dy
+
+
+def part_cotangents(zf: t.Any, dz: t.Any, n: int) -> list[t.Any]:
+    """The cotangents of the ``n`` parts of a tuple result (None for a zero one): arrays' from
+    its fdata, numbers' from its rdata."""
+    fs = zf if isinstance(zf, tuple) else (NT,) * n
+    ds = dz if isinstance(dz, tuple) else (NT,) * n
+    return [cotangent(f, d) for f, d in zip(fs, ds)]
 
 
 def needs(x: CD) -> bool:
@@ -219,17 +228,35 @@ def zero_for(x: CD) -> t.Any:
     return zero_rdata(p) if isinstance(p, _INEXACT_SCALARS) else NT
 
 
-def view_fdata(y: Array, view: Array) -> Array:
+def view_fdata(y: Array, view: Array, of: tuple[t.Any, t.Any] | None = None) -> Array:
     """Check that ``view``, made from an argument's fdata the way ``y`` was made from the
     argument, is laid out as ``y``: fdata has its primal's strides, so the same view of it is
     the same memory pattern (docs/tangents.md).  A mismatch is a bug upstream, and silently
-    copying instead would lose every gradient written through the view."""
-    if view.shape != y.shape or view.strides != y.strides:
+    copying instead would lose every gradient written through the view.
+
+    Two arrays are exempt, whose fdata cannot mirror them: an empty ``y`` (no element, its
+    strides are arbitrary), and a view of an argument ``of = (primal, fdata)`` whose own fdata
+    does not mirror it (a ``broadcast_to`` result, an overlapping ``sliding_window_view``: new
+    contiguous fdata, since repeats sharing one fdata element would lose cotangents).  The same
+    view of that fdata still pairs each element of ``y`` with its own tangent, which is all a
+    view's fdata does there: nothing writes through such a primal into its argument's memory
+    (docs/tangents.md), and rules that rebuild a view from strides check ``mirrors`` first."""
+    if view.shape != y.shape or (not mirrors(y, view) and y.size and (of is None or mirrors(*of))):
         raise ValueError(
             f"fdata of shape {view.shape} and strides {view.strides} does not mirror its primal "
             f"(shape {y.shape}, strides {y.strides}): fdata must have its primal's layout"
         )
     return view
+
+
+def mirrors(primal: t.Any, fdata: t.Any) -> bool:
+    """Whether array ``fdata`` has array ``primal``'s layout: its shape, and its strides along
+    every axis longer than 1 (an axis of length 1 or 0 steps nowhere)."""
+    if not (isinstance(primal, np.ndarray) and isinstance(fdata, np.ndarray)):
+        return True  # (nothing to mirror: a number, an inactive operand)
+    if primal.shape != fdata.shape:
+        return False
+    return all(n <= 1 or a == b for n, a, b in zip(primal.shape, primal.strides, fdata.strides))
 
 
 def shares_memory(y: object, x: object) -> bool:
@@ -242,6 +269,7 @@ def shares_memory(y: object, x: object) -> bool:
     )
 
 
+@no_derivative
 def no_derivative_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
     """The rule of a call whose result has no derivative (indices, counts, rounding): it runs
     the call, gives the result zero fdata, and every float operand a zero rdata of its class.
@@ -347,3 +375,11 @@ def writable(view: Array) -> Array:
     base must be writable (an fdata is)."""
     view.flags.writeable = True
     return view
+
+
+@twin_helper  # (tangent functions call it: derived again in a Hessian-vector product)
+def quotient(x: t.Any, y: t.Any) -> t.Any:
+    """``x / y`` where ``y`` is non-zero, 0 where it is zero (as ``np.divide`` with ``out=``
+    zeros and ``where=y != 0``, in calls reverse mode differentiates)."""
+    nonzero = y != 0
+    return np.where(nonzero, x / np.where(nonzero, y, 1), 0)

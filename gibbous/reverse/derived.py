@@ -45,7 +45,8 @@ from gibbous.ir.purity import register_pure
 from gibbous.rules import buffers
 from gibbous.rules.call_adapters import _DELEGATES
 from gibbous.reverse import recursion
-from gibbous.rules.registry import Pullback
+from gibbous.rules.registry import MissingRuleError, Pullback
+from gibbous.infer.implementations import tangent_of
 from gibbous.rules.stateful import PullbackOrderError
 from gibbous.tangents.check import rdata_mismatch
 from gibbous.reverse.unwind import unwind
@@ -370,6 +371,11 @@ class DerivedRule:
         """Note where the forward program failed, and whether it left the rule dirty."""
         if isinstance(e, Exception) and not isinstance(e, StopIteration):
             note_user_line(e, _code(self.forward), self.fn_name)
+            of = tangent_of(self.program.fn)
+            if of is not None and isinstance(e, MissingRuleError) and e.inside_tangent is None:
+                # (met differentiating a forward rule's tangent function again, in a
+                # Hessian-vector product: the note its caller adds next is the user's line)
+                e.inside_tangent = (of, len(getattr(e, "__notes__", ())))
         # Raised before recording anything (a check of the arguments, a failed fast path):
         # nothing to undo, and a caller that catches it may go on.  Otherwise the operations
         # recorded cannot be undone in part.

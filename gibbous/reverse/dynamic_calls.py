@@ -9,11 +9,14 @@ import types as pytypes
 import typing as t
 
 import attrs
+import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.core import Location
 from gibbous.ir.printer import UnprintableError, format_type
+from gibbous.infer.implementations import frozen_closure
+from gibbous.library.python.iteration import consume, is_iterator
 from gibbous.rules.call_adapters import BoundMethodRule, PrimalRule
 from gibbous.rules.callables import cached, callable_instance, partial_shape
 from gibbous.rules.registry import (
@@ -115,7 +118,8 @@ class CallExRule:
     """``runtime.call_ex(f, args, kwargs)``, the frontend's ``f(*args, **kwargs)``: the items
     of ``args`` (a tuple or list) and ``kwargs`` (a dict) become operands of an ordinary call,
     whose rule a ``DynamicRule`` per set of keyword names chooses; their rdata go back into
-    the containers' rdata (a tuple) or tangents (a list, a dict)."""
+    the containers' rdata (a tuple) or tangents (a list, a dict); an iterator's items (``f(*zip(a,
+    b))``) are taken as the primal takes them, their rdata sent back where they came from."""
 
     resolver: Resolver
     ctx: Context
@@ -125,7 +129,11 @@ class CallExRule:
     def __call__(
         self, f: _CoDual, fn: _CoDual, args: _CoDual, kwargs: _CoDual | None = None
     ) -> tuple[_CoDual, Pullback]:
-        items = list(_parts(args))
+        drained = consume(args) if is_iterator(args.primal) else None  # ``f(*zip(a, b))``
+        if drained is not None:
+            items = [(i, CoDual(drained.item(i), drained.fdata(i))) for i in range(len(drained))]
+        else:
+            items = list(_parts(args))
         named = dict(_parts(kwargs)) if kwargs is not None and kwargs.primal is not None else {}
         site = self._sites.get(tuple(named))
         if site is None:
@@ -137,7 +145,12 @@ class CallExRule:
 
         def spread(dy: t.Any) -> tuple[t.Any, ...]:
             r = pullback(dy)
-            out = [NO_TANGENT, r[0], _gather(args, r[1 : 1 + n])]
+            if drained is not None:  # (the iterator's items' rdata go where they came from)
+                for i, ri in enumerate(r[1 : 1 + n]):
+                    drained.send_rdata(i, ri)
+                out = [NO_TANGENT, r[0], NO_TANGENT]
+            else:
+                out = [NO_TANGENT, r[0], _gather(args, r[1 : 1 + n])]
             if kwargs is not None:
                 out.append(_gather(kwargs, r[1 + n :], tuple(named)))
             return tuple(out)
@@ -181,6 +194,8 @@ def _gather(container: _CoDual, rdata: t.Sequence[t.Any], keys: t.Sequence[t.Any
 
 
 def _callee_key(callee: object, kwnames: tuple[str, ...] = ()) -> object:
+    if type(callee) in _ITSELF or isinstance(getattr(callee, "__self__", None), pytypes.ModuleType):
+        return callee  # (a ufunc, a module's builtin function: the most frequent, and itself)
     if isinstance(callee, functools.partial):  # one rule serves every partial of this shape
         return partial_shape(callee, kwnames)
     if callable_instance(callee):
@@ -191,6 +206,9 @@ def _callee_key(callee: object, kwnames: tuple[str, ...] = ()) -> object:
     if method is not None:
         return ("method", id(method[0]), T.typeof(method[1]))
     return function_key(callee) or id(callee)
+
+
+_ITSELF = frozenset({np.ufunc})
 
 
 def _same_callee(kept: object, callee: object) -> bool:
@@ -216,6 +234,8 @@ def function_key(fn: object) -> tuple[object, ...] | None:
         fn = fn.fn
     if not isinstance(fn, pytypes.FunctionType):
         return None
+    if frozen_closure(fn):  # (its closure's values are constants of its program)
+        return ("frozen", id(fn))
     return (kind, fn.__code__, id(fn.__globals__), _value_key(fn.__defaults__),
             _value_key(fn.__kwdefaults__))
 

@@ -214,6 +214,11 @@ class Forward:
                             pr.update(op.operands)
                         else:
                             cd.update(op.operands)
+                            if identity is not None and _guards(b, op):
+                                # (``call`` runs a guarded identity on primals too, so that it
+                                # raises where the primal would: ``check_bound`` of a name a
+                                # ``with`` block may have left unbound)
+                                pr.update(op.operands)
                     else:
                         pr.update(op.operands)
                 elif isinstance(op, Return):
@@ -666,3 +671,10 @@ def _describe(value: object) -> str:
         return path
     text = repr(value)
     return text if len(text) <= 40 else type(value).__name__
+
+
+def _guards(b: Block, op: Call) -> bool:
+    """Whether ``b``'s terminator is a guard of ``op``'s result (a call that may raise, inside
+    a ``try`` or ``with`` block)."""
+    term = b.terminator
+    return isinstance(term, Guard) and term.guarded is op.result

@@ -336,31 +336,40 @@ def slot_type_is_precise(ty: T.Type) -> bool:
 
 def fold_constant_arguments(f: Function) -> None:
     """Replace block arguments that receive one constant on every edge by that constant: the
-    adjoints that are zero whenever control crosses a block boundary."""
-    while _fold_one_constant_argument(f):
-        pass
+    adjoints that are zero whenever control crosses a block boundary.
 
-
-def _fold_one_constant_argument(f: Function) -> bool:
-    incoming: dict[Block, list[tuple[Terminator, int]]] = {}
+    Sweeps over the blocks, folding every such argument of a block at once, until a sweep
+    folds none (a folded argument passed on makes its successor's constant too).  (Folding
+    one argument per pass over the whole function was quadratic: 150 s of a 180 s build for
+    a derived ``scipy.stats`` function of 7000 folds.)"""
+    incoming: dict[Block, list[tuple[Block, int]]] = {}
     for b in f.blocks:
         term = b.terminator
         if isinstance(term, JUMPING):
             for i, s in enumerate(term.successors):
-                incoming.setdefault(s, []).append((term, i))
-    for b, edges in incoming.items():
-        for index in range(len(b.args)):
-            values = [edge_args(term, i)[index] for term, i in edges]
-            first = values[0]
-            if isinstance(first, Constant) and all(
-                isinstance(v, Constant) and v.type == first.type for v in values
-            ):
-                b.args[index].replace_all_uses_with(Constant(first.value))
-                b.erase_arg(index)
-                for term in dict.fromkeys(term for term, _ in edges):
-                    _drop_argument(term, b, index)  # a branch reaching b twice: once
-                return True
-    return False
+                incoming.setdefault(s, []).append((b, i))
+    while any([_fold_constant_arguments_of(b, edges) for b, edges in incoming.items()]):
+        pass
+
+
+def _fold_constant_arguments_of(b: Block, edges: list[tuple[Block, int]]) -> bool:
+    """Fold ``b``'s arguments that get one constant along all ``edges`` (predecessor, index
+    of ``b`` among its successors); whether there were any."""
+    arguments = [edge_args(t.cast(Terminator, pred.terminator), i) for pred, i in edges]
+    folded = []
+    for index, arg in enumerate(b.args):
+        first = arguments[0][index]
+        if isinstance(first, Constant) and all(
+            isinstance(a[index], Constant) and a[index].type == first.type for a in arguments
+        ):
+            arg.replace_all_uses_with(Constant(first.value))
+            folded.append(index)
+    for index in reversed(folded):
+        b.erase_arg(index)
+    if folded:
+        for pred in dict.fromkeys(pred for pred, _ in edges):  # a branch reaching b twice: once
+            _drop_arguments(t.cast(Terminator, pred.terminator), b, frozenset(folded))
+    return bool(folded)
 
 
 @pattern(Match(callees=(accum, operator.add)))
@@ -382,11 +391,11 @@ def fold_zero_sums(f: Function) -> None:
     apply_patterns(f, (_zero_plus,), check=False)  # (the AD pass verifies when asked to)
 
 
-def _drop_argument(term: Terminator, target: Block, index: int) -> None:
-    """Rebuild ``term`` without argument ``index`` on its edges to ``target``."""
+def _drop_arguments(term: Terminator, target: Block, indices: frozenset[int]) -> None:
+    """Rebuild ``term`` without the arguments ``indices`` on its edges to ``target``."""
     successors = term.successors
 
     def kept(i: int, args: tuple[Value, ...]) -> list[Value]:
-        return [a for j, a in enumerate(args) if j != index or successors[i] is not target]
+        return [a for j, a in enumerate(args) if j not in indices or successors[i] is not target]
 
     replace_terminator(term, with_edge_args(term, kept))

@@ -8,6 +8,9 @@ rule of the function it stands for.
 * ``obj(*args)`` for an instance of a Python class with ``__call__`` is
   ``type(obj).__call__(obj, *args)``; the callable's tangent is ``obj``'s
   (``InstanceCallRule``).
+* ``obj.name`` and ``obj.name = v`` (``getattr``, ``setattr``) where ``name`` is a
+  ``property`` of ``obj``'s class written in Python are the calls ``fget(obj)`` and
+  ``fset(obj, v)`` (``PropertyRule``; SciPy's ``interp1d.fill_value``, ``PPoly.x``).
 * A function memoised by ``functools.lru_cache`` / ``functools.cache`` is its
   ``__wrapped__`` function (the cache changes how fast, not what, it computes); the cache
   itself has no tangent (``WrappedCallRule``).
@@ -18,11 +21,13 @@ The entry point (``gibbous.entry``) and call sites (``gibbous.session``) share t
 from __future__ import annotations
 
 import functools
+import inspect
 import types as pytypes
 import typing as t
 
 import attrs
 
+from gibbous.ir.exceptions import GibbousError
 from gibbous.rules.registry import Pullback, RRule
 from gibbous.tangents.model import NO_TANGENT, CoDual, Tangent
 
@@ -170,7 +175,49 @@ class WrappedCallRule:
             reset()
 
 
+def property_function(cls: type, name: object, which: str) -> pytypes.FunctionType | None:
+    """The getter (``which="fget"``) or setter (``"fset"``) of the property ``name`` of
+    ``cls``, if it is one written in Python."""
+    if not isinstance(name, str):
+        return None
+    attr = inspect.getattr_static(cls, name, None)
+    found = getattr(attr, which) if isinstance(attr, property) else None
+    return found if isinstance(found, pytypes.FunctionType) else None
+
+
+@attrs.frozen(eq=False)
+class PropertyRule:
+    """``getattr(obj, name)`` through the rule of ``fget(obj)``, ``setattr(obj, name, v)``
+    through that of ``fset(obj, v)``: ``function``, the getter or setter (``which``) of the
+    property ``name`` of ``obj``'s class (checked at run time: a subclass may override it)."""
+
+    rule: RRule
+    function: object
+    which: str
+
+    def __call__(self, f: _CoDual, *args: _CoDual, **kwargs: _CoDual) -> tuple[_CoDual, Pullback]:
+        obj, name, *value = args
+        if property_function(type(obj.primal), name.primal, self.which) is not self.function:
+            raise GibbousError(
+                f"gibbous cannot differentiate {type(obj.primal).__qualname__}.{name.primal}: "
+                "a subclass's attribute, not the property of the class it was built for"
+            )
+        y, pullback = self.rule(CoDual(self.function, NO_TANGENT), obj, *value)
+
+        def uncall(dy: t.Any) -> tuple[t.Any, ...]:
+            _, dobj, *dvalue = pullback(dy)
+            return (NO_TANGENT, dobj, NO_TANGENT, *dvalue)
+
+        return y, uncall
+
+    def reset(self) -> None:
+        reset = getattr(self.rule, "reset", None)
+        if reset is not None:
+            reset()
+
+
 __all__ = [
+    "PropertyRule",
     "WrappedCallRule",
     "cached",
     "InstanceCallRule",
@@ -180,4 +227,5 @@ __all__ = [
     "collapse",
     "partial_shape",
     "partial_tangent",
+    "property_function",
 ]

@@ -30,6 +30,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
 from gibbous.ir.exceptions import GibbousError
+from gibbous.infer.implementations import twin_helper
 from gibbous.rules import render
 from gibbous.rules import formulas
 from gibbous.rules.formulas import Expr
@@ -62,6 +63,7 @@ class Emit:
 # The result's tangent, shaped as the result
 
 
+@twin_helper  # (tangent functions call it: derived again in a Hessian-vector product)
 def like(z: t.Any, dz: t.Any) -> t.Any:
     """``dz`` as the tangent of ``z``: zeros for None, broadcast to ``z``'s shape (an operand's
     tangent may have fewer dimensions than the result), the result's scalar type."""
@@ -70,7 +72,9 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
         if dz is None:
             return np.zeros(z.shape, np.result_type(z.dtype, np.float64))
         if type(dz) is not np.ndarray or dz.shape != z.shape:
-            return np.array(np.broadcast_to(dz, z.shape), dtype=np.result_type(dz, np.float64))
+            # (``np.full``, not ``np.array(np.broadcast_to(dz, ...))``: the same values, and
+            # reverse mode differentiates it, of a number too, in a Hessian-vector product)
+            return np.full(z.shape, dz, dtype=np.result_type(dz, np.float64))
         return dz
     if kind is float or kind is int or kind is bool:
         return 0.0 if dz is None else float(dz)
@@ -229,7 +233,15 @@ def real_type(ty: T.Type) -> bool:
     if isinstance(ty, T.Any):
         return True
     if isinstance(ty, T.Const):
+        if isinstance(ty.value, tuple):  # (``solve_banded``'s ``(l, u)``)
+            return all(real_type(T.Const(v)) for v in ty.value)
         return isinstance(ty.value, (bool, int, float, np.integer, np.floating))
+    if isinstance(ty, T.List):  # (of integers, which have no tangents: ``[l, u]``; a list of
+        # numbers with tangents is no operand of a numeric formula, nor one of unknown items)
+        item = ty.item
+        return isinstance(item, (T.Int, T.Bool)) or isinstance(item, T.Const) and isinstance(
+            item.value, (bool, int, np.integer)
+        )
     if isinstance(ty, T.Array):  # (a dtype the build could not tell, eig's: checked too)
         return ty.dtype is None or np.dtype(ty.dtype).kind in "biuf"
     return isinstance(ty, (T.Float, T.Int, T.Bool))
@@ -256,6 +268,7 @@ def unknown(ty: T.Type) -> bool:
     return isinstance(ty, T.Any) or isinstance(ty, T.Array) and ty.dtype is None
 
 
+@twin_helper
 def _runtime_real(v: object) -> bool:
     if isinstance(v, np.ndarray):
         return v.dtype.kind in "biuf"
@@ -267,11 +280,24 @@ class ForwardModeError(GibbousError, TypeError):
     raised inside a program, it passes through the user's ``except`` clauses."""
 
 
+def tangent_refused(name: str, where: str, what: str) -> ForwardModeError:
+    """What a Hessian-vector product's reverse pass cannot differentiate in the tangent
+    function of ``name``'s forward rule (``what``: the inner call or construct), reported at
+    the user's call of ``name`` (``where``)."""
+    return ForwardModeError(
+        f"hvp: {name}'s tangent (a function of its forward rule, which a Hessian-vector "
+        f"product differentiates again) needs what reverse mode cannot differentiate yet, "
+        f"{where}: {what}"
+    )
+
+
+@twin_helper
 def _runtime_reals(v: object) -> bool:
-    """A real number or array, or a list or tuple of them (at any depth)."""
+    """A real number or array, or a list or tuple of them (at any depth); a NumPy boolean
+    too (which a linear function, ``check_bound``, passes through: it has no tangent)."""
     if isinstance(v, (list, tuple)):
         return all(map(_runtime_reals, v))
-    return _runtime_real(v)
+    return _runtime_real(v) or isinstance(v, np.bool_)
 
 
 def real_operands(sequences: bool, *values: object) -> None:
@@ -298,6 +324,7 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False
     if not where:
         return tangent
     real = _runtime_reals if sequences else _runtime_real
+    twin_helper(tangent)  # (``run`` calls it: derived again in a Hessian-vector product)
 
     def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         for i in where:
@@ -522,6 +549,7 @@ def is_none(ty: T.Type) -> bool:
     return isinstance(ty, T.NoneType) or isinstance(ty, T.Const) and ty.value is None
 
 
+@twin_helper
 def refuse_complex(what: str, *values: t.Any) -> None:
     """Refuses complex values at run time (where the types did not tell): ``what`` is the
     callable's name."""
@@ -542,6 +570,7 @@ def added(b: Builder, z: Value, terms: t.Sequence[Value]) -> Value:
     return fit(b, total, z)
 
 
+@twin_helper
 def split_tangents(
     a: t.Sequence[t.Any], n: int, total: int
 ) -> tuple[t.Sequence[t.Any], list[t.Any]]:

@@ -346,6 +346,11 @@ BINARY: dict[str, Expr] = {
     "max_y": g * ties(y, x, greater),
     "min_x": g * ties(x, y, less),
     "min_y": g * ties(y, x, less),
+    # fmax, fmin: a NaN operand loses (fmin(x, nan) is x), so the other one gets g
+    "fmax_x": g * where(x.eq(x), where(y.eq(y), ties(x, y, greater), 1.0), 0.0),
+    "fmax_y": g * where(y.eq(y), where(x.eq(x), ties(y, x, greater), 1.0), 0.0),
+    "fmin_x": g * where(x.eq(x), where(y.eq(y), ties(x, y, less), 1.0), 0.0),
+    "fmin_y": g * where(y.eq(y), where(x.eq(x), ties(y, x, less), 1.0), 0.0),
     "atan2_y": g * y / (y * y + x * x),  # atan2(y, x): the first operand is y
     "atan2_x": -g * x / (y * y + x * x),
     "hypot_x": g * ratio(x, z),
@@ -500,8 +505,8 @@ UFUNCS_BINARY: dict[str, tuple[str, str]] = {
     "fmod": ("first", "fmod_y"),
     "maximum": ("max_x", "max_y"),
     "minimum": ("min_x", "min_y"),
-    "fmax": ("max_x", "max_y"),
-    "fmin": ("min_x", "min_y"),
+    "fmax": ("fmax_x", "fmax_y"),
+    "fmin": ("fmin_x", "fmin_y"),
     "arctan2": ("atan2_y", "atan2_x"),
     "hypot": ("hypot_x", "hypot_y"),
     "logaddexp": ("logaddexp_x", "logaddexp_y"),

@@ -38,6 +38,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
+from gibbous.infer.implementations import twin_module
 from gibbous.rules import inplace_forward
 from gibbous.rules.formulas import Expr, complex_tangent
 from gibbous.rules.emit import Emit as Emit
@@ -100,7 +101,11 @@ def register(fn: object, make: Maker, *, numeric: bool = False) -> None:
     elementwise function, a ``TangentFormula``, a user's ``frule``); among rules of one kind,
     the later registration first (``math.log`` has one for one operand and one for two)."""
     _RULES.setdefault(fn, []).append(make)
-    _ORIGINS.setdefault(fn, []).append(registering_module())
+    origin = registering_module()
+    _ORIGINS.setdefault(fn, []).append(origin)
+    # (its tangent functions, and the helpers they call, are derived again by reverse mode
+    # in a Hessian-vector product: ``gibbous.infer.implementations.tangent_to_derive``)
+    twin_module(origin)
     _NUMERIC.setdefault(fn, []).append(numeric)
 
 
@@ -251,6 +256,11 @@ def register_elementwise(
 
     complex_forms = [None if f is None or not complex_ok else complex_tangent(f) for f in formulas]
 
+    def expressible(varied: tuple[bool, ...]) -> bool:
+        """Every varied operand with a derivative has a formula (one without, none: ``y`` of
+        ``copysign(x, y)``)."""
+        return all(f is not None or g is None for f, g, v in zip(formulas, grads, varied) if v)
+
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
@@ -258,7 +268,7 @@ def register_elementwise(
             return _complex_elementwise(complex_forms, types, varied, functions)
         if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
             return None
-        if static_types(types) and all(f is not None for f, v in zip(formulas, varied) if v):
+        if static_types(types) and expressible(varied):
             arrays = any(isinstance(ty, T.Array) for ty in types)
             emit = _elementwise_emit(formulas, arrays, functions)
             try:  # (written once now, on dummy values, to learn whether it can be)
@@ -296,7 +306,7 @@ def register_elementwise(
     ) -> Tangent | Emit | None:
         if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
             return None
-        if not all(f is not None for f, v in zip(formulas, varied) if v):
+        if not expressible(varied):
             return None
         emit = _elementwise_emit(formulas, True, functions)  # (NumPy's functions take both)
         try:
@@ -390,11 +400,11 @@ def register_linear(
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
             n = len(types) - len(kwnames)
-            if n <= operand or n > most or "out" in kwnames:
+            if n <= operand or n > most or _writes_out(types, kwnames):
                 return None
             if not number_operand(types[operand]):
                 return None
-            if any(v for i, v in enumerate(varied) if i != operand):
+            if any(v and _maybe_varied(i, types, kwnames, added) for i, v in enumerate(varied) if i != operand):
                 return None  # (an index or a shape with a tangent: not this rule's)
 
             if static_types(types) or written:
@@ -423,7 +433,9 @@ def register_linear(
                 named = {k: 0.0 if k in added else v for k, v in kwargs.items()}
                 return like(z, fn(*args, **named))
 
-            return checked(linear, types[:n], sequences=True)
+            # (the operand checked: an index of unknown type is a constant, a bool one too)
+            only = tuple(ty if i == operand else T.NONE for i, ty in enumerate(types[:n]))
+            return checked(linear, only, sequences=True)
 
         return make
 
@@ -432,6 +444,35 @@ def register_linear(
         _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), True, operand)
         if operand == 0:
             inplace_forward.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
+
+
+def _writes_out(types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
+    """An ``out=`` that is an array (``out=None``, NumPy's ``_wrapfunc`` passes it: no write)."""
+    if "out" not in kwnames:
+        return False
+    out = types[len(types) - len(kwnames) + kwnames.index("out")]
+    return not (out == T.NONE or isinstance(out, T.Const) and out.value is None)
+
+
+def _maybe_varied(
+    i: int, types: tuple[T.Type, ...], kwnames: tuple[str, ...], added: t.Collection[int | str]
+) -> bool:
+    """Whether operand ``i`` of a linear function, not the one it is linear in, has a tangent
+    the rule would drop: one of a known type, or an added term.  One of a type the build could
+    not tell (``ndmin``, ``dtype`` or an axis computed inside NumPy's Python) is a constant
+    there: the function is constant in it (an index, a shape: piecewise constant)."""
+    n = len(types) - len(kwnames)
+    if (i if i < n else kwnames[i - n]) in added:
+        return True
+    return not _untold(types[i])
+
+
+def _untold(ty: T.Type) -> bool:
+    """A type the build could not tell, or a tuple or list of such and of ints (a shape)."""
+    if isinstance(ty, (T.Tuple, T.List)):
+        items = ty.items if isinstance(ty, T.Tuple) else (ty.item,)
+        return all(_untold(item) or isinstance(item, (T.Int, T.Bool)) for item in items)
+    return isinstance(ty, T.Any)
 
 
 def _real_sequence(ty: T.Type, item: t.Callable[[T.Type], bool] = real_type) -> bool:
@@ -467,7 +508,7 @@ def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: i
             types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
         ) -> Tangent | Emit | None:
             n = len(types) - len(kwnames)
-            if n <= max(linear) or n > most or "out" in kwnames:
+            if n <= max(linear) or n > most or _writes_out(types, kwnames):
                 return None
             if not all(number_operand(types[i]) for i in linear):
                 return None
@@ -587,7 +628,7 @@ def register_multilinear(fns: t.Iterable[object], first: int, last: int | None =
                 for i in linear:
                     d = a[n + i]
                     if d is not None:
-                        term = fn(*(d if j == i else a[j] for j in range(n)), **kwargs)
+                        term = fn(*[d if j == i else a[j] for j in range(n)], **kwargs)
                         total = term if total is None else total + term
                 return like(z, total)
 

@@ -186,7 +186,22 @@ _REAL_ONLY = {np.cbrt, np.deg2rad, np.radians, np.rad2deg, np.degrees, np.absolu
 BINARY_FORMULAS: dict[np.ufunc, tuple[str | None, str | None]] = {
     **{getattr(np, ufunc): names for ufunc, names in formulas.UFUNCS_BINARY.items()},
     np.floor_divide: (None, None),
+    np.copysign: ("copysign_x", None),  # (the sign of y: locally constant)
+    np.nextafter: ("first", None),  # (one ulp towards y)
 }
+# Comparisons, predicates and bit operations: booleans or ints, without a derivative, written
+# into a float output of any operands (``np.less(x, y, out)``, ``np.isnan(x, out=z)``,
+# ``np.invert(2, z)``): the output is overwritten (its tangent zeroed) and restored.
+ZERO_UNARY_OUT: tuple[np.ufunc, ...] = (
+    np.signbit, np.isnan, np.isinf, np.isfinite, np.logical_not, np.invert, np.spacing,
+    *[getattr(np, "bitwise_count")] * hasattr(np, "bitwise_count"),  # (NumPy 2.0 on)
+)  # fmt: skip
+ZERO_BINARY_OUT: tuple[np.ufunc, ...] = (
+    np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
+    np.logical_and, np.logical_or, np.logical_xor, np.heaviside,
+)  # fmt: skip
+UNARY_FORMULAS.update(dict.fromkeys(ZERO_UNARY_OUT))
+BINARY_FORMULAS.update(dict.fromkeys(ZERO_BINARY_OUT, (None, None)))
 _COMPLEX_BINARY = (np.add, np.subtract, np.multiply, np.divide)
 
 # Real arrays (float64, float32) ...
@@ -404,6 +419,7 @@ def _register() -> None:
     # Any scalar operand: floats (of any precision) get a gradient, ints and bools none; NumPy
     # itself refuses a complex scalar with a real output.
     scalar = T.Object(numbers.Number)
+    any_array = T.Array(None, None)
     for dtype in FLOAT_DTYPES:
         array = T.Array(dtype, None)
         matrix = T.Array(dtype, 2)
@@ -415,13 +431,16 @@ def _register() -> None:
         )
         for ufunc, partials in UNARY_PARTIALS.items():
             rule = _ufunc_out_rule(ufunc, partials)
-            stateful_primitive(ufunc, array, kwargs={"out": array}, state_type=ElementwiseState)(
-                rule
-            )
-            stateful_primitive(ufunc, array, array, state_type=ElementwiseState)(rule)
+            # (of any operands where nothing flows back; a scalar's, ``np.arccosh(1.5, z)``)
+            for x in [any_array, scalar] if ufunc in ZERO_UNARY_OUT else [array, scalar]:
+                stateful_primitive(ufunc, x, kwargs={"out": array}, state_type=ElementwiseState)(
+                    rule
+                )
+                stateful_primitive(ufunc, x, array, state_type=ElementwiseState)(rule)
         for ufunc, partials in BINARY_PARTIALS.items():
             rule = _ufunc_out_rule(ufunc, partials)
-            for x, y in [(array, array), (array, scalar), (scalar, array)]:
+            operand = any_array if ufunc in ZERO_BINARY_OUT else array
+            for x, y in [(operand, operand), (operand, scalar), (scalar, operand)]:
                 stateful_primitive(
                     ufunc, x, y, kwargs={"out": array}, state_type=ElementwiseState
                 )(rule)

@@ -123,8 +123,8 @@ def direct(
         user = _USER.get(fn)
     except TypeError:  # (unhashable: no rule here)
         return None
-    if user is not None:
-        return None if any(varied[n:]) else _user_emit(fn, user[1], n)
+    if user is not None:  # (a function called at run time: no program to differentiate again)
+        return None if any(varied[n:]) or reversible else _user_emit(fn, user[1], n)
     if n and isinstance(types[0], T.List) and not kwnames:
         if fn is operator.setitem and n == 3 or fn in LIST_WRITES:
             return list_write(t.cast(t.Callable[..., t.Any], fn), LIST_WRITES.get(fn, 2))
@@ -191,8 +191,8 @@ def plain(
     n = len(types) - len(kwnames)
     if fn in IN_PLACE_OF and n == 2 and not kwnames and _array(types[0]):
         return IN_PLACE_OF[fn], types, (), 0
-    if "out" in kwnames and "where" not in kwnames:
-        i = kwnames.index("out")
+    if "out" in kwnames and ("where" not in kwnames or isinstance(fn, np.ufunc)):
+        i = kwnames.index("out")  # (a ufunc's ``where``: the write's, ``write_through_plain``)
         keep = [k for k in range(len(types)) if k != n + i]
         rest = tuple(k for k in kwnames if k != "out")
         return fn, tuple(types[k] for k in keep), rest, n + i
@@ -510,6 +510,28 @@ def _ufunc_out(
         return z, dz
 
     return emit
+
+
+def sort_with_tangent(x: t.Any, dx: t.Any, *args: t.Any, **kwargs: t.Any) -> None:
+    """``x.sort(...)`` of an array found at run time (NumPy's own Python: np.sort's,
+    np.unique's), with its tangent ``dx`` (an array beside it, or None): x's values move, their
+    tangents with them, by the permutation of a stable sort (the reverse rule's: equal values
+    are interchangeable), taken before the primal sorts.  (Where the call is known when the
+    rule is built, forward mode refuses it: a warm call would allocate the permutation.)"""
+    axis = args[0] if args else kwargs.get("axis", -1)
+    order = args[2] if len(args) > 2 else kwargs.get("order")
+    if order is not None:
+        raise ForwardModeError("forward mode: ndarray.sort with order=: no forward rule")
+    if type(dx) is np.ndarray and dx.shape == x.shape:
+        perm = np.argsort(x, axis=axis, kind="stable")
+        x.sort(*args, **kwargs)
+        np.copyto(dx, np.take_along_axis(dx, perm, axis))
+        return
+    if dx is not None:
+        raise ForwardModeError(
+            "forward mode: ndarray.sort of an array whose tangent is not an array beside it"
+        )
+    x.sort(*args, **kwargs)
 
 
 def _linear_out(fn: t.Callable[..., t.Any], n: int) -> WriteEmit:

@@ -23,6 +23,7 @@ import typing as t
 import attrs
 import numpy as np
 
+from gibbous.infer.implementations import twin_helper
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
@@ -109,6 +110,8 @@ def register_formula(rule: TangentFormula) -> None:
         return checked(_tangent_function(rule, n), types[:k])  # (options: any value)
 
     register(rule.fn, make, numeric=True)
+    for helper in (rule.tangent, rule.refuse):  # (the tangent function calls them)
+        twin_helper(helper)
 
 
 def _number_operand(ty: T.Type) -> bool:
@@ -150,6 +153,7 @@ def _tangent_function(rule: TangentFormula, n: int) -> Tangent:
     return tangent
 
 
+@twin_helper  # (a tangent function calls it: derived again in a Hessian-vector product)
 def _holds_complex(v: object) -> bool:
     if isinstance(v, tuple):
         return any(map(_holds_complex, v))
@@ -158,6 +162,7 @@ def _holds_complex(v: object) -> bool:
     )
 
 
+@twin_helper  # (a tangent function calls it: derived again in a Hessian-vector product)
 def _shaped(z: t.Any, dz: t.Any) -> t.Any:
     """``dz`` as the tangent of ``z``: zeros for None; for a tuple result (a NamedTuple
     too), the plain tuple of its items' tangents."""
@@ -281,6 +286,10 @@ class Writer:
     def _value(self, a: t.Any) -> Value:
         if isinstance(a, Written):
             return a.value
+        if isinstance(a, tuple) and any(isinstance(x, Written) for x in a):
+            items = [self._value(x) for x in a]  # (``np.concatenate((x, y))``: a tuple made)
+            ty = T.Tuple(tuple(i.type for i in items))
+            return self.b.call(runtime.make_tuple, *items, type=ty)
         if isinstance(a, np.ndarray):
             raise Inexpressible("an array constant")
         return Constant(a)

@@ -245,6 +245,10 @@ class MissingRuleError(GibbousError, LookupError):
         #: (library, error): the rule was derived from the library's own Python, which needs
         #: what gibbous cannot differentiate (the error is the inner call's, or construct's).
         self.inside = inside
+        #: (callable, note): met inside the tangent function of that callable's forward rule,
+        #: differentiated again (a Hessian-vector product's); ``__notes__[note]``, if there is
+        #: one, is the line that called it (``gibbous.reverse.derived``)
+        self.inside_tangent: tuple[object, int] | None = None
         super().__init__(self._message(ctx))
 
     def _message(self, ctx: Context) -> str:
@@ -392,6 +396,24 @@ class ZeroDerivativeRule:
             return tuple(zero_rdata(x.primal) for x in operands)
 
         return CoDual(y, zero_fdata(y) if fdata is None else fdata), pullback
+
+
+def no_derivative(rule: t.Callable[..., t.Any]) -> t.Callable[..., t.Any]:
+    """Mark a hand-written reverse rule as one of a call without a derivative (an index, a
+    count, a rounding: ``gibbous.library.common.no_derivative_rrule``), which forward mode
+    then treats as it treats ``zero_derivative``: a result without a tangent."""
+    setattr(rule, "__gibbous_no_derivative__", True)
+    return rule
+
+
+def has_no_derivative(registration: Registration | None) -> bool:
+    """Whether a registration says its call has no derivative: ``zero_derivative``, or a rule
+    marked ``no_derivative``."""
+    if registration is None:
+        return False
+    if registration.kind == "zero_derivative":
+        return True
+    return bool(getattr(registration.rule, "__gibbous_no_derivative__", False))
 
 
 def zero_derivative(

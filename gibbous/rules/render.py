@@ -286,6 +286,7 @@ def _real_log(x: t.Any, out: Array | None = None) -> t.Any:
 # What a kernel's function names mean: NumPy's ufuncs, on real arrays where it matters.
 KERNEL: dict[str, t.Callable[..., t.Any]] = {
     **{n: getattr(np, n) for n in "cos sin cosh sinh sqrt exp exp2 log log1p trunc rint".split()},
+    "copysign": np.copysign, "ldexp": np.ldexp,
     "unit": np.sign,
     "real_log": _real_log,
 }

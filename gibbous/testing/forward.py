@@ -39,7 +39,7 @@ from gibbous.forward.activity import tangent_carrying
 from gibbous.rules import frules
 from gibbous.rules import inplace_forward
 from gibbous.rules.public_names import callable_name
-from gibbous.rules.registry import Context, DefaultContext, lookup_rule
+from gibbous.rules.registry import Context, DefaultContext, has_no_derivative, lookup_rule
 from gibbous.tangents.model import NoTangent
 from gibbous.session import Session
 from gibbous.testing.allocations import measure
@@ -81,7 +81,7 @@ def check_forward(
         registration = lookup_rule(ctx, f, types, kwnames)
     except Exception:
         registration = None
-    if registration is not None and registration.kind == "zero_derivative":
+    if has_no_derivative(registration):
         return ForwardCheck("zero")
     complex_items = any(map(_holds_complex, (*args, *kwargs.values())))
     complex_ = complex_items or any(isinstance(ty, T.Complex) or _complex_array(ty) for ty in types)

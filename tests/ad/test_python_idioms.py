@@ -151,3 +151,31 @@ def uses_locals(x: float, flag: bool) -> float:
 def test_locals_as_a_dict_of_the_bound_locals(flag: bool, rng: np.random.Generator) -> None:
     _, _, grads = check(uses_locals, 1.5, flag, rng=rng)
     assert grads[1] == pytest.approx(2.0 + (3 * 1.5**2 if flag else 1.0))
+
+
+def _names_set_in_with_blocks(x: np.ndarray) -> t.Any:
+    # After a ``with`` block a name it sets may be unbound (``__exit__`` may swallow an
+    # exception); read in the next one, a guarded ``check_bound``, on primals and CoDuals.
+    with np.errstate(invalid="ignore"):
+        a = x * 2.0
+        b = x * 3.0
+    with np.errstate(invalid="ignore"):
+        r = np.sum(a / b * x**2)
+    return r
+
+
+def _name_set_in_one_branch(x: np.ndarray, task: int = 0) -> t.Any:
+    if task <= 0:  # (scipy.interpolate.splrep's _curfit_cache)
+        cache = {}
+    try:
+        cache["t"] = x * 2.0
+    except KeyError:
+        pass
+    return np.sum(cache["t"] * x)
+
+
+@pytest.mark.parametrize("f", [_names_set_in_with_blocks, _name_set_in_one_branch])
+def test_names_maybe_unbound_read_where_a_handler_is(
+    f: t.Callable[..., t.Any], rng: np.random.Generator
+) -> None:
+    both(f, rng.uniform(0.5, 1.5, 5), rng=rng)

@@ -267,3 +267,27 @@ def test_a_shape_of_values_of_unknown_type_has_no_tangent() -> None:
     h = 1e-6
     fd = (f(x + h * v, P + h * dP) - f(x - h * v, P - h * dP)) / (2 * h)
     assert dy == pytest.approx(fd, rel=1e-7)
+
+
+_TABLE = np.array([1.0, -0.5, 0.16])
+
+
+def _constant_of(n: float) -> np.ndarray:
+    return _TABLE[: int(n) + 2] * 1.0  # (no derivative in n: its forward program's is zeros)
+
+
+def _opaque_constant_of(n: float) -> t.Any:
+    # (of a type inference cannot tell: zeros of what it is at run time)
+    return np.asarray(_TABLE.tolist())[: int(n) + 1]
+
+
+@pytest.mark.parametrize("g", [_constant_of, _opaque_constant_of])
+def test_a_callee_whose_result_has_no_derivative_gives_zeros(g: t.Any) -> None:
+    """The caller takes the call's result as varied (an operand is), so the callee's forward
+    program gives zeros, not None, for its float result (scipy.special.bernoulli)."""
+
+    def f(s: float) -> t.Any:
+        return np.sum(g(s) * 0.5) + s * s
+
+    check(f, 0.6)
+    np.testing.assert_allclose(build_hvp(f, 0.6)(0.6, 0.9), 1.8)

@@ -38,7 +38,7 @@ X = np.random.default_rng(3).standard_normal((3, 4))
         (np.add, (X, X, np.empty((3, 4))), {}, "checked"),  # (out by position)
         (np.linalg.norm, (X,), {}, "checked"),
         (np.linalg.norm, (X,), {"ord": 1}, "checked"),  # (the reverse rule's weights, transposed)
-        (np.gradient, (X,), {}, "reverse-only"),
+        (np.gradient, (X,), {}, "checked"),  # (linear in f)
         (np.max, (X,), {"axis": 1}, "checked"),
         (np.einsum, ("ij,kj->ik", X, X), {}, "checked"),
         (operator.setitem, (X.copy(), 0, 1.0), {}, "checked"),
@@ -124,8 +124,11 @@ def test_a_users_forward_rule() -> None:
 def test_test_rule_checks_the_forward_rule_when_asked() -> None:
     report = gibbous.testing.test_rule(np.tanh, X, forward=True)
     assert report.results["forward"] == "checked"
-    report = gibbous.testing.test_rule(np.gradient, X[0], forward=True)
+    ctx = Context("cube_reverse_only", DefaultContext)  # (a reverse rule, no forward one)
+    gibbous.primitive(cube, "f64[:]", ctx=ctx)(_cube_rrule)
+    report = gibbous.testing.test_rule(cube, np.linspace(0.5, 2.0, 5), ctx=ctx, forward=True)
     assert report.results["forward"] == "reverse-only: no forward rule yet"
+    assert check_forward(cube, np.linspace(0.5, 2.0, 5), ctx=ctx).status == "reverse-only"
     frules.register(cube, lambda types, kwnames, v: (lambda z, x, dx: 2 * x**2 * dx))
     ctx = Context("cube2", DefaultContext)
     gibbous.primitive(cube, "f64[:]", ctx=ctx)(_cube_rrule)

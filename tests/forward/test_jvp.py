@@ -94,6 +94,16 @@ def fact_like(x: float, n: int) -> float:  # recursion
     return x * fact_like(x * 0.5, n - 1)
 
 
+def _halves(x: t.Any, n: int, depth: int = 0) -> t.Any:
+    if depth < n:  # (depth: a constant at the first call, one more each level: np.block's way)
+        return _halves(x * 0.5, n, depth + 1) + np.sin(x)
+    return x
+
+
+def counter_recursion(x: np.ndarray, n: int) -> t.Any:
+    return np.sum(_halves(x, n) * x)
+
+
 def with_floor(x: np.ndarray) -> t.Any:  # np.floor has no derivative: its result is a constant
     return np.sum(np.floor(x) * x + np.maximum(x, 0.1) / (1 + x**2))
 
@@ -141,6 +151,7 @@ CASES: list[tuple[t.Callable[..., t.Any], tuple[t.Any, ...]]] = [
     (scalar_loop, (RNG.standard_normal(12),)),
     (rnn, (RNG.standard_normal((6, 6)) / 3, RNG.standard_normal(6), RNG.standard_normal((5, 6)))),
     (fact_like, (1.3, 5)),
+    (counter_recursion, (np.linspace(0.1, 0.9, 3), 4)),
     (with_floor, (RNG.standard_normal(9) * 3,)),
     (reshapes, (RNG.standard_normal(12),)),
     (int_argument, (RNG.standard_normal(5), 2)),
@@ -264,15 +275,15 @@ def test_refusals_name_the_construct_and_line(
 
 
 def test_missing_forward_rule_names_the_callable() -> None:
-    # np.resize is NumPy's Python, derived, around a call without a forward rule (a tuple
-    # times a value of unknown type): refused at the user's call, by its public name, saying
-    # what inside NumPy stopped it.  (When resize gets a rule of its own, another such
-    # function goes here; np.convolve was the first, before it had one.)
+    # np.histogram is NumPy's Python, derived, around a call without a forward rule:
+    # refused at the user's call, by its public name, saying what inside NumPy stopped it.
+    # (When histogram gets a rule of its own, another such function goes here; np.convolve
+    # was the first, before it had one, then np.resize.)
     def f(x: np.ndarray) -> t.Any:
-        return np.resize(x, 5)
+        return np.histogram(x)[1]
 
-    with pytest.raises(ForwardModeError, match=r"numpy\.resize\(.*no forward rule") as info:
-        build_frule(f, np.ones(3))
+    with pytest.raises(ForwardModeError, match=r"numpy\.histogram\(.*no forward rule") as info:
+        build_frule(f, np.arange(3.0))
     assert f"{__file__}:" in str(info.value) and "NumPy's own Python" in str(info.value)
 
 

@@ -278,10 +278,6 @@ def prod_initial(x: np.ndarray) -> t.Any:
     return np.prod(x, initial=2.0)
 
 
-def average_returned(x: np.ndarray) -> t.Any:
-    return np.average(x, returned=True)[0]
-
-
 def nan_to_num_in_place(x: np.ndarray) -> t.Any:
     return np.nan_to_num(x, copy=False)
 
@@ -290,19 +286,13 @@ def max_of_an_iterator(v: np.ndarray) -> t.Any:
     return max(iter([v[0], v[1]]))
 
 
-def linspace_with_step(a: float) -> t.Any:
-    return np.linspace(a, 2.0, 5, retstep=True)[0]
-
-
 @pytest.mark.parametrize(
     ("f", "arg", "name"),
     [
         (var_where, X, "numpy.var"),
         (prod_initial, X, "numpy.prod"),
-        (average_returned, X, "numpy.average"),
         (nan_to_num_in_place, X, "numpy.nan_to_num"),
         (max_of_an_iterator, V, "builtins.max"),
-        (linspace_with_step, 0.5, "numpy.linspace"),
     ],
     ids=lambda v: getattr(v, "__name__", ""),
 )

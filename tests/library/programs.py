@@ -12,6 +12,15 @@ import numpy as np
 import gibbous
 
 
+def at_least(module: str, version: str) -> bool:
+    """Whether the installed ``module`` (``numpy``, ``scipy``) is ``version`` or newer: for the
+    known problems that one version has (CI runs NumPy 2.4 with SciPy 1.17 and NumPy 2.5 with
+    SciPy 1.18)."""
+    import importlib
+
+    return np.lib.NumpyVersion(importlib.import_module(module).__version__) >= version
+
+
 def _central(f: t.Callable[[t.Any], t.Any], x: np.ndarray, v: np.ndarray, h: float) -> t.Any:
     """Richardson-extrapolated central difference of ``f`` at ``x`` along ``v``."""
     d1 = (np.asarray(f(x + h * v)) - np.asarray(f(x - h * v))) / (2 * h)

@@ -26,7 +26,13 @@ import scipy.special  # noqa: E402,F401
 import scipy.stats  # noqa: E402,F401
 
 #: callable name -> why its forward rule is not in the file of its reverse rule
-DELIBERATE: dict[str, str] = {}
+DELIBERATE: dict[str, str] = {
+    **dict.fromkeys(
+        ["numpy.broadcast_arrays", "numpy.meshgrid"],
+        "reverse mode derives them from twins in the same module (gibbous.library.arrays."
+        "broadcasting), which are no registrations",
+    ),
+}
 
 
 def _reverse_origins() -> dict[tuple[object, ...], set[str]]:

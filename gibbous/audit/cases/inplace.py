@@ -71,6 +71,7 @@ CASES.append(
 # Ufuncs that also get the rarer layouts: an output the input broadcasts to, 0-d arrays, a
 # strided view as the output.
 _LAYOUTS = {np.exp, np.sqrt, np.tanh, np.absolute, np.arcsin}
+_INT_OPERANDS = {np.invert, *[getattr(np, "bitwise_count")] * hasattr(np, "bitwise_count")}
 
 
 def _unary_cases(ufunc: np.ufunc, dtype: t.Any) -> list[RuleCase]:
@@ -80,11 +81,20 @@ def _unary_cases(ufunc: np.ufunc, dtype: t.Any) -> list[RuleCase]:
     def out(*shape: int) -> Array:
         return _out(shape, dtype)
 
+    if ufunc in _INT_OPERANDS:  # (bit operations: of ints, into a float output)
+        return [
+            case(ufunc, np.arange(6).reshape(2, 3), kwargs={"out": out(2, 3)}),
+            case(ufunc, np.arange(4), out(4)),
+            case(ufunc, 2, kwargs={"out": out(3)}),
+            case(ufunc, 3, out(3)),
+        ]
     same = x(2, 3)
     cases = [
         case(ufunc, x(2, 3), kwargs={"out": out(2, 3)}),
         case(ufunc, x(4), out(4)),  # out by position
         case(ufunc, same, kwargs={"out": same}),  # in place: np.exp(x, out=x)
+        case(ufunc, float(x()), kwargs={"out": out(2, 3)}),  # a number: np.arccosh(1.5, z)
+        case(ufunc, float(x()), out(3)),
     ]
     if ufunc in _LAYOUTS and dtype is np.float64:
         cases += [

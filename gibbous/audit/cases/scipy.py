@@ -11,6 +11,8 @@ gradient of the entries a function does not read (zero) is checked too.
 from __future__ import annotations
 
 import importlib.util
+import re
+import typing as t
 
 import numpy as np
 
@@ -275,4 +277,55 @@ if importlib.util.find_spec("scipy") is not None:
         case(ssg.lfilter, _taps, np.array([1.2, -0.4, 0.3]), _s(10)),
         case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(3, 6), kwargs={"axis": 0}),
         case(ssg.lfilter, _taps + 1j * _s(3), np.array([2.0]), _s(8)),
+        case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(3, 6), 0),
+        case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(3, 6), 0, None),
+        case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(6), kwargs={"zi": None}),
+        case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(3, 6), kwargs={"axis": 0, "zi": None}),
+        case(ssg.lfilter, _s(2), np.array([1.0, 0.5]), _s(3, 6), 0, kwargs={"zi": None}),
+    ]
+    # SciPy's array-API dispatch: no derivative (a module, a bool)
+    _NAMESPACE_TEST = re.compile(r"is_\w+_namespace")
+    from gibbous.library.scipy import array_api
+
+    CASES += [
+        # (a namespace is read for its __name__: a function stands in, which pickles)
+        case(_fn, np.asarray if _NAMESPACE_TEST.fullmatch(_fn.__name__) else _s(3))
+        for _fn in t.cast(list[t.Any], array_api._DISPATCH)
+    ]
+
+    # scipy.interpolate's LAPACK banded solve (the LU factors have no derivative: the cotangent
+    # reaches the solution only), ndarray.view.
+    import scipy.linalg.lapack as _lapack
+
+    from gibbous.tangents.model import NO_TANGENT as _NT
+
+    _ab = np.array([[0.0] * 5] * 2 + [[0.0, 0.3, 0.1, 0.2, 0.4], [4.0, 5.0, 4.5, 6.0, 5.0], [0.7, 0.2, 1.0, 0.4, 0.0], [0.1, 0.3, 0.2, 0.0, 0.0]])
+    _b5 = np.array([1.0, -0.5, 0.3, 2.0, 0.7])
+    _gx = np.array([0.3, -1.2, 0.8, 0.5, -0.4])
+    _dl, _d5, _du = np.array([0.3, 0.1, 0.2, 0.4]), np.array([4.0, 5.0, 4.5, 6.0, 5.0]), np.array([0.7, 0.2, 1.0, 0.4])
+    sla.get_lapack_funcs(("gtsv",), (_d5,)), sla.get_blas_funcs(("gemv",), (_d5,))
+    _MEMO = ("mutation", "a routine SciPy's memo holds as well: no tangent on either side")
+    CASES += [
+        case(_lapack.dgbsv, 2, 1, _ab, _b5, output_tangent=(0 * _ab, _NT, _gx, _NT)),
+        case(_lapack.sgbsv, 2, 1, _f32(_ab), _f32(_b5), output_tangent=(_f32(0 * _ab), _NT, _f32(_gx), _NT)),
+        # (?gtsv: (du2, d, du, x, info), the factors without derivatives)
+        # (the state check's other arguments keep the shapes: the output tangent is given)
+        case(
+            _lapack.dgtsv, _dl, _d5, _du, _b5, output_tangent=(0 * _du, 0 * _d5, 0 * _du, _gx, _NT),
+            other_args=(_dl * 1.1, _d5 + 0.5, _du * 0.9, _b5[::-1].copy()),
+        ),  # fmt: skip
+        case(
+            _lapack.sgtsv, _f32(_dl), _f32(_d5), _f32(_du), _f32(_b5),
+            output_tangent=(_f32(0 * _du), _f32(0 * _d5), _f32(0 * _du), _f32(_gx), _NT),
+            other_args=(_f32(_dl * 1.1), _f32(_d5 + 0.5), _f32(_du * 0.9), _f32(_b5[::-1])),
+        ),  # fmt: skip
+        # (SciPy keeps a memo on these functions: the routine returned is an object the memo
+        # holds too, both without tangents, which the mutation check's aliasing rule does not
+        # tell from a value that shares memory with its fdata apart; filled first, so that the
+        # call does not change it)
+        case(sla.get_lapack_funcs, ("gtsv",), (_d5,), deviation=_MEMO),
+        case(sla.get_blas_funcs, ("gemv",), (_d5,), deviation=_MEMO),
+        case(np.ndarray.view, _any),
+        case(np.ndarray.view, _any, np.float64),
+        case(np.ndarray.view, _cplx, np.float64),
     ]

@@ -167,7 +167,7 @@ _SAMPLED: dict[str, DataArgs] = {
         """transpose swapaxes moveaxis rollaxis expand_dims ravel copy concatenate stack vstack
         hstack dstack column_stack flip fliplr flipud roll rot90 diag diagflat diagonal tril triu diff sort
         argsort unique nonzero argwhere flatnonzero round around real imag angle sinc isreal
-        iscomplex isscalar zeros_like ones_like empty_like array asarray ascontiguousarray
+        iscomplex isscalar zeros_like ones_like empty_like array asarray asanyarray ascontiguousarray
         asfortranarray tile repeat histogram nan_to_num ndim size shape trace""".split(),
         DataArgs(1),
     ),
@@ -201,6 +201,22 @@ for _module, _table in ((np, _SAMPLED), (np.linalg, _LINALG_SAMPLED)):
         if hasattr(_module, _name):
             RULES.add([getattr(_module, _name)], sampled_numpy(getattr(_module, _name), _data))
 
+
+
+def _permuted_axes(fn: t.Callable[..., object]) -> Rule:
+    """``np.moveaxis``, ``np.swapaxes``, ``np.rollaxis`` (and ``ndarray.swapaxes``) of an
+    array: an array of its dtype and rank, whatever the axes (sampling the axes would type a
+    run-time axis by samples invalid for a low rank, as ``any``)."""
+    sampled = sampled_numpy(fn, DataArgs(1))
+
+    def rule(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+        if args and isinstance(args[0], T.Array) and args[0].ndim is not None:
+            return T.Array(args[0].dtype, args[0].ndim)
+        return sampled(args, kwargs)
+
+    return rule
+
+
 # ndarray methods: keyed by the method descriptors, called with the array first.
 _METHOD_REDUCTIONS = "sum prod mean std var max min any all argmax argmin cumsum cumprod".split()
 _METHODS: dict[str, DataArgs] = {
@@ -219,6 +235,8 @@ for _name in _METHOD_REDUCTIONS:
 for _name, _data in _METHODS.items():
     _m = getattr(np.ndarray, _name)
     RULES.add([_m], sampled_numpy(_m, _data))
+for _fn in (np.moveaxis, np.swapaxes, np.rollaxis, np.ndarray.swapaxes):  # (after those)
+    RULES.add([_fn], _permuted_axes(_fn))
 
 # Scalar classes are callables too: np.float32(x) is a scalar, np.float64(an array) an array.
 for _cls in {c for c in np.sctypeDict.values() if np.dtype(c).kind in "biufc"}:
@@ -637,3 +655,30 @@ ARRAY_ATTRIBUTES: dict[str, t.Callable[[T.Array], T.Type]] = {
     "imag": _real_part,
     "flat": _flat,
 }
+
+
+@RULES(np.broadcast_shapes)
+def _broadcast_shapes(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    """A tuple of as many ints as the longest shape has (``np.broadcast_arrays``' twin)."""
+    ranks = [shape_rank(a) for a in args]
+    if kwargs or any(r is None for r in ranks):
+        return T.ANY
+    return T.Tuple((T.INT,) * max((t.cast(int, r) for r in ranks), default=0))
+
+
+def is_none_type(ty: T.Type) -> bool:
+    return isinstance(ty, T.NoneType) or isinstance(ty, T.Const) and ty.value is None
+
+
+@RULES(np.cov, np.corrcoef)
+def _covariance(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+    """An array of unknown rank (one variable's is 0-d, several variables' a matrix), float64
+    or complex128 as the data (``dtype=`` left to sampling: any)."""
+    data = [a for a in args[:2] if not isinstance(a, T.NoneType)] + [
+        kwargs[k] for k in ("y",) if k in kwargs and not isinstance(kwargs[k], T.NoneType)
+    ]
+    dtype = kwargs.get("dtype", T.NONE)
+    if not is_none_type(dtype) or not data or not all(isinstance(a, T.Array) for a in data):
+        return T.ANY
+    kinds = [np.dtype(t.cast(T.Array, a).dtype or "float64").kind for a in data]
+    return T.Array("complex128" if "c" in kinds else "float64", None)

@@ -50,7 +50,7 @@ def diagonal_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         else:
             bound = bind(DIAGONAL_PARAMETERS, args, kwargs, {}, "diagonal")
             view = np.diagonal(x.fdata, **t.cast(dict[str, int], bound))
-        zf: t.Any = view_fdata(z, writable(view))
+        zf: t.Any = view_fdata(z, writable(view), of=(xp, x.fdata))
     else:
         zf = new_fdata(z) if f.primal is not np.diag else NT
     return CoDual(z, zf), lambda dz: rdata

@@ -13,6 +13,9 @@ coefficients are rational functions of real spacings, so ``Im c(h + i e) / e`` i
 derivative to rounding), and the differences send it back to the coordinates.
 
 One axis gives an array; several a tuple of arrays, whose fdata is the tuple of their fdata.
+
+Forward mode: linear in ``f`` for spacings without tangents, ``np.gradient(df, *varargs)``
+(a spacing with a tangent has no forward rule yet).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from gibbous.library.common import (
     zero_for,
 )
 from gibbous.library.items import send_to_value
+from gibbous.rules import frules
 from gibbous.rules.registry import primitive
 from gibbous.tangents.model import CoDual
 
@@ -187,3 +191,6 @@ def gradient_rrule(f: CD, fx: CD, *varargs: CD, **kwargs: CD) -> RuleResult:
         return (NT, rf, *rest)
 
     return CoDual(y, yf), pullback
+
+
+frules.register_linear([np.gradient])

@@ -47,13 +47,16 @@ from gibbous.library.common import (
     is_inexact_scalar,
     new_fdata,
     no_pullback,
+    needs,
     nothing,
     scalar_rdata,
+    send,
     shares_memory,
     view_fdata,
     zero_for,
 )
 from gibbous.ir import runtime
+from gibbous.ir.exceptions import UnsupportedArgumentError
 from gibbous.ir import types as T
 from gibbous.rules import inline
 from gibbous.library.items import items_of
@@ -128,7 +131,7 @@ def slice_fdata(y: t.Any, x: t.Any, dx: t.Any, idx: t.Any) -> t.Any:
     # an array of another class (``x`` of a subclass the types call f64) is checked.
     if type(x) is not np.ndarray and not shares_memory(y, x):
         return new_fdata(y)
-    return view_fdata(y, dx[idx])
+    return view_fdata(y, dx[idx], of=(x, dx))
 
 
 # ``x[a:b]`` of a float64 array: a view, whose fdata is the same view of x's fdata; the form
@@ -154,7 +157,7 @@ def _getitem(x: CD, idx: t.Any, y: t.Any) -> RuleResult:
     if not isinstance(dx, np.ndarray):
         return CoDual(y, new_fdata(y)), _NO_RDATA_3
     if shares_memory(y, xp):
-        return CoDual(y, view_fdata(y, dx[idx])), _NO_RDATA_3
+        return CoDual(y, view_fdata(y, dx[idx], of=(xp, dx))), _NO_RDATA_3
     yf = new_fdata(y)
     basic = is_basic(idx)
 
@@ -422,8 +425,8 @@ def copyto_rrule(
     """``np.copyto(dst, src, casting=...)``: dst's elements get src's, broadcast; without
     ``where=``, which would keep some of dst's elements and needs a rule of its own."""
     options = bind(("casting", "where"), args, kwargs, {"where": True}, "copyto")
-    if options["where"] is not True:
-        raise NotImplementedError("np.copyto with where=: no rule")
+    if options["where"] is not True:  # (by position: ``copyto_where_rrule`` takes it by name)
+        raise UnsupportedArgumentError("numpy.copyto: pass where= by name")
     pa = tuple(a.primal for a in args)
     pk = {k: v.primal for k, v in kwargs.items()}
 
@@ -437,3 +440,33 @@ def copyto_rrule(
         return (NT, NT, pullback(dy)[3], *rest)
 
     return y, copyto_pullback, state
+
+
+def copyto_where_rrule(f: CD, dst: CD, src: CD, **kwargs: CD) -> RuleResult:
+    """``np.copyto(dst, src, where=mask)``: ``dst[m] = src_b[m]`` with ``m`` the mask and
+    ``src_b`` the source broadcast to dst's shape (NaNs replaced in NumPy's ``nan*``).  The
+    source gets the cotangent of the positions written, summed back to its shape; dst's old
+    values there get nothing more, and are restored by the pullback, with their fdata."""
+    a = dst.primal
+    mask = np.broadcast_to(np.asarray(kwargs["where"].primal, dtype=bool), a.shape)
+    saved = a[mask]
+    dx = dst.fdata if isinstance(dst.fdata, np.ndarray) else None
+    saved_fdata = None if dx is None else dx[mask]
+    f.primal(a, src.primal, **{k: v.primal for k, v in kwargs.items()})
+    if dx is not None:
+        dx[mask] = 0
+    rest = nothing(len(kwargs))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        a[mask] = saved
+        if dx is None or saved_fdata is None:
+            return (NT, NT, zero_for(src), *rest)
+        g = np.where(mask, dx, 0) if needs(src) else None
+        dx[mask] = saved_fdata
+        return (NT, NT, zero_for(src) if g is None else send(src, g), *rest)
+
+    return CoDual(None, NT), pullback
+
+
+primitive(np.copyto, ARRAY, ANY, kwargs={"where": ANY})(copyto_where_rrule)
+primitive(np.copyto, ARRAY, ANY, kwargs={"where": ANY, "casting": ANY})(copyto_where_rrule)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import typing as t
 
 import numpy as np
+from numpy.lib import _arraysetops_impl as _arraysetops
 
 from gibbous.library.common import (
     ANY,
@@ -35,11 +36,15 @@ from gibbous.library.common import (
     nothing,
     zero_for,
 )
-from gibbous.library.items import send_to_value
+from gibbous.library.items import collapse, send_to_value
 from gibbous.library.reductions.reductions import normalize_axes
 from gibbous.rules.registry import primitive
 from gibbous.rules import frules
-from gibbous.tangents.model import CoDual
+from gibbous.rules.emit import item_tangent
+from gibbous.ir import types as T
+from gibbous.ir.builder import Builder
+from gibbous.ir.core import Value
+from gibbous.tangents.model import CoDual, zero_rdata
 
 
 def _routed_rrule(params: tuple[str, ...], data: tuple[str, ...]) -> t.Callable[..., RuleResult]:
@@ -134,3 +139,46 @@ def unique_rrule(f: CD, ar: CD, *args: CD, **kwargs: CD) -> RuleResult:
         return (NT, send_to_value(ar, grad), *rest)
 
     return CoDual(y, yf), pullback
+
+
+# --------------------------------------------------------------------------------------------
+# The NamedTuples np.unique_all, np.unique_counts and np.unique_inverse return (NumPy's own
+# Python makes them, ``UniqueAllResult(*result)``): a tuple of the items, their tangents the
+# items' (forward mode makes NamedTuples of the tangents already).
+
+
+def result_tuple_rrule(f: CD, *items: CD) -> RuleResult:
+    y = f.primal(*(x.primal for x in items))
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        if dy is NT:
+            return (NT, *(zero_rdata(x.primal) for x in items))
+        return (NT, *(zero_rdata(x.primal) if d is NT else d for x, d in zip(items, dy)))
+
+    return CoDual(y, collapse(x.fdata for x in items)), pullback
+
+
+def _result_tuple_make(cls: type) -> frules.Maker:
+    def make(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> frules.Tangent | frules.Emit | None:
+        if kwnames:
+            return None
+
+        def emit(
+            b: Builder, z: Value, args: frules.Values, tangents: frules.Tangents, kw: frules.Keywords
+        ) -> Value:
+            items = [item_tangent(b, a, d) for a, d in zip(args, tangents)]
+            return b.call(cls, *items, type=T.ANY)
+
+        return frules.Emit(emit)
+
+    return make
+
+
+_RESULTS = ("UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult")
+for _name in _RESULTS:
+    _cls = getattr(_arraysetops, _name, None)
+    if _cls is not None:
+        primitive(_cls, ...)(result_tuple_rrule)
+        frules.register(_cls, _result_tuple_make(_cls))

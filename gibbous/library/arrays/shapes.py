@@ -9,8 +9,8 @@ strides, gets new fdata instead (see its rule).
 ``x.sort()`` sorts in place: a stateful rule, which moves the tangents with the values.
 
 **Copies** send the cotangent back by the transposed rearrangement: ``tile`` sums the tiles,
-``repeat`` the repeats (``np.add.at``), ``roll`` rolls back, ``sort`` and ``partition``
-scatter through the permutation they made, ``take``/``take_along_axis`` scatter-add (repeated indices add up),
+``repeat`` the repeats (``np.add.at``), ``roll`` rolls back (``sort`` and ``partition``
+scatter through the permutation they made: ``orders``), ``take``/``take_along_axis`` scatter-add (repeated indices add up),
 ``tril``/``triu`` keep their triangle.
 
 ``diff`` (``n`` times, along an axis) gives back the negative differences of its padded
@@ -45,6 +45,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.ir.purity import register_pure
 from gibbous.library.common import (
     ARRAY,
     CD,
@@ -102,7 +103,7 @@ VIEWS_AND_COPIES = {
 
 for _fn, _back in VIEWS_AND_COPIES.items():
     primitive(_fn, ARRAY, ...)(shape_rule(_back))
-frules.register_linear([np.flip, np.fliplr, np.flipud, np.rot90, np.tril, np.triu, np.roll])
+frules.register_linear([np.flip, np.fliplr, np.flipud, np.rot90, np.tril, np.triu, np.roll, np.atleast_3d])
 
 
 @primitive(np.broadcast_to, ARRAY, ...)
@@ -139,7 +140,7 @@ def split_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
         return CoDual(y, new_fdata(y)), lambda dy: rdata
     pieces = f.primal(dx, *pa, **pk)
     fdata = [
-        view_fdata(p, d) if shares_memory(p, x.primal) else new_fdata(p) for p, d in zip(y, pieces)
+        view_fdata(p, d, of=(x.primal, dx)) if shares_memory(p, x.primal) else new_fdata(p) for p, d in zip(y, pieces)
     ]
     return CoDual(y, fdata), lambda dy: rdata
 
@@ -154,7 +155,7 @@ for _fn in (np.split, np.array_split):
 Back = t.Callable[[t.Any, CD, tuple[CD, ...], dict[str, CD]], t.Any]
 
 
-def _copy_rrule(back: Back) -> t.Callable[..., RuleResult]:
+def copy_rrule(back: Back) -> t.Callable[..., RuleResult]:
     """A rule for ``y = f(x, ...)`` that copies x's elements: ``back(g, x, args, kwargs)`` is
     x's gradient for the cotangent g of y (x shaped); the other operands have none."""
 
@@ -186,43 +187,6 @@ def _back_repeat(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -
     owners = np.repeat(np.arange(n), t.cast(t.Any, options["repeats"]))
     grad = np.zeros(source.shape, dtype=g.dtype)
     np.add.at(np.moveaxis(grad, ax, 0), owners, np.moveaxis(g, ax, 0))
-    return grad.reshape(xp.shape)
-
-
-def _back_sort(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> Array:
-    options = bind(("axis", "kind", "order"), args, kwargs, {"axis": -1}, "sort")
-    if options.get("order") is not None:
-        raise NotImplementedError("np.sort with order=: no rule")
-    xp = np.asarray(x.primal)
-    axis = options["axis"]
-    flat = axis is None
-    source = xp.reshape(-1) if flat else xp
-    ax = -1 if flat else t.cast(int, axis)
-    # The stable order: that of the sort itself wherever the values differ.
-    perm = np.argsort(source, axis=ax, kind="stable")
-    grad = np.zeros(source.shape, dtype=g.dtype)
-    np.put_along_axis(grad, perm, g, axis=ax)
-    return grad.reshape(xp.shape)
-
-
-def _back_partition(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> Array:
-    """``np.partition(x, kth, axis=-1)`` permutes x's values along the axis.  ``np.argpartition``
-    need not give the permutation ``partition`` made, so it is found by matching values: the
-    k-th smallest of x (a stable sort) went where the k-th smallest of the result is.  Equal
-    values are interchangeable, as for ``np.sort``.  (The result is made again: ``partition``
-    is deterministic, and a copy rule's pullback is not handed it.)"""
-    options = bind(("kth", "axis", "kind", "order"), args, kwargs, {"axis": -1}, "partition")
-    if options.get("order") is not None:
-        raise NotImplementedError("np.partition with order=: no rule")
-    xp = np.asarray(x.primal)
-    flat = options["axis"] is None
-    source = xp.reshape(-1) if flat else xp
-    ax = -1 if flat else t.cast(int, options["axis"])
-    y = np.partition(source, t.cast(t.Any, options["kth"]), axis=ax)
-    came_from = np.argsort(source, axis=ax, kind="stable")
-    went_to = np.argsort(y, axis=ax, kind="stable")
-    grad = np.zeros(source.shape, dtype=g.dtype)
-    np.put_along_axis(grad, came_from, np.take_along_axis(g, went_to, ax), axis=ax)
     return grad.reshape(xp.shape)
 
 
@@ -260,10 +224,16 @@ def _back_take_along_axis(
     axis = options["axis"]
     source = xp.reshape(-1) if axis is None else xp
     ax = 0 if axis is None else normalize_axes(axis, xp.ndim)[0]
-    # The full advanced index of each picked element: its own position on the other axes.
+    # The indices broadcast against the array on the other axes, as NumPy broadcasts them;
+    # the full advanced index of each picked element: its own position on the other axes.
+    shape = list(np.broadcast_shapes(*(
+        tuple(1 if i == ax else n for i, n in enumerate(a.shape)) for a in (source, indices)
+    )))  # fmt: skip
+    shape[ax] = indices.shape[ax]
+    indices = np.broadcast_to(indices, shape)
     index = tuple(
-        indices if i == ax else np.arange(n).reshape((n,) + (1,) * (indices.ndim - i - 1))
-        for i, n in enumerate(indices.shape)
+        indices if i == ax else np.arange(n).reshape((n,) + (1,) * (len(shape) - i - 1))
+        for i, n in enumerate(source.shape)
     )
     grad = np.zeros(source.shape, dtype=g.dtype)
     np.add.at(grad, index, g)
@@ -290,15 +260,15 @@ def _back_diff(g: Array, x: CD, args: tuple[CD, ...], kwargs: dict[str, CD]) -> 
 
 COPIES = {
     np.tile: _back_tile, np.repeat: _back_repeat, np.ndarray.repeat: _back_repeat,
-    np.sort: _back_sort, np.partition: _back_partition,
     np.take_along_axis: _back_take_along_axis, np.diff: _back_diff,
 }  # fmt: skip
 
 for _fn, _gradient in COPIES.items():
-    primitive(_fn, ARRAY, ...)(_copy_rrule(_gradient))
+    primitive(_fn, ARRAY, ...)(copy_rrule(_gradient))
 frules.register_linear([np.diff], added={3, 4, "prepend", "append"})  # (a, n, axis, prepend, append)
+frules.register_linear([np.tile, np.repeat, np.ndarray.repeat, np.take_along_axis], most=3)
 
-_take_array_rrule = _copy_rrule(_back_take)
+_take_array_rrule = copy_rrule(_back_take)
 
 
 def take_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
@@ -319,7 +289,7 @@ def take_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
 
 for _fn in (np.take, np.ndarray.take):
     primitive(_fn, ARRAY, ...)(take_rrule)
-frules.register_linear([np.take], most=3)  # (a, indices, axis, out, mode)
+frules.register_linear([np.take, np.ndarray.take], most=3)  # (a, indices, axis, out, mode)
 
 
 def _element_pullback(dx: Array, element: t.Any, rdata: tuple[t.Any, ...]) -> Pullback:
@@ -494,6 +464,10 @@ for _fn in (np.lexsort, np.indices, np.tri):
     primitive(_fn, ...)(no_derivative_rrule)
 for _fn in (np.round, np.around, *_FIX):
     primitive(_fn, NUMBER, ...)(no_derivative_rrule)
+# Questions about a value's type, which read nothing else: pure whatever they are given (a
+# value whose type the build could not tell, inside NumPy's Python: np.polynomial's).
+for _fn in (np.iscomplexobj, np.isrealobj, np.isscalar):
+    register_pure(_fn)
 zero_derivative(np.unravel_index, ...)
 zero_derivative(np.ravel_multi_index, ...)
 

@@ -11,7 +11,9 @@ reads is not a function of x.
 get the same view of x's fdata, as ``np.reshape`` does: writes through them are differentiated
 and nothing is allocated.  Telling that is a test on strides alone (each axis, by increasing
 stride, steps over everything the smaller ones span), which may call some rare non-overlapping
-layouts overlapping; those take the other way, which is also right for reading.
+layouts overlapping; those take the other way, which is also right for reading, as does a
+view of an x whose fdata has other strides than x (a ``broadcast_to`` result, an overlapping
+view's view: the same strides would reach other elements of that fdata).
 
 **Overlapping views** get new fdata, and the pullback scatter-adds its cotangent into x's
 fdata: the element of x under each element of the view is found by byte offsets, in the
@@ -39,6 +41,7 @@ from gibbous.library.common import (
     is_float_array,
     new_fdata,
     nothing,
+    mirrors,
     view_fdata,
 )
 from gibbous.rules.registry import primitive
@@ -134,7 +137,7 @@ def _strided_view_rrule(name: str) -> t.Callable[..., RuleResult]:
         if not is_float_array(y) or y.size == 0:
             return CoDual(y, new_fdata(y)), lambda dy: rdata
         _check_strides(name, xp, y)
-        if not _may_overlap(y):
+        if not _may_overlap(y) and mirrors(xp, dx):  # (else x's fdata has other strides)
             if not (xp.flags.c_contiguous or xp.flags.f_contiguous):
                 _sources(name, xp, y)  # raises if y reaches outside x
             elif not _within_contiguous(xp, y):

@@ -27,6 +27,7 @@ import numpy as np
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
+from gibbous.ir.exceptions import UnsupportedArgumentError
 from gibbous.rules import frules
 from gibbous.rules.emit import number_type, static_types
 from gibbous.rules.emit import (
@@ -60,6 +61,7 @@ from gibbous.library.common import (
     view_fdata,
     zero_for,
 )
+from gibbous.ir.exceptions import UnsupportedArgumentError
 from gibbous.library.items import items_of, send_to_value
 from gibbous.library.reductions.reductions import normalize_axes
 from gibbous.library.elementwise.ufuncs import real_or_imag
@@ -98,10 +100,10 @@ def shape_rule(back: Back) -> t.Callable[..., RuleResult]:
         rdata = nothing(n)
         if y is xp:
             return x, lambda dy: rdata
-        if not isinstance(dx, np.ndarray) or not is_float_array(y):
-            return CoDual(y, new_fdata(y)), lambda dy: rdata  # nothing differentiable
+        if not isinstance(dx, np.ndarray) or not is_float_array(y) or y.size == 0:
+            return CoDual(y, new_fdata(y)), lambda dy: rdata  # nothing differentiable (or empty)
         if shares_memory(y, xp):
-            return CoDual(y, view_fdata(y, f.primal(dx, *pa, **pk))), lambda dy: rdata
+            return CoDual(y, view_fdata(y, f.primal(dx, *pa, **pk), of=(xp, dx))), lambda dy: rdata
         if back is None:
             raise AssertionError(f"{f.primal!r} copied its argument instead of giving a view")
         yf = new_fdata(y)
@@ -133,8 +135,6 @@ SHAPE_OPS: dict[t.Callable[..., t.Any], Back] = {
     np.squeeze: None,
     np.ndarray.squeeze: None,
     np.expand_dims: None,
-    np.atleast_1d: None,
-    np.atleast_2d: None,
     np.copy: _back_same,
     np.ndarray.copy: _back_same,
     np.ndarray.astype: _back_same,
@@ -142,18 +142,23 @@ SHAPE_OPS: dict[t.Callable[..., t.Any], Back] = {
 
 for _fn, _back in SHAPE_OPS.items():
     primitive(_fn, ARRAY, ...)(shape_rule(_back))
+# (of one array only: of several, a tuple, which NumPy's own Python makes; the rule of one
+# array's view read a second operand as an option, and its gradient was lost)
+for _fn in (np.atleast_1d, np.atleast_2d):
+    primitive(_fn, ARRAY)(shape_rule(None))
 frules.register_linear([
     np.reshape, np.ndarray.reshape, np.transpose, np.ndarray.transpose, np.ravel, np.ndarray.ravel,
     np.ndarray.flatten, np.squeeze, np.ndarray.squeeze, np.expand_dims, np.swapaxes,
-    np.ndarray.swapaxes, np.moveaxis, np.copy, np.ndarray.copy, np.atleast_1d, np.atleast_2d,
+    np.ndarray.swapaxes, np.moveaxis, np.copy, np.ndarray.copy,
 ])  # fmt: skip
+frules.register_linear([np.atleast_1d, np.atleast_2d], most=1)  # (one array; see above)
 frules.register_linear([np.rollaxis], most=3)  # (a, axis, start)
 
 
 def _transpose_attribute(x: CD) -> CD:
     y = x.primal.T
     dx = x.fdata
-    return CoDual(y, view_fdata(y, dx.T) if isinstance(dx, np.ndarray) else new_fdata(y))
+    return CoDual(y, view_fdata(y, dx.T, of=(x.primal, dx)) if isinstance(dx, np.ndarray) else new_fdata(y))
 
 
 # --------------------------------------------------------------------------------------------
@@ -276,9 +281,9 @@ def array_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
     return CoDual(y, yf), pullback
 
 
-for _fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray):
+for _fn in (np.array, np.asarray, np.asanyarray, np.ascontiguousarray, np.asfortranarray):
     primitive(_fn, ANY, ...)(array_rrule)
-frules.register_linear([np.asarray, np.array, np.asanyarray, np.ascontiguousarray])
+frules.register_linear([np.asarray, np.array, np.asanyarray, np.ascontiguousarray, np.asfortranarray])
 
 # --------------------------------------------------------------------------------------------
 # Joining
@@ -345,7 +350,10 @@ def _hstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> 
     return _split(g, values, [np.shape(v)[1] for v in values], 1)
 
 
-primitive(np.concatenate, ANY, ...)(_join_rrule(_concatenate_pieces, ("axis", "out", "dtype", "casting")))
+# (and the C function behind the dispatcher, which NumPy's Python calls: np.block's)
+_CONCATENATE = (np.concatenate, *[getattr(np.concatenate, "_implementation", np.concatenate)][: hasattr(np.concatenate, "_implementation")])
+for _fn in _CONCATENATE:
+    primitive(_fn, ANY, ...)(_join_rrule(_concatenate_pieces, ("axis", "out", "dtype", "casting")))
 primitive(np.stack, ANY, ...)(_join_rrule(_stack_pieces, ("axis", "out", "dtype", "casting")))
 primitive(np.vstack, ANY, ...)(_join_rrule(_vstack_pieces, ("dtype", "casting")))
 primitive(np.hstack, ANY, ...)(_join_rrule(_hstack_pieces, ("dtype", "casting")))
@@ -363,7 +371,7 @@ def _dstack_pieces(g: t.Any, values: list[t.Any], options: dict[str, t.Any]) -> 
 
 primitive(np.column_stack, ANY, ...)(_join_rrule(_column_stack_pieces, ()))
 primitive(np.dstack, ANY, ...)(_join_rrule(_dstack_pieces, ()))
-frules.register_linear([np.stack, np.concatenate], most=2)  # (arrays, axis, out)
+frules.register_linear([np.stack, *_CONCATENATE], most=2)  # (arrays, axis, out)
 frules.register_linear([np.vstack, np.hstack, np.column_stack, np.dstack], most=1)
 
 # --------------------------------------------------------------------------------------------
@@ -460,132 +468,82 @@ def fill_tangent(fn: t.Callable[..., t.Any]) -> frules.Maker:
 frules.register(np.full, fill_tangent(np.full))
 frules.register(np.full_like, fill_tangent(np.full_like))
 
-LINSPACE_PARAMETERS = ("start", "stop", "num", "endpoint", "retstep", "dtype", "axis")
+def arange_roles(n: int, kwnames: t.Sequence[str]) -> dict[str, int] | None:
+    """Where ``np.arange``'s start and step are among its ``n`` positional and ``kwnames``
+    keyword operands (``{}``: the call gives ``stop`` alone, or ``start`` as the stop, and has
+    no derivative); None for a call NumPy would refuse."""
+    names = [*("start", "stop", "step")[:n], *kwnames]
+    if n > 3 or len(set(names)) != len(names) or set(names) - {"start", "stop", "step", "dtype"}:
+        return None
+    where = {name: i for i, name in enumerate(names) if name != "dtype"}
+    if "start" not in where or "stop" not in where:
+        return {}  # (``arange(stop)``, ``arange(start=5)``: numbers 0, 1, ... below a bound)
+    return {k: i for k, i in where.items() if k != "stop"}
 
 
-def linspace_fractions(options: dict[str, object]) -> Array:
-    """``t_i`` of ``np.linspace``'s ``y_i = start (1 - t_i) + stop t_i``."""
-    num = int(t.cast(int, options["num"]))
-    div = num - 1 if options["endpoint"] else num
-    return np.arange(num) / div if div > 0 else np.zeros(num)
-
-
-@primitive(np.linspace, ANY, ...)
-def linspace_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.linspace(start, stop, num)`` of scalars: y_i = start (1 - t_i) + stop t_i."""
-    options = bind(LINSPACE_PARAMETERS, args, kwargs, {"num": 50, "endpoint": True}, "linspace")
-    if options.get("retstep") or np.ndim(t.cast(t.Any, options["start"])) or np.ndim(
-        t.cast(t.Any, options["stop"])
-    ):
-        raise NotImplementedError("np.linspace with retstep or array endpoints: no rule")
-    y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
-    yf = new_fdata(y)
-    named = dict(zip(LINSPACE_PARAMETERS, args)) | kwargs
-
-    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
-        g = cotangent(yf, dy)
-        frac = linspace_fractions(options)
-        grads = {}
-        if g is not None:
-            grads = {"start": np.sum(g * (1 - frac)), "stop": np.sum(g * frac)}
-        return (
-            NT,
-            *(
-                send(c, grads[name]) if name in grads and needs(c) else zero_for(c)
-                for name, c in named.items()
-            ),
-        )
-
-    return CoDual(y, yf), pullback
-
-
-@primitive(np.arange, ANY, ...)
+@primitive(np.arange, ...)  # (any call: start, stop and step may all be keywords)
 def arange_rrule(f: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.arange(start, stop, step)``: y_i = start + i step (stop only sets the length)."""
-    if set(kwargs) - {"dtype"}:
-        raise NotImplementedError("np.arange with start/stop/step by keyword: no rule")
+    """``np.arange(start, stop, step)``, by position or keyword: y_i = start + i step (stop
+    only sets the length)."""
+    roles = arange_roles(len(args), tuple(kwargs))
+    if roles is None:
+        raise UnsupportedArgumentError(
+            f"np.arange with the arguments {tuple(kwargs)} by keyword: gibbous's rule takes "
+            "start, stop, step and dtype"
+        )
     y = f.primal(*(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
     yf = new_fdata(y)
+    operands = (*args, *kwargs.values())
 
     def pullback(dy: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(yf, dy)
-        rdata = [zero_for(a) for a in (*args, *kwargs.values())]
-        if g is not None and len(args) >= 2:
-            rdata[0] = send(args[0], np.sum(g)) if needs(args[0]) else rdata[0]
-            if len(args) >= 3 and needs(args[2]):
-                rdata[2] = send(args[2], np.sum(g * np.arange(len(g))))
+        rdata = [zero_for(a) for a in operands]
+        if g is not None:
+            for role, i in roles.items():
+                if needs(operands[i]):
+                    rdata[i] = send(operands[i], np.sum(g if role == "start" else g * np.arange(len(g))))
         return (NT, *rdata)
 
     return CoDual(y, yf), pullback
 
 
 
-def linspace_tangent(
+def arange_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> frules.Tangent | frules.Emit | None:
-    """``np.linspace(start, stop, num)`` of scalars: ``dstart (1 - t) + dstop t``."""
+    """``np.arange(start, stop, step)``, by position or keyword: ``dstart + i dstep``
+    (``stop`` sets the length alone; ``np.arange(stop)`` has no derivative)."""
     n = len(types) - len(kwnames)
-    names = [*LINSPACE_PARAMETERS[:n], *kwnames]
-    if n > len(LINSPACE_PARAMETERS) or len(set(names)) != len(names):
+    roles = arange_roles(n, kwnames)
+    if not n + len(kwnames) or roles is None:
         return None
-    if not set(names) <= set(LINSPACE_PARAMETERS) or not {"start", "stop"} <= set(names):
-        return None
-    where = {name: i for i, name in enumerate(names)}
-    scalars = (T.Float, T.Int, T.Bool, T.Const, T.Any)
-    if not all(isinstance(types[where[k]], scalars) for k in ("start", "stop")):
-        return None  # (array endpoints: no rule, as in reverse)
-    retstep = types[where["retstep"]] if "retstep" in where else T.Const(False)
-    if not (isinstance(retstep, T.Const) and retstep.value is False or is_none(retstep)):
+    where = [i for i, name in enumerate((*("start", "stop", "step")[:n], *kwnames)) if name != "dtype"]
+    if not all(real_type(types[i]) for i in where):
         return None
 
     def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         ops, ds = split_tangents(a, n, len(types))
         values = [*ops, *kwargs.values()]
-        ends = [values[where[k]] for k in ("start", "stop")]
-        refuse_complex("numpy.linspace", *ends, z)
-        if any(map(np.ndim, ends)):
-            raise ForwardModeError("forward mode: numpy.linspace with array endpoints: no rule")
-        if not _float_result(z):
+        refuse_complex("numpy.arange", *(values[i] for i in where))
+        if not roles or not _float_result(z):
             return frules.like(z, None)
-        options = {"num": 50, "endpoint": True} | {k: values[i] for k, i in where.items()}
-        frac = linspace_fractions(options)
-        weights = ((ds[where["start"]], 1 - frac), (ds[where["stop"]], frac))
-        terms = [d * w for d, w in weights if d is not None]
+        terms = []
+        for role, i in roles.items():
+            if ds[i] is not None:
+                terms.append(ds[i] if role == "start" else ds[i] * np.arange(len(z)))
         return frules.like(z, sum(terms) if terms else None)
 
     return tangent
 
 
-def arange_tangent(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> frules.Tangent | frules.Emit | None:
-    """``np.arange(start, stop, step)``: ``dstart + i dstep`` (``stop`` sets the length
-    alone; ``np.arange(stop)`` has no derivative)."""
-    n = len(types) - len(kwnames)
-    if not 1 <= n <= 3 or set(kwnames) - {"dtype"} or not all(map(real_type, types[:n])):
-        return None
-
-    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
-        ops, ds = split_tangents(a, n, len(types))
-        refuse_complex("numpy.arange", *ops)
-        if n == 1 or not _float_result(z):
-            return frules.like(z, None)
-        terms = [] if ds[0] is None else [ds[0]]
-        if n == 3 and ds[2] is not None:
-            terms.append(ds[2] * np.arange(len(z)))
-        return frules.like(z, sum(terms) if terms else None)
-
-    return tangent
-
-
-frules.register(np.linspace, linspace_tangent)
 frules.register(np.arange, arange_tangent)
 
 
 def astype_tangent(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> frules.Tangent | frules.Emit | None:
-    """``x.astype(dtype)``: linear in x to a real float dtype (the tangent cast as x is);
+    """``x.astype(dtype)`` of a real x: linear in x to a float dtype, or to a complex one known
+    when the rule is built (the tangent cast as x is: ``np.sort_complex``'s ``astype("D")``);
     other dtypes are refused (a cast to ints, whose result the types tell has no tangent,
     never asks)."""
     n = len(types) - len(kwnames)
@@ -594,7 +552,7 @@ def astype_tangent(
         return None
     dtype = types[where["dtype"]]
     if isinstance(dtype, T.Const):
-        if np.dtype(t.cast(t.Any, dtype.value)).kind != "f":
+        if np.dtype(t.cast(t.Any, dtype.value)).kind not in "fc":
             return None
         if static_types(types):
             return frules.Emit(_astype_emit)
@@ -604,7 +562,8 @@ def astype_tangent(
         if not _float_result(z):
             raise ForwardModeError(
                 f"forward mode: numpy.ndarray.astype to {z.dtype}: no forward rule (forward "
-                "mode takes casts to real float dtypes)"
+                "mode takes casts to real float dtypes where the dtype is known when the rule "
+                "is built, to complex ones too)"
             )
         if ds[0] is None:
             return frules.like(z, None)
@@ -626,3 +585,46 @@ def _astype_emit(
 
 
 frules.register(np.ndarray.astype, astype_tangent)
+
+
+# --------------------------------------------------------------------------------------------
+# A NumPy scalar's astype (``np.around(n * q).astype(np.intp)`` in NumPy's quantile methods):
+# to a real float, its value (derivative 1); to an int or a bool, none.
+
+
+def _real_cast(x: object, y: object) -> bool:
+    return isinstance(x, (float, np.floating)) and isinstance(y, (float, np.floating))
+
+
+@primitive(np.generic.astype, NUMBER, ...)
+def scalar_astype_rrule(f: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
+    y = f.primal(x.primal, *(a.primal for a in args), **{k: v.primal for k, v in kwargs.items()})
+    if isinstance(x.primal, (complex, np.complexfloating)) and not isinstance(y, np.complexfloating):
+        raise UnsupportedArgumentError("numpy.generic.astype of a complex number to a real dtype")
+    rest = nothing(len(args) + len(kwargs))
+    real = _real_cast(x.primal, y) or isinstance(y, np.complexfloating)
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = None if dy is NT or not real else dy
+        return (NT, zero_for(x) if g is None else send(x, g), *rest)
+
+    return CoDual(y, new_fdata(y)), pullback
+
+
+def scalar_astype_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | None:
+    if any(varied[1:]) or not frules.real_operand(types[0]):
+        return None
+    n = len(types) - len(kwnames)
+
+    def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
+        x, dx = a[0], a[n]
+        if dx is None or not _real_cast(x, z):
+            return frules.like(z, None)
+        return type(z)(dx)
+
+    return tangent
+
+
+frules.register(np.generic.astype, scalar_astype_tangent)

@@ -14,17 +14,19 @@ from __future__ import annotations
 import builtins
 import math
 import operator
+import types
 import typing as t
 
 import numpy as np
 
+from gibbous.infer.implementations import register_twin
 from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Value
 from gibbous.rules import formulas
 from gibbous.rules import frules
-from gibbous.rules.emit import real_type, refuse_complex, static_types
+from gibbous.rules.emit import number_type, real_type, refuse_complex, static_types
 from gibbous.rules import inline
 from gibbous.rules.public_names import callable_name
 from gibbous.library.elementwise import tables
@@ -375,3 +377,41 @@ structure.register_text_operands([
     operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
     operator.mod, operator.pow, operator.iadd, operator.imul, operator.imod,
 ])  # fmt: skip
+
+
+def generic_astype(x: t.Any, *args: t.Any, **kwargs: t.Any) -> t.Any:
+    """``x.astype(dtype, ...)`` of a NumPy scalar (``xp.astype`` of SciPy's array API on a
+    float64 result): the 0-d array's cast, as a scalar again."""
+    return np.asarray(x).astype(*args, **kwargs)[()]
+
+
+register_twin(np.generic.astype, t.cast(types.FunctionType, generic_astype))
+
+
+@primitive(operator.getitem, NUMBER, T.Tuple(()))
+def number_item_rrule(f: CD, x: CD, index: CD) -> RuleResult:
+    """``x[()]`` of a NumPy scalar: itself (SciPy's ``res[()] if res.ndim == 0 else res``)."""
+    z = f.primal(x.primal, index.primal)
+
+    def pullback(dz: t.Any) -> tuple[t.Any, ...]:
+        return NT, (send(x, dz) if dz is not NT and needs(x) else zero_for(x)), NT
+
+    return CoDual(z, NT), pullback
+
+
+def _number_item_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | None:
+    """``x[()]`` of a NumPy scalar: its tangent (a Python float, which no index reads)."""
+    if kwnames or len(types) != 2 or types[1] != T.Tuple(()) or not number_type(types[0]):
+        return None
+    if isinstance(types[0], T.Array):
+        return None  # (a 0-d array's item: the linear rule of getitem)
+
+    def item(z: t.Any, x: t.Any, index: t.Any, dx: t.Any, dindex: t.Any) -> t.Any:
+        return frules.like(z, dx)
+
+    return item
+
+
+frules.register(operator.getitem, _number_item_tangent)

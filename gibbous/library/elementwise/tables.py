@@ -17,11 +17,13 @@ part for real operands.
 from __future__ import annotations
 
 import math
+import types
 import typing as t
 
 import numpy as np
 
 from gibbous.ir.names import CallableTable
+from gibbous.infer.implementations import twin_helper
 from gibbous.rules import formulas
 from gibbous.tangents import pool
 from gibbous.rules import render
@@ -36,6 +38,7 @@ from gibbous.library.common import (
     cotangent,
     needs,
     new_fdata,
+    quotient,
     scalar_rdata,
     send,
     zero_for,
@@ -194,7 +197,7 @@ def _unit(x: t.Any) -> t.Any:
         return np.sign(x)
     a = np.abs(x)
     if isinstance(x, np.ndarray):
-        return np.divide(x, a, out=np.zeros_like(x), where=a != 0)
+        return quotient(x, a)
     return x / a if a != 0 else x * 0
 
 
@@ -240,6 +243,10 @@ FLOAT: dict[str, t.Callable[..., t.Any]] = {
     "digamma": lambda x: digamma(x),
 }
 
+
+for _fn in (*NUMPY.values(), *FLOAT.values()):  # (tangent functions run the formulas:
+    if isinstance(_fn, types.FunctionType):  # derived again in a Hessian-vector product)
+        twin_helper(_fn)
 
 FORMULA: dict[t.Any, formulas.Expr] = {}  # of each gradient function below
 

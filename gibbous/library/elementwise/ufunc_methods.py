@@ -39,6 +39,19 @@ _REORDERABLE = frozenset(
 
 
 @twin_helper
+def over_no_axes(ufunc: t.Any, a: t.Any, initial: t.Any, where: t.Any) -> t.Any:
+    """A reduction over no axis: each element itself, combined with ``initial`` if given, and
+    ``initial`` (or the identity) where ``where`` is False."""
+    result = a if initial is _NO_VALUE else ufunc(initial, a)
+    if where is True:
+        if a.ndim:
+            return np.array(result)  # (a new array, as a reduction's)
+        return a[()] if initial is _NO_VALUE else result  # (a scalar, as NumPy's)
+    fill = ufunc.identity if initial is _NO_VALUE else initial
+    return np.where(where, result, fill)
+
+
+@twin_helper
 def fold(ufunc: t.Any, a: t.Any, axis: int, initial: t.Any, where: t.Any) -> t.Any:
     """``ufunc`` folded along ``axis`` of ``a``, from ``initial`` if given, skipping the
     elements where ``where`` is False (from the ufunc's identity if no ``initial``)."""
@@ -117,13 +130,18 @@ def ufunc_reduce(
                 "it computes along an axis of a 2-d array; gibbous differentiates neither "
                 "(write the fold, or np.power.accumulate(a)[-1])"
             )
-        if axis is None and a.ndim > 1:
+        if a.ndim == 0 and axis in (None, 0, -1):
+            axis = ()  # (NumPy reduces a 0-d array over axis 0 or -1 too: ``np.any(np.False_)``)
+        elif axis is None and a.ndim > 1:
             axis = tuple(range(a.ndim))
         elif axis is None:
             axis = 0
         if isinstance(axis, tuple) and len(axis) == 1:
             axis = axis[0]
-        if isinstance(axis, tuple):
+        if axis == ():
+            result = over_no_axes(ufunc, a, initial, where)
+            axes: tuple[t.Any, ...] = ()
+        elif isinstance(axis, tuple):
             result = fold_axes(ufunc, a, axis, initial, where)
             axes = axis
         else:

@@ -11,6 +11,7 @@ ones are the stateful rules of ``gibbous.rules.inplace``).  An operator on an ar
 
 from __future__ import annotations
 
+import builtins
 import operator
 import typing as t
 
@@ -77,7 +78,11 @@ BINARY: dict[np.ufunc, tuple[tables.BinaryGrad | None, tables.BinaryGrad | None]
 # Piecewise constant or boolean: no derivative anywhere it exists.
 ZERO_UNARY = (
     np.sign, np.floor, np.ceil, np.trunc, np.rint, np.signbit, np.isnan, np.isinf,
-    np.isfinite, np.logical_not,
+    np.isfinite, np.logical_not, np.spacing,
+)  # fmt: skip
+# ... and of ints (and booleans): bit operations.
+ZERO_INT_UNARY = (
+    np.invert, *[getattr(np, "bitwise_count")] * hasattr(np, "bitwise_count"),  # (NumPy 2.0 on)
 )  # fmt: skip
 ZERO_BINARY = (
     np.floor_divide, np.equal, np.not_equal, np.less, np.less_equal, np.greater,
@@ -103,7 +108,7 @@ def _register() -> None:
     for ufunc, (gx, gy) in BINARY.items():
         variants.register_binary([ufunc], gx, gy, tables.BINARY_PATTERNS, inline="numpy")
     variants.register_square([np.power, operator.pow])
-    for ufunc in ZERO_UNARY:
+    for ufunc in (*ZERO_UNARY, *ZERO_INT_UNARY):
         for kind in NUMERIC:
             zero_derivative(ufunc, kind)
     for ufunc in ZERO_BINARY:
@@ -113,6 +118,8 @@ def _register() -> None:
         variants.register_unary([op], UNARY[ufunc], [(ARRAY,)], inline="numpy")
     for op, ufunc in OPERATOR_BINARY.items():
         variants.register_binary([op], *BINARY[ufunc], ARRAY_BINARY_PATTERNS, inline="numpy")
+    # pow(x, c) of arrays is x ** c (SciPy's weibull_min.logpdf); three operands have no rule
+    variants.register_binary([builtins.pow], *BINARY[np.power], ARRAY_BINARY_PATTERNS)
     for pair in ARRAY_BINARY_PATTERNS:
         zero_derivative(operator.floordiv, *pair)
     for op, ufunc in _SCALAR_IN_PLACE.items():
@@ -133,7 +140,7 @@ def _zeros(z: t.Any, *a: t.Any) -> t.Any:
     return frules.like(z, None)
 
 
-for _fn in (*ZERO_UNARY, *ZERO_BINARY):
+for _fn in (*ZERO_UNARY, *ZERO_INT_UNARY, *ZERO_BINARY, operator.floordiv):
     frules.register(_fn, _no_slope)
 
 
@@ -222,10 +229,10 @@ def clip_tangent(
     def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         ops, ds = split_tangents(a, n, len(types))
         values = [*ops, *kwargs.values()]
-        lo, hi = (values[bound[k]] if k in bound else None for k in _CLIP_NAMES)
+        lo, hi = [values[bound[k]] if k in bound else None for k in _CLIP_NAMES]
         refuse_complex("numpy.clip", ops[0], lo, hi)
         masks = _clip_masks(ops[0], lo, hi)
-        sources = [0, *(bound.get(k) for k in _CLIP_NAMES)]
+        sources = [0, *[bound.get(k) for k in _CLIP_NAMES]]
         terms = [ds[i] * m for i, m in zip(sources, masks) if i is not None and ds[i] is not None]
         return frules.like(z, sum(terms) if terms else None)
 
@@ -465,7 +472,7 @@ def real_or_imag(x: CD, take_imag: bool) -> tuple[CD, t.Callable[[t.Any], t.Any]
             return x, lambda dz: NT
         return x, lambda dz: zero_for(x) if dz is NT else dz
     if isinstance(xp, np.ndarray) and isinstance(x.fdata, np.ndarray) and shares_memory(z, xp):
-        zf = view_fdata(z, np.imag(x.fdata) if take_imag else np.real(x.fdata))
+        zf = view_fdata(z, np.imag(x.fdata) if take_imag else np.real(x.fdata), of=(xp, x.fdata))
         return CoDual(z, zf), lambda dz: NT
     zf = new_fdata(z)
     if not needs(x) or (take_imag and not _is_complex(xp)):

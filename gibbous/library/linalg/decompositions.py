@@ -101,7 +101,16 @@ def gap_inverses(w: Array) -> Array:
     eigenvectors' (singular vectors', of ``w = s**2``) sensitivity to the eigenvalues' gaps."""
     gaps = w[..., None, :] - w[..., :, None]
     off = ~np.eye(w.shape[-1], dtype=bool)
-    return t.cast(Array, np.divide(1.0, gaps, out=np.zeros_like(gaps), where=off))
+    # (no ``out=`` / ``where=``: a Hessian-vector product differentiates it again)
+    return t.cast(Array, np.where(off, 1.0 / np.where(off, gaps, 1.0), 0.0))
+
+
+def gap_weighted(w: Array, m: Array) -> Array:
+    """``gap_inverses(w) * m``, zero wherever ``m`` is: a term ``1 / (w[j] - w[i])`` of a
+    repeated eigenvalue multiplied by an exact zero (a loss of the eigenvalues, or of
+    eigenvectors it does not weigh there) contributes nothing, not ``inf * 0 = nan``."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # (the infs are the result's)
+        return t.cast(Array, np.where(m == 0, 0, gap_inverses(w) * m))
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,17 +393,19 @@ def factor_rrule(
 def cholesky_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     """``L = cholesky(A)``, ``A = L L^H``: ``dL = L Phi(L^-1 dA L^-H)`` (``Phi``: the lower
     triangle, the diagonal halved), so the Hermitian matrix gets ``L^-H Phi*(L^H G) L^-1``
-    (``Phi*``: the strictly lower triangle and half the real diagonal), made Hermitian."""
-    if bind(("upper",), args, kwargs, {}, "cholesky").get("upper"):
-        raise NotImplementedError("np.linalg.cholesky with upper=True: no rule")
+    (``Phi*``: the strictly lower triangle and half the real diagonal), made Hermitian.
+    ``upper=True``: ``U = L^H`` of the matrix the upper triangle stands for."""
+    upper = bool(bind(("upper",), args, kwargs, {}, "cholesky").get("upper"))
 
     def grad(low: Array, gs: list[t.Any]) -> Array:
-        p = dagger(low) @ gs[0]
+        # (upper=True: U = L^H of the matrix the upper triangle stands for)
+        low, g = (dagger(low), dagger(gs[0])) if upper else (low, gs[0])
+        p = dagger(low) @ g
         eye = np.eye(p.shape[-1])
         q = np.tril(p, -1) + eye * (np.real(p) * eye).sum(-1, keepdims=True) / 2
         inner = np.linalg.solve(dagger(low), q)  # L^-H Q
         # (L^-H (L^-H Q)^H)^H = L^-H Q L^-1
-        return from_triangle(dagger(np.linalg.solve(dagger(low), dagger(inner))))
+        return from_triangle(dagger(np.linalg.solve(dagger(low), dagger(inner))), not upper)
 
     return factor_rrule(f, a, args, kwargs, 0, grad)
 
@@ -437,18 +448,17 @@ def svd_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         middle = np.zeros(ap.shape[:-2] + (k, k), ap.dtype)
         if g_s is not None:
             middle = middle + g_s[..., None] * eye
-        inverse = gap_inverses(s * s)
         outside = np.zeros_like(ap)  # the terms outside U (...) V^H
         phase = np.zeros(s.shape)  # Im(J_ii - K_ii)
         if g_u is not None:
             j = dagger(u) @ g_u
-            middle = middle + (inverse * (j - dagger(j))) * s[..., None, :]
+            middle = middle + gap_weighted(s * s, j - dagger(j)) * s[..., None, :]
             outside = outside + (g_u - u @ j) / s[..., None, :] @ vh
             phase = phase + np.imag(np.diagonal(j, 0, -2, -1))
         if g_vh is not None:
             v, g_v = dagger(vh), dagger(g_vh)
             kv = dagger(v) @ g_v
-            middle = middle + s[..., :, None] * (inverse * (kv - dagger(kv)))
+            middle = middle + s[..., :, None] * gap_weighted(s * s, kv - dagger(kv))
             outside = outside + u @ (dagger(g_v - v @ kv) / s[..., :, None])
             phase = phase - np.imag(np.diagonal(kv, 0, -2, -1))
         if np.iscomplexobj(ap):
@@ -466,13 +476,14 @@ def qr_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     ``A`` included, which fixes ``Q`` and ``R`` (no phase is free): the gradient is that of
     NumPy's factors for every loss."""
     mode = bind(("mode",), args, kwargs, {"mode": "reduced"}, "qr")["mode"]
-    if mode != "reduced":
-        raise NotImplementedError(f"np.linalg.qr with mode={mode!r}: no rule")
-    if a.primal.shape[-2] < a.primal.shape[-1]:
-        raise NotImplementedError("np.linalg.qr of a matrix with fewer rows than columns: no rule")
+    _qr_refusal(mode, a.primal.shape, NotImplementedError)
+    only_r = mode == "r"
 
     def grad(z: t.Any, gs: list[t.Any]) -> Array:
-        (q, r), (g_q, g_r) = z, gs
+        if only_r:  # (R alone: Q's cotangent is zero)
+            (q, r), (g_q, g_r) = np.linalg.qr(a.primal), (None, *gs)
+        else:
+            (q, r), (g_q, g_r) = z, gs
         g_q = np.zeros_like(q) if g_q is None else g_q
         g_r = np.zeros_like(r) if g_r is None else g_r
         m = r @ dagger(g_r) - dagger(g_q) @ q
@@ -481,7 +492,21 @@ def qr_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         # (G_Q + Q herm) R^-H, as the solution X of X R^H = B: R X^H = B^H
         return dagger(np.linalg.solve(r, dagger(g_q + q @ herm)))
 
-    return factor_rrule(f, a, args, kwargs, 2, grad)
+    return factor_rrule(f, a, args, kwargs, 0 if only_r else 2, grad)
+
+
+def _qr_refusal(
+    mode: object, shape: tuple[int, ...], error: type[Exception], what: str = "np.linalg.qr"
+) -> None:
+    """``qr``'s rules take ``mode="reduced"`` and ``"r"`` of matrices with at least as many
+    rows as columns, and ``"complete"`` of square ones (the same factors as ``"reduced"``:
+    a taller matrix's extra columns of ``Q`` are not unique)."""
+    m, n = shape[-2:]
+    if mode not in ("reduced", "r", "complete") or (mode == "complete" and m != n):
+        shape_ = " of a non-square matrix" if mode == "complete" else ""
+        raise error(f"{what} with mode={mode!r}{shape_}: no rule")
+    if m < n:
+        raise error(f"{what} of a matrix with fewer rows than columns: no rule")
 
 
 primitive(np.linalg.cholesky, ARRAY, ...)(cholesky_rrule)
@@ -508,12 +533,13 @@ def lower_factor_tangent(low: t.Any, s: t.Any) -> t.Any:
     return low @ ((np.tril(x) + np.tril(x, -1)) / 2)
 
 
-def _cholesky_tangent(low: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
-    return None if da[0] is None else lower_factor_tangent(low, symmetric_of_triangle(da[0]))
-
-
-def _refuse_upper(options: Options) -> str | None:
-    return "with upper=True" if options.get("upper") else None
+def _cholesky_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
+    """``L``'s tangent (``U = L^T``'s with ``upper=True``, of the upper triangle's matrix)."""
+    if da[0] is None:
+        return None
+    if options["upper"]:
+        return _t(lower_factor_tangent(_t(z), symmetric_of_triangle(da[0], lower=False)))
+    return lower_factor_tangent(z, symmetric_of_triangle(da[0]))
 
 
 def _svd_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
@@ -537,10 +563,9 @@ def _svd_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any
     ds = np.diagonal(p, 0, -2, -1)
     if not vectors:
         return ds
-    f = gap_inverses(s * s)
     ps, sp = p * s[..., None, :], s[..., :, None] * p
-    du = u @ (f * (ps + _t(ps))) + (dx @ v - u @ p) / s[..., None, :]
-    dv = v @ (f * (sp + _t(sp))) + (_t(dx) @ u - v @ _t(p)) / s[..., None, :]
+    du = u @ gap_weighted(s * s, ps + _t(ps)) + (dx @ v - u @ p) / s[..., None, :]
+    dv = v @ gap_weighted(s * s, sp + _t(sp)) + (_t(dx) @ u - v @ _t(p)) / s[..., None, :]
     return du, ds, _t(dv)
 
 
@@ -549,18 +574,14 @@ def _qr_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:
     transpose (``Q^T dQ``, antisymmetric): ``dR = (C - W) R`` and
     ``dQ = (dA - Q dR) R^-1``."""
     (x,), (dx,) = a, da
-    if x.shape[-2] < x.shape[-1]:
-        raise ForwardModeError(
-            "forward mode: numpy.linalg.qr of a matrix with fewer rows than columns: no "
-            "forward rule"
-        )
+    _qr_refusal(options["mode"], x.shape, ForwardModeError, "forward mode: numpy.linalg.qr")
     if dx is None:
         return None
-    q, r = z
+    q, r = np.linalg.qr(x) if options["mode"] == "r" else z
     c = _right_divide(_t(q) @ dx, r)
     below = np.tril(c, -1)
     dr = (c - below + _t(below)) @ r
-    return _right_divide(dx - q @ dr, r), dr
+    return dr if options["mode"] == "r" else (_right_divide(dx - q @ dr, r), dr)
 
 
 def _right_divide(y: Array, r: Array) -> Array:
@@ -570,13 +591,13 @@ def _right_divide(y: Array, r: Array) -> Array:
 
 def _refuse_mode(options: Options) -> str | None:
     mode = options["mode"]
-    return None if mode == "reduced" else f"with mode={mode!r}"
+    return None if mode in ("reduced", "r", "complete") else f"with mode={mode!r}"
 
 
 for _rule in (
     TangentFormula(
         np.linalg.cholesky, "numpy.linalg.cholesky", _cholesky_tangent, parameters=("upper",),
-        refuse=_refuse_upper,
+        defaults={"upper": False},
     ),
     TangentFormula(
         np.linalg.svd, "numpy.linalg.svd", _svd_tangent, parameters=SVD_PARAMETERS,

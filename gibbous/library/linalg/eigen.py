@@ -20,8 +20,9 @@ Eigenvectors are fixed only up to a factor each, which the function chooses:
 
 Where the derivative does not exist the rules return what the formulas give rather than a
 number that looks right: the eigenvectors' gradient at a repeated eigenvalue has ``inf`` or
-``nan`` entries (it divides by differences of eigenvalues; a zero cotangent of the
-eigenvectors is skipped, so losses of the eigenvalues alone stay finite), and ``eig`` and
+``nan`` entries (it divides by differences of eigenvalues; a term whose factor is an exact
+zero is zero, ``gap_weighted``: losses of the eigenvalues alone, or of eigenvectors weighed
+nowhere at the tie, stay finite), and ``eig`` and
 ``eigvals`` at a matrix that is not diagonalizable raise ``LinAlgError`` (``V`` is singular) or,
 near one, give the huge gradient that is the truth there.  The eigenvalues alone at a repeated
 eigenvalue of a diagonalizable matrix give the gradient for the eigenbasis LAPACK returned,
@@ -53,7 +54,7 @@ from gibbous.library.linalg.decompositions import (
     dagger,
     factor_rrule,
     from_triangle,
-    gap_inverses,
+    gap_weighted,
     symmetric_of_triangle,
 )
 from gibbous.rules.registry import primitive
@@ -104,8 +105,8 @@ def eig_rrule(f: CD, a: CD) -> RuleResult:
         if g_w is not None:
             middle = middle + _diagonal_matrix(g_w)
         if g_v is not None:
-            middle = middle + np.conj(gap_inverses(w)) * _eigenvector_cotangent(v, g_v)
-        vh = dagger(v)
+            middle = middle + gap_weighted(np.conj(w), _eigenvector_cotangent(v, g_v))
+        vh = dagger(_diagonalizing(v))
         return np.linalg.solve(vh, middle @ vh)  # V^-H middle V^H
 
     return factor_rrule(f, a, (), {}, 2, grad)
@@ -113,10 +114,31 @@ def eig_rrule(f: CD, a: CD) -> RuleResult:
 
 def _matched_eigenvectors(a: Array, w: Array) -> Array:
     """The eigenvectors of ``a`` in the order of its eigenvalues ``w`` (from ``eigvals``, which
-    runs LAPACK without vectors: the order agrees in practice, but nothing promises it)."""
+    runs LAPACK without vectors: the order agrees in practice, but nothing promises it): each
+    eigenvalue takes the nearest of ``eig``'s not yet taken (a repeated one takes as many
+    eigenvectors as it is repeated, not one of them each time)."""
     found, v = np.linalg.eig(a)
-    nearest = np.argmin(np.abs(w[..., :, None] - found[..., None, :]), axis=-1)
-    return t.cast(Array, np.take_along_axis(v, nearest[..., None, :], axis=-1))
+    distance = np.abs(w[..., :, None] - found[..., None, :])
+    order = np.zeros(w.shape, dtype=np.intp)
+    for index in np.ndindex(w.shape[:-1]):
+        d = distance[index].copy()
+        for i in np.argsort(d.min(axis=-1), kind="stable"):  # (the clearest first)
+            j = int(np.argmin(d[i]))
+            order[index + (i,)] = j
+            d[:, j] = np.inf
+    return _diagonalizing(t.cast(Array, np.take_along_axis(v, order[..., None, :], axis=-1)))
+
+
+def _diagonalizing(v: Array) -> Array:
+    """``v``, if its columns are independent to working precision: else ``a`` is not
+    diagonalizable (a defective repeated eigenvalue), and formulas by ``V^-1`` give numbers
+    without meaning (``LinAlgError``)."""
+    if v.size and np.any(np.linalg.cond(v) > 1e15):
+        raise np.linalg.LinAlgError(
+            "eigenvalues' gradient: the matrix is not diagonalizable (its eigenvectors are "
+            "dependent to working precision)"
+        )
+    return v
 
 
 def eigvals_rrule(f: CD, a: CD) -> RuleResult:
@@ -157,7 +179,7 @@ def _eig_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.Any
     if da[0] is None:
         return None
     p = np.linalg.solve(v, da[0] @ v)
-    dv = v @ (gap_inverses(w) * p)
+    dv = v @ gap_weighted(w, p)
     dv = dv - v * np.sum(v * dv, axis=-2, keepdims=True)
     return np.diagonal(p, 0, -2, -1), dv
 
@@ -205,7 +227,7 @@ def eigh_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
         if g_w is not None:
             middle = middle + _diagonal_matrix(g_w)
         if g_v is not None:
-            middle = middle + gap_inverses(w) * (dagger(v) @ g_v)
+            middle = middle + gap_weighted(w, dagger(v) @ g_v)
         return from_triangle(v @ middle @ dagger(v), lower)
 
     return factor_rrule(f, a, args, kwargs, 2, grad)
@@ -238,7 +260,7 @@ def _eigh_tangent(z: t.Any, a: Operands, da: Operands, options: Options) -> t.An
         return None
     w, v = z
     p = dagger(v) @ symmetric_of_triangle(da[0], lower) @ v
-    return np.diagonal(p, 0, -2, -1), v @ (gap_inverses(w) * p)
+    return np.diagonal(p, 0, -2, -1), v @ gap_weighted(w, p)
 
 
 def _eigvalsh_tangent(w: t.Any, a: Operands, da: Operands, options: Options) -> t.Any:

@@ -19,6 +19,7 @@ from gibbous.ir.core import Constant, Value
 from gibbous.rules import frules
 from gibbous.rules.emit import real_type, static_types
 from gibbous.library.common import (
+    quotient,
     ARRAY,
     CD,
     NO_SCRATCH,
@@ -52,7 +53,7 @@ NORM_PARAMETERS = ("ord", "axis", "keepdims")
 def _unit(x: Array) -> Array:
     """``x / |x|`` elementwise (0 at 0): the gradient of ``|x|``."""
     mag = np.abs(x)
-    return np.divide(x, mag, out=np.zeros_like(x), where=mag != 0)
+    return t.cast(Array, quotient(x, mag))
 
 
 def _vector_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any, axes: tuple[int, ...]) -> t.Any:
@@ -64,10 +65,9 @@ def _vector_norm_grad(x: Array, n: t.Any, g: t.Any, order: t.Any, axes: tuple[in
         count = np.maximum(np.sum(chosen, axis=axes, keepdims=True), 1)
         return g * _unit(x) * chosen / count
     p = 2.0 if order is None else float(order)
-    shape = np.broadcast_shapes(x.shape, np.shape(n))
     if p == 2:
-        return g * np.divide(x, n, out=np.zeros(shape, np.result_type(x, n)), where=n != 0)
-    ratio = np.divide(np.abs(x), n, out=np.zeros(shape), where=n != 0)
+        return g * quotient(x, n)
+    ratio = quotient(np.abs(x), n)
     return g * _unit(x) * ratio ** (p - 1)
 
 
@@ -90,7 +90,7 @@ def _order_rdata(
         return tuple(rdata)
     mag = np.abs(x)
     powered = mag**order
-    logs = np.log(mag, out=np.zeros_like(mag), where=mag != 0)
+    logs = np.log(np.where(mag != 0, mag, 1.0))  # (0 at 0)
     total = np.sum(powered, axis=axes)
     d = z * (np.sum(powered * logs, axis=axes) / (order * total) - np.log(total) / order**2)
     rdata[i - 2] = send(options[i - 2], np.sum(np.real(np.multiply(g, d))))
@@ -212,15 +212,16 @@ def _norm_tangent_make(
         matrix = (axis is None and ndim == 2 and order is not None) or (
             isinstance(axis, tuple) and len(axis) == 2
         )
-        with np.errstate(divide="ignore", invalid="ignore"):
-            zk = expand(z, axes, keepdims)
-            if not matrix:
-                w = _vector_norm_grad(x, zk, 1.0, order, axes)
-            else:
-                pair = tuple(int(k) % ndim for k in t.cast(tuple[int, int], axis or (0, 1)))
-                last = (-2, -1)
-                moved = _matrix_norm_grad(np.moveaxis(x, pair, last), np.moveaxis(zk, pair, last), 1.0, order)
-                w = np.moveaxis(moved, last, pair)
+        # (no ``np.errstate``: ``quotient`` divides by no zero; and a Hessian-vector product
+        # differentiates this again, whose reverse mode fails on that ``with`` here)
+        zk = expand(z, axes, keepdims)
+        if not matrix:
+            w = _vector_norm_grad(x, zk, 1.0, order, axes)
+        else:
+            pair = tuple(int(k) % ndim for k in t.cast(tuple[int, int], axis or (0, 1)))
+            last = (-2, -1)
+            moved = _matrix_norm_grad(np.moveaxis(x, pair, last), np.moveaxis(zk, pair, last), 1.0, order)
+            w = np.moveaxis(moved, last, pair)
         if w is None:  # (the count of non-zeros: no derivative)
             return frules.like(z, None)
         return frules.like(z, np.sum(w * dx, axis=axes, keepdims=keepdims))

@@ -25,6 +25,7 @@ import typing as t
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.ir.exceptions import UnsupportedArgumentError
 from gibbous.rules.inplace import FLOAT_DTYPES, MatmulState, matmul_out
 from gibbous.library.elementwise import tables
 from gibbous.library.common import (
@@ -334,32 +335,43 @@ frules.register_bilinear([np.dot, np.ndarray.dot, np.inner, np.outer])
 frules.register_multilinear([np.vdot], 0, 1)
 
 
+_CROSS_AXES = ("axisa", "axisb", "axisc", "axis")
+
+
 def cross_rrule(f: CD, a: CD, b: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``np.cross(a, b)`` of 3-vectors along the last axis, broadcast: ``<g, a x b> =
-    <b x g, a> = <g x a, b>``, so ``ga = conj(b) x g`` and ``gb = g x conj(a)`` (holomorphic
-    and bilinear).  Other axes (``axisa``, ``axisb``, ``axisc``, ``axis``) and 2-vectors (which
-    NumPy 2 deprecates) raise."""
+    """``np.cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None)`` of 3-vectors along those
+    axes, broadcast: ``<g, a x b> = <b x g, a> = <g x a, b>``, so ``ga = conj(b) x g`` and
+    ``gb = g x conj(a)`` (holomorphic and bilinear), each with its vector axis moved last and
+    back.  2-vectors (which NumPy 2 deprecates) raise."""
     ap, bp = a.primal, b.primal
-    if args or kwargs:
-        raise NotImplementedError("np.cross with axis arguments: no rule (move the axis last)")
-    if np.shape(ap)[-1:] != (3,) or np.shape(bp)[-1:] != (3,):
-        raise NotImplementedError("np.cross of 2-vectors: no rule (pad them with a zero)")
-    z = f.primal(ap, bp)
+    axes = bind(_CROSS_AXES, args, kwargs, dict.fromkeys(_CROSS_AXES[:3], -1) | {"axis": None}, "cross")
+    if axes["axis"] is not None:
+        axes = dict.fromkeys(_CROSS_AXES[:3], axes["axis"])
+    a3 = np.moveaxis(ap, t.cast(int, axes["axisa"]), -1)
+    b3 = np.moveaxis(bp, t.cast(int, axes["axisb"]), -1)
+    if np.shape(a3)[-1:] != (3,) or np.shape(b3)[-1:] != (3,):
+        raise UnsupportedArgumentError("np.cross of 2-vectors: no rule (pad them with a zero)")
+    z = f.primal(ap, bp, *(v.primal for v in args), **{k: v.primal for k, v in kwargs.items()})
     zf = new_fdata(z)
+
+    def back(g3: Array, x3: Array, axis: object) -> Array:
+        return np.moveaxis(unbroadcast(g3, np.shape(x3)), -1, t.cast(int, axis))
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         g = cotangent(zf, dz)
+        rest = nothing(len(args) + len(kwargs))
         if g is None:
-            return NT, zero_for(a), zero_for(b)
-        ga = np.cross(conj(bp), g) if needs(a) else None
-        gb = np.cross(g, conj(ap)) if needs(b) else None
-        return NT, send(a, ga), send(b, gb)
+            return NT, zero_for(a), zero_for(b), *rest
+        g3 = np.moveaxis(g, t.cast(int, axes["axisc"]), -1)
+        ga = back(np.cross(conj(b3), g3), a3, axes["axisa"]) if needs(a) else None
+        gb = back(np.cross(g3, conj(a3)), b3, axes["axisb"]) if needs(b) else None
+        return NT, send(a, ga), send(b, gb), *rest
 
     return CoDual(z, zf), pullback
 
 
 primitive(np.cross, ARRAY, ARRAY, ...)(cross_rrule)
-frules.register_bilinear([np.cross])
+frules.register_bilinear([np.cross], most=6, options=_CROSS_AXES)
 
 
 # --------------------------------------------------------------------------------------------
@@ -466,7 +478,7 @@ def einsum_rrule(state: Scratch | None, f: CD, spec: CD, *ops: CD, **kwargs: CD)
     if len(ops) == 1 and shares_memory(z, primals[0]):
         # a transpose or a diagonal, which einsum returns as a view: the same view of the fdata
         view = np.einsum(spec.primal, ops[0].fdata) if needs(ops[0]) else None
-        zf = NT if view is None else view_fdata(z, writable(view))
+        zf = NT if view is None else view_fdata(z, writable(view), of=(primals[0], ops[0].fdata))
         rdata = nothing(3 + len(kwargs))
         return CoDual(z, zf), lambda dz: rdata, _keep(state)
     zf = new_fdata(z) if isinstance(z, np.ndarray) else NT

@@ -10,6 +10,7 @@ give it to the item Python returns: the first of equal extremes (also with
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 import operator
 import typing as t
@@ -310,7 +311,9 @@ def prod_tangent(
 
 frules.register(math.prod, prod_tangent)
 
-for _zero_fn in (builtins.any, builtins.all):
+# (``inspect.signature``, ``getfullargspec``: facts about a function, which SciPy's ``_axis_nan_policy`` wrapper
+# reads on every call of its ``scipy.stats`` functions: not differentiated from its source)
+for _zero_fn in (builtins.any, builtins.all, inspect.signature, inspect.getfullargspec):
     zero_derivative(_zero_fn, ...)
 for _set in (builtins.set, builtins.frozenset):
     primitive(_set, ...)(set_items_rrule)

@@ -407,6 +407,58 @@ def _repeat_rrule(f: CD, a: CD, b: CD) -> RuleResult:
 for _seq in (LIST, TUPLE):
     primitive(operator.mul, _seq, ANY)(_repeat_rrule)
     primitive(operator.mul, T.INT, _seq)(_repeat_rrule)
+
+
+def _sequence(ty: T.Type) -> bool:
+    const = isinstance(ty, T.Const) and isinstance(ty.value, (tuple, list))
+    return const or isinstance(ty, (T.Tuple, T.List))
+
+
+def _repeat_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | Emit | None:
+    """``items * n`` and ``n * items`` for a list or tuple: the items' tangents repeated
+    (``(idx,) * ndim`` in np.diag_indices, ``(a,) * repeats`` in np.resize); none where the
+    items have none (``(1,) * k``, whatever ``k``)."""
+    if kwnames or len(types) != 2:
+        return None
+    at = next((i for i, ty in enumerate(types) if _sequence(ty)), None)
+    if at is None or not isinstance(types[1 - at], (T.Int, T.Bool, T.Const, T.Any)):
+        return None
+
+    def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
+        d = tangents[at]
+        if d is None:
+            return zero(b, z)
+        return b.call(operator.mul, d, args[1 - at], type=z.type)
+
+    return Emit(emit)
+
+
+frules.register(operator.mul, _repeat_tangent)
+
+
+def _concat_tangent(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | Emit | None:
+    """``items + other`` for a list or tuple and a value whose type the build could not tell
+    (``c.shape + (1,) * x.ndim`` in np.polynomial): the items' tangents joined where it is a
+    concatenation (a tuple or list at run time), the sum of the tangents where it is not."""
+    if kwnames or len(types) != 2 or not any(map(_sequence, types)):
+        return None
+    if not any(isinstance(ty, T.Any) for ty in types):
+        return None
+    return _joined
+
+
+def _joined(z: t.Any, a: t.Any, b: t.Any, da: t.Any, db: t.Any) -> t.Any:
+    if isinstance(z, (tuple, list)):
+        return frules.like(a, da) + frules.like(b, db)
+    terms = [d for d in (da, db) if d is not None]
+    return frules.like(z, terms[0] + terms[1] if len(terms) == 2 else terms[0] if terms else None)
+
+
+frules.register(operator.add, _concat_tangent)
 # ``t += u`` and ``t *= n`` make new tuples, as ``t + u`` and ``t * n`` (``l *= n`` is in place:
 # container_methods).
 primitive(operator.iadd, TUPLE, TUPLE)(tuple_add_rrule)

@@ -31,6 +31,7 @@ import typing as t
 import numpy as np
 
 from gibbous.ir import types as T
+from gibbous.ir.exceptions import GibbousError
 from gibbous.library.common import ANY, ARRAY, CD, NT, NUMBER, STR, RuleResult
 from gibbous.library.items import (
     Throwaway,
@@ -55,7 +56,7 @@ from gibbous.tangents.model import (
 import operator
 from gibbous.ir import runtime
 from gibbous.ir.builder import Builder
-from gibbous.ir.core import Value
+from gibbous.ir.core import Constant, Value
 from gibbous.rules import frules
 from gibbous.rules.emit import (
     Emit,
@@ -101,8 +102,13 @@ def _is_computed(cls: type, name: str) -> bool:
     )
 
 
-def _not_differentiated(obj: object, name: str, why: str) -> NotImplementedError:
-    return NotImplementedError(
+class ComputedAttributeError(GibbousError, NotImplementedError):
+    """An attribute whose reading or setting runs code (a property, a descriptor): not
+    differentiated yet (issue 32), a gibbous refusal, which the code it runs does not catch."""
+
+
+def _not_differentiated(obj: object, name: str, why: str) -> ComputedAttributeError:
+    return ComputedAttributeError(
         f"gibbous cannot differentiate {type(obj).__qualname__}.{name}: {why}; read a plain "
         "field or call a method instead"
     )
@@ -349,12 +355,40 @@ def _no_number(z: object) -> bool:
     return isinstance(z, kinds)
 
 
+#: an array's (or a NumPy scalar's) attributes without a derivative: ints, a dtype, flags
+_ARRAY_METADATA = frozenset("dtype shape ndim size itemsize nbytes strides flags".split())
+
+
+def _attribute_or(
+    z: t.Any, obj: t.Any, name: t.Any, default: t.Any, dobj: t.Any, dname: t.Any, dd: t.Any
+) -> t.Any:
+    """``getattr(obj, name, None)`` (NumPy's ``_wrapfunc``): as ``obj.name``; the default's
+    tangent is none (it is None)."""
+    return _attribute_of_any(z, obj, name, dobj, dname)
+
+
+def _array_attribute(
+    b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
+) -> Value:
+    """A method of an array (``x.round``): bound to x, it carries x's tangent, which the call
+    takes (``DynamicCalls.call``), as a user object's method carries the object's."""
+    d = tangents[0]
+    return Constant(None) if d is None else d
+
+
 def _getattr_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> frules.Tangent | Emit | None:
+    if not kwnames and len(types) == 3 and isinstance(types[1], T.Const):
+        return _attribute_or_default  # (``getattr(x, "dtype", x)``: SciPy's array API)
     if kwnames or len(types) != 2 or not isinstance(types[1], T.Const):
         return None
     owner, name = types[0], types[1].value
+    if isinstance(owner, (T.Array, T.Float)) and isinstance(name, str):
+        if name in _ARRAY_METADATA:
+            return Emit(lambda b, z, args, tangents, kwargs: zero(b, z))
+        if callable(getattr(np.ndarray, name, None)) and not name.startswith("_"):
+            return Emit(_array_attribute)
     if isinstance(owner, T.Object) and user_class(owner.cls):
         return _attribute
     if isinstance(owner, T.Any) and name not in _ARRAY_ATTRIBUTES:
@@ -381,5 +415,17 @@ def _getattr_make(
 
 
 frules.register(builtins.getattr, _getattr_make)
-for _helper in (_attribute, _attribute_of_any):
+def _attribute_or_default(
+    z: t.Any, obj: t.Any, name: t.Any, default: t.Any, dobj: t.Any, dname: t.Any, ddefault: t.Any
+) -> t.Any:
+    """``getattr(obj, name, default)``: the attribute's tangent where ``obj`` has it (as
+    ``obj.name``'s), else the default's."""
+    if not hasattr(obj, name):
+        return like(z, ddefault)
+    if isinstance(obj, np.ndarray) and name in _ARRAY_ATTRIBUTES:
+        return like(z, None if dobj is None else getattr(dobj, name))
+    return _attribute_of_any(z, obj, name, dobj, dname)
+
+
+for _helper in (_attribute, _attribute_of_any, _attribute_or_default):
     runtime.register_object(_helper, f"forward_objects.{_helper.__name__.lstrip('_')}")

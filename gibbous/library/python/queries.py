@@ -60,8 +60,8 @@ for _unary_op in (operator.invert, operator.inv):
     primitive(_unary_op, ANY)(_boolean_rrule)
 
 
-def comparison_tangent(fn: t.Callable[..., t.Any]) -> frules.Maker:
-    """A comparison's result is a boolean (or an array of them): no tangent.  Of real numbers
+def comparison_tangent(fn: t.Callable[..., t.Any], arity: int = 2) -> frules.Maker:
+    """A comparison's (or a bitwise operator's, of ``arity`` operands) result is a boolean (or an array of them): no tangent.  Of real numbers
     and arrays that is known when the rule is built; of values whose types were not known it
     is checked at run time, as the reverse rule checks it (a user ``__lt__`` may return a
     float, which would need a tangent)."""
@@ -70,7 +70,7 @@ def comparison_tangent(fn: t.Callable[..., t.Any]) -> frules.Maker:
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> frules.Tangent | frules.Emit | None:
-        if kwnames or len(types) != 2 or any(map(_complex, types)):
+        if kwnames or len(types) != arity or any(map(_complex, types)):
             return None
         if static_types(types) and all(map(real_type, types)):
             return frules.Emit(_no_tangent)
@@ -103,6 +103,12 @@ def _no_tangent(
 
 for _op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
     frules.register(_op, comparison_tangent(_op))
+# Bitwise operators of ints and booleans (``~mask`` of a mask whose type was lost inside
+# NumPy's Python, np.piecewise's): the same, checked at run time where the types are unknown.
+for _op in (operator.and_, operator.or_, operator.xor):
+    frules.register(_op, comparison_tangent(_op))
+for _unary_op in (operator.invert, operator.inv):
+    frules.register(_unary_op, comparison_tangent(_unary_op, 1))
 
 _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
     (builtins.len, (ANY,)),
@@ -160,6 +166,11 @@ _ZERO: tuple[tuple[object, tuple[t.Any, ...]], ...] = (
 )
 for _zero_fn, _pattern in _ZERO:
     zero_derivative(_zero_fn, *_pattern)
+# (the plain functions behind NumPy's dispatchers, which NumPy's own Python calls: np.block's)
+for _zero_fn in (np.shape, np.ndim, np.size):
+    _inner = getattr(_zero_fn, "__wrapped__", None)
+    if _inner is not None:
+        zero_derivative(_inner, ...)
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from gibbous.library.common import (
     new_fdata,
     nothing,
     NT,
+    part_cotangents,
     RuleResult,
     send,
     zero_for,
@@ -347,12 +348,13 @@ frules.register(np.ptp, ptp_tangent)
 def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     """``np.average(a, axis, weights)``: ``z = sum(a w) / sum(w)``, holomorphic in both, with
     ``dz/da = w / sum(w)`` and ``dz/dw = (a - z) / sum(w)``; 1-D weights along one axis are
-    broadcast along it.  ``returned=True`` raises."""
+    broadcast along it.  ``returned=True`` also gives ``sum(w)`` (broadcast to ``z``'s shape;
+    the count without weights), whose derivative in each weight is 1."""
     bound = bind(AVERAGE_PARAMETERS, args, kwargs, {"axis": None, "weights": None}, "average")
-    if bound.get("returned"):
-        raise NotImplementedError("np.average with returned=True: no rule")
+    returned = bool(bound.get("returned"))
     ap = a.primal
-    z = f.primal(ap, *(x.primal for x in args), **{k: v.primal for k, v in kwargs.items()})
+    full = f.primal(ap, *(x.primal for x in args), **{k: v.primal for k, v in kwargs.items()})
+    z = full[0] if returned else full
     axes = normalize_axes(bound["axis"], np.ndim(ap))
     keep = bound.get("keepdims", False)
     keepdims = isinstance(keep, (bool, np.bool_)) and bool(keep)
@@ -362,30 +364,30 @@ def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
     w_back = None
     if w_cd is not None and isinstance(w_cd.primal, (list, tuple)):  # as NumPy converts them
         w_cd, w_back = as_array(w_cd)
-    zf = new_fdata(z)
+    zf = new_fdata(full)
     n = len(operands)
 
     def pullback(dz: t.Any) -> tuple[t.Any, ...]:
         rdata = list(nothing(n))
-        g = cotangent(zf, dz)
-        if g is None:
+        g, g_sum = part_cotangents(zf, dz, 2) if returned else (cotangent(zf, dz), None)
+        if g is None and g_sum is None:
             return tuple(rdata)
-        ge = expand(g, axes, keepdims)
         if w_cd is None:
-            if needs(a):
-                add_into(a.fdata, ge / element_count(ap, axes))
+            if needs(a) and g is not None:
+                add_into(a.fdata, expand(g, axes, keepdims) / element_count(ap, axes))
             return tuple(rdata)
         wp = np.asarray(w_cd.primal)
-        wb = wp
-        if wp.shape != np.shape(ap):  # 1-D weights along the one reduced axis
-            shape = [1] * np.ndim(ap)
-            shape[axes[0]] = wp.size
-            wb = wp.reshape(shape)
+        wb = weights_along(wp, ap, axes)
         total = np.sum(wb * np.ones_like(ap, dtype=wb.dtype), axis=axes, keepdims=True)
-        if needs(a):
+        ge = None if g is None else expand(g, axes, keepdims)
+        if needs(a) and ge is not None:
             add_into(a.fdata, ge * conj(wb / total))
         if needs(w_cd) and w_index is not None:
-            gw = ge * conj((ap - expand(z, axes, keepdims)) / total)
+            gw = np.zeros(np.shape(ap), np.result_type(wb, 1.0))
+            if ge is not None:
+                gw = gw + ge * conj((ap - expand(z, axes, keepdims)) / total)
+            if g_sum is not None:
+                gw = gw + expand(np.asarray(g_sum), axes, keepdims)  # (d sum(w) / dw = 1)
             spread = tuple(i for i in range(gw.ndim) if wb.shape[i] == 1)
             gw = np.sum(gw, axis=spread, keepdims=True)
             rdata[w_index] = send(w_cd, gw.reshape(wp.shape))
@@ -393,7 +395,7 @@ def average_rrule(f: CD, a: CD, *args: CD, **kwargs: CD) -> RuleResult:
             rdata[w_index] = w_back()
         return tuple(rdata)
 
-    return CoDual(z, zf), pullback
+    return CoDual(full, zf), pullback
 
 
 primitive(np.average, ARRAY, ...)(average_rrule)
@@ -418,15 +420,21 @@ def average_tangent(
 ) -> frules.Tangent | frules.Emit | None:
     """``np.average``: ``sum(da w) / sum(w) + sum((a - z) dw) / sum(w)`` (the reverse rule's
     partials); with weights that have no tangent (or none), ``average`` of ``da`` itself."""
-    where = option_positions(AVERAGE_PARAMETERS, types, kwnames)
+    where = option_positions(AVERAGE_PARAMETERS, types, kwnames, returned=True)
     if where is None:
         return None
+    if "returned" in where and not (is_none(types[where["returned"]]) or (
+        isinstance(types[where["returned"]], T.Const)
+        and types[where["returned"]].value in (False, True)  # type: ignore[attr-defined]
+    )):
+        return None  # (returned= of a value the build could not tell)
     w = where.get("weights")
     if w is not None and is_none(types[w]):
         w = None
     if w is not None and not frules.real_operand(types[w]):
         return None
-    if (w is None or not varied[w]) and static_types(types):
+    returned = "returned" in where and getattr(types[where["returned"]], "value", False) is True
+    if (w is None or not varied[w]) and static_types(types) and not returned:
         return frules.Emit(_linear_emit(np.average))
     return _average_function(where, len(types) - len(kwnames), len(types))
 
@@ -450,20 +458,38 @@ def _average_function(where: Where, n: int, total: int) -> frules.Tangent:
         x, weights = np.asarray(ops[0]), given.get("weights")
         refuse_complex("numpy.average", x, weights, z)
         axes, keepdims = tangent_axes(given, x)
-        dx = None if ds[0] is None else np.asarray(ds[0])
-        if weights is None:
-            return frules.like(z, None if dx is None else np.mean(dx, axis=axes, keepdims=keepdims))
-        wb = weights_along(np.asarray(weights), x, axes)
-        dw = ds[where["weights"]]
-        terms = [] if dx is None else [dx * wb]
-        if dw is not None:
-            terms.append((x - expand(z, axes, keepdims)) * weights_along(np.asarray(dw), x, axes))
-        if not terms:
-            return frules.like(z, None)
-        count = np.sum(wb * np.ones_like(x, dtype=wb.dtype), axis=axes, keepdims=keepdims)
-        return frules.like(z, np.sum(sum(terms), axis=axes, keepdims=keepdims) / count)
+        if bool(given.get("returned")):  # (the average, and the sum of the weights)
+            avg, weight_sum = z
+            d_avg = _average_tangent(avg, x, ds, given, where, axes, keepdims)
+            dw = None if given.get("weights") is None else ds[where["weights"]]
+            d_total = None
+            if dw is not None:
+                d_sum = np.sum(weights_along(np.asarray(dw), x, axes) * np.ones_like(x), axis=axes, keepdims=keepdims)
+                d_total = np.broadcast_to(d_sum, np.shape(weight_sum))
+            return (frules.like(avg, d_avg), frules.like(weight_sum, d_total))
+        return frules.like(z, _average_tangent(z, x, ds, given, where, axes, keepdims))
 
     return tangent
+
+
+def _average_tangent(
+    z: t.Any, x: Array, ds: t.Sequence[t.Any], given: dict[str, t.Any], where: Where,
+    axes: tuple[int, ...], keepdims: t.Any,  # (a bool: NumPy 2.5's stubs take Literals only)
+) -> t.Any:
+    """The average's tangent (None for zero)."""
+    weights = given.get("weights")
+    dx = None if ds[0] is None else np.asarray(ds[0])
+    if weights is None:
+        return None if dx is None else np.mean(dx, axis=axes, keepdims=keepdims)
+    wb = weights_along(np.asarray(weights), x, axes)
+    dw = ds[where["weights"]]
+    terms = [] if dx is None else [dx * wb]
+    if dw is not None:
+        terms.append((x - expand(z, axes, keepdims)) * weights_along(np.asarray(dw), x, axes))
+    if not terms:
+        return None
+    count = np.sum(wb * np.ones_like(x, dtype=wb.dtype), axis=axes, keepdims=keepdims)
+    return np.sum(sum(terms), axis=axes, keepdims=keepdims) / count
 
 
 

@@ -89,23 +89,45 @@ Where = dict[str, int]  # a parameter's operand index (``frules.operand_position
 
 
 def option_positions(
-    names: tuple[str, ...], types: tuple[T.Type, ...], kwnames: tuple[str, ...]
+    names: tuple[str, ...], types: tuple[T.Type, ...], kwnames: tuple[str, ...],
+    returned: bool = False,
 ) -> Where | None:
-    """The operands of a call ``f(x, ...)`` by parameter name, if the rule takes them all."""
+    """The operands of a call ``f(x, ...)`` by parameter name, if the rule takes them all
+    (``returned``: ``np.average``'s ``returned=`` too, of any value: the rule reads it)."""
     where = operand_positions(names, len(types) - len(kwnames), kwnames)
     if where is None or not frules.real_operand(types[0]):
         return None
-    refused = ((types[where[name]], default) for name, default in _REFUSED.items() if name in where)
-    if not all(is_none(ty) or isinstance(ty, T.Const) and ty.value is d for ty, d in refused):
+    taken = {"returned"} if returned else set()
+    refused = (
+        (types[where[name]], default)
+        for name, default in _REFUSED.items()
+        if name in where and name not in taken
+    )
+    if not all(is_none(ty) or _no_value(ty) or isinstance(ty, T.Const) and is_default_value(ty.value, d) for ty, d in refused):
         return None
     return where
+
+
+def is_default_value(value: object, default: object) -> bool:
+    """``value`` is the parameter's ``default``, or NumPy's ``_NoValue`` (its own default)."""
+    return value is default or type(value).__name__ == "_NoValueType"
+
+
+def _no_value(ty: T.Type) -> bool:
+    """NumPy's ``_NoValue``, typed as an object of its class."""
+    return isinstance(ty, T.Object) and ty.cls.__name__ == "_NoValueType"
 
 
 def given_options(
     where: Where, n: int, ops: t.Sequence[t.Any], kwargs: dict[str, t.Any]
 ) -> dict[str, t.Any]:
-    """The values of the parameters a call passed, by name."""
-    return {name: ops[i] if i < n else kwargs[name] for name, i in where.items()}
+    """The values of the parameters a call passed, by name.  (Operand ``i`` of the call is
+    ``ops[i]`` for the ``n`` positional ones, then the keywords in their order, as
+    ``operand_positions`` numbers them.  No conditional in the comprehension: an hvp derives
+    this function, and Python 3.12's inlined comprehension choosing between an operand and a
+    keyword typed its reverse program's block arguments ``never``.)"""
+    values = [*ops[:n], *kwargs.values()]
+    return {name: values[i] for name, i in where.items()}
 
 
 def tangent_axes(given: dict[str, t.Any], x: Array) -> tuple[tuple[int, ...], t.Any]:
@@ -170,9 +192,9 @@ def reduction_options(
 
 
 def is_default(name: str, value: object) -> bool:
-    if name == "where":
-        return value is True or value is np.True_
-    return type(value).__name__ == "_NoValueType"
+    if name == "where" and (value is True or value is np.True_):
+        return True
+    return type(value).__name__ == "_NoValueType"  # (NumPy's ``nan*`` pass ``where=_NoValue``)
 
 
 def expand(g: t.Any, axes: tuple[int, ...], keepdims: bool) -> t.Any:
@@ -583,6 +605,13 @@ def _prod_written(types: tuple[T.Type, ...], where: Where) -> bool:
     return is_none(axis) or isinstance(axis, T.Const) and isinstance(axis.value, int)
 
 
+def _constant(v: Value) -> object:
+    """The value of an operand whose type is a constant (or None): a constant, or an argument
+    of a program typed by one."""
+    value = v.value if isinstance(v, Constant) else getattr(v.type, "value", None)
+    return None if type(value).__name__ == "_NoValueType" else value  # (NumPy's default)
+
+
 _LEADING = (Ellipsis, slice(None, 1))  # x[..., :1]
 _BUT_LAST = (Ellipsis, slice(None, -1))
 _BUT_FIRST = (Ellipsis, slice(1, None))
@@ -599,8 +628,8 @@ def _prod_emit(where: Where) -> t.Callable[..., Value]:
         if dx is None:
             return frules.zero(b, z)
         operands = [*args, *kwargs.values()]
-        axis = t.cast(Constant, operands[where["axis"]]).value if "axis" in where else None
-        keep = "keepdims" in where and bool(t.cast(Constant, operands[where["keepdims"]]).value)
+        axis = _constant(operands[where["axis"]]) if "axis" in where else None
+        keep = "keepdims" in where and bool(_constant(operands[where["keepdims"]]))
         array = t.cast(T.Array, x.type)
         ndim = array.ndim
         assert ndim is not None

@@ -1,6 +1,6 @@
 """SciPy's linear algebra as the NumPy functions it computes: twins (``gibbous.infer.
 implementations``) of ``scipy.linalg``'s ``solve``, ``inv``, ``det``, ``lstsq``, ``pinv``,
-``block_diag``, ``toeplitz`` and ``circulant``.
+``block_diag``, ``toeplitz``, ``circulant``, ``hankel`` and ``fiedler``.
 
 SciPy's own Python reaches compiled kernels without rules (``find_det_from_lu``, the batched
 ``_solve``): each twin computes the same value with functions that have rules, reading the
@@ -22,14 +22,21 @@ import scipy.linalg as sla
 from gibbous.infer.implementations import register_twin, twin_helper
 from gibbous.ir.exceptions import GibbousError
 from gibbous.library.linalg.twins import least_squares
+from gibbous.infer.typerules.table import register_type_rule
+from gibbous.ir import types as T
+from gibbous.rules.registry import zero_derivative
 
 
-@twin_helper
 def finite(*arrays: t.Any) -> None:
-    """``check_finite=True``: SciPy's error for an array with an inf or a NaN."""
+    """``check_finite=True``: SciPy's error for an array with an inf or a NaN (a check, run
+    as it is: no derivative)."""
     for a in arrays:
         if not np.all(np.isfinite(a)):
             raise ValueError("array must not contain infs or NaNs")
+
+
+zero_derivative(finite, ...)
+register_type_rule(finite)(lambda args, kwargs: T.NONE)
 
 
 @twin_helper
@@ -187,6 +194,26 @@ def circulant(c: t.Any) -> t.Any:
     return c[(np.arange(n)[:, None] - np.arange(n)[None, :]) % n]
 
 
+def hankel(c: t.Any, r: t.Any = None) -> t.Any:
+    """``scipy.linalg.hankel``: first column ``c``, last row ``r`` (zeros if not given;
+    ``r[0]`` ignored), by indexing (SciPy strides a view, which forward mode cannot follow)."""
+    c = np.asarray(c)
+    r = np.zeros_like(c) if r is None else np.asarray(r)
+    c, r = np.ravel(c), np.ravel(r)  # (SciPy warns of multidimensional input, and ravels it)
+    values = np.concatenate((c, r[1:]))
+    return values[np.arange(c.shape[0])[:, None] + np.arange(r.shape[0])[None, :]]
+
+
+def fiedler(a: t.Any) -> t.Any:
+    """``scipy.linalg.fiedler``: ``|a[i] - a[j]|`` (over the last axis of a batch)."""
+    a = np.atleast_1d(np.asarray(a))
+    if a.size == 0:
+        return np.asarray([], dtype=np.float64)
+    if a.size == 1:
+        return np.asarray([[0.0]])
+    return np.abs(a[..., :, None] - a[..., None, :])
+
+
 for _fn, _twin in [
     (sla.solve, solve),
     (sla.inv, inv),
@@ -196,5 +223,7 @@ for _fn, _twin in [
     (sla.block_diag, block_diag),
     (sla.toeplitz, toeplitz),
     (sla.circulant, circulant),
+    (sla.hankel, hankel),
+    (sla.fiedler, fiedler),
 ]:
     register_twin(_fn, t.cast(types.FunctionType, _twin))

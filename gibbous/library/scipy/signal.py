@@ -24,7 +24,8 @@ adjoint of a causal filter is the filter run backwards in time, so ``x`` gets
 ``flip(lfilter(conj(b), conj(a), flip(g)))``; with ``q = flip(lfilter(1, conj(a), flip(g)))``
 (``1 / A``'s adjoint), ``b[k]`` gets ``sum_n q[n] conj(x[n - k])`` and ``a[k]`` ``-sum_n q[n]
 conj(y[n - k])`` (``dA y + A dy = dB x``).  Forward mode: ``lfilter(b, a, dx) + lfilter(db, a,
-x) - lfilter(da, a, y)``.  Refused: ``zi`` (initial conditions).
+x) - lfilter(da, a, y)``.  With initial conditions ``zi``, a twin (``lfilter_with_state``) in
+reverse mode; forward mode refuses ``zi``.
 
 Forward mode for the convolutions: ``f(da, v) + f(a, dv)``, ``fillvalue`` 0 in the first
 term (the fill value is no tangent); a varied ``fillvalue`` has no forward rule.  All are
@@ -33,11 +34,13 @@ written into the forward program, so a Hessian-vector product differentiates the
 
 from __future__ import annotations
 
+import types
 import typing as t
 
 import numpy as np
 import scipy.signal as ss
 
+from gibbous.infer.implementations import register_twin
 from gibbous.infer.typerules.numpy import DataArgs, sampled_numpy
 from gibbous.infer.typerules.sampling import evaluate_on_samples
 from gibbous.infer.typerules.table import register_type_rule
@@ -225,12 +228,9 @@ def _lags(q: Array, s: Array, count: int) -> Array:
                     + [0.0] * max(count - n, 0))  # fmt: skip
 
 
-@primitive(ss.lfilter, ANY, ANY, ARRAY, ...)
 def lfilter_rrule(f: CD, b: CD, a: CD, x: CD, *args: CD, **kwargs: CD) -> RuleResult:
-    """``y = lfilter(b, a, x, axis)`` (module docstring)."""
+    """``y = lfilter(b, a, x, axis)`` (module docstring); ``zi=None`` at most."""
     options = bind(("axis", "zi"), args, kwargs, {"axis": -1, "zi": None}, "lfilter")
-    if options["zi"] is not None:
-        raise NotImplementedError("scipy.signal.lfilter with zi=: no rule (initial conditions)")
     y = f.primal(b.primal, a.primal, x.primal, *(c.primal for c in args), **{k: c.primal for k, c in kwargs.items()})
     yf = new_fdata(y)
     bp, ap = np.atleast_1d(np.asarray(b.primal)), np.atleast_1d(np.asarray(a.primal))
@@ -249,6 +249,48 @@ def lfilter_rrule(f: CD, b: CD, a: CD, x: CD, *args: CD, **kwargs: CD) -> RuleRe
         return (NT, send_to_value(b, gb), send_to_value(a, ga), send(x, gx), *rest)
 
     return CoDual(y, yf), pullback
+
+
+# The rule's calls: every call without initial conditions (``zi`` absent or None); those with
+# ``zi`` are the twin's (``lfilter_with_state``), which calls the rule's.
+_LFILTER_CALLS: list[tuple[tuple[T.Type | str, ...], dict[str, T.Type | str]]] = [
+    ((), {}), ((ANY,), {}), ((ANY, "none"), {}), ((), {"axis": ANY}), ((), {"zi": "none"}),
+    ((), {"axis": ANY, "zi": "none"}), ((ANY,), {"zi": "none"}),
+]  # fmt: skip
+for _more, _keywords in _LFILTER_CALLS:
+    primitive(ss.lfilter, ANY, ANY, ARRAY, *_more, kwargs=_keywords)(lfilter_rrule)
+
+
+def lfilter_with_state(b: t.Any, a: t.Any, x: t.Any, axis: int = -1, zi: t.Any = None) -> t.Any:
+    """``lfilter(b, a, x, axis, zi)``, by the filter without initial conditions: with the
+    coefficients normalised (``a[0] = 1``) and padded to ``K + 1``, the transposed direct
+    form II started from state ``zi`` answers as from rest to ``x`` plus, to the state, the
+    response of ``1 / A`` to ``zi`` as an input (``y[n] + sum a[j] y[n - j] = zi[n]`` for
+    ``n < K``); the final state is ``zf[i] = zi[i + N] + sum_{m = 1}^{min(N, K - i)} (b[i + m]
+    x[N - m] - a[i + m] y[N - m])`` (``zi[j] = 0`` for ``j >= K``)."""
+    if zi is None:
+        return ss.lfilter(b, a, x, axis=axis)
+    b = np.atleast_1d(np.asarray(b))
+    a = np.atleast_1d(np.asarray(a))
+    k = max(a.shape[0], b.shape[0]) - 1
+    b = np.concatenate([b / a[0], np.zeros(k + 1 - b.shape[0])])
+    a = np.concatenate([a / a[0], np.zeros(k + 1 - a.shape[0])])
+    x = np.moveaxis(np.asarray(x), axis, -1)
+    n = x.shape[-1]
+    zi = np.broadcast_to(np.moveaxis(np.asarray(zi), axis, -1), x.shape[:-1] + (k,))
+    first = min(k, n)
+    c = np.concatenate([zi[..., :first], np.zeros(x.shape[:-1] + (n - first,))], axis=-1)
+    y = ss.lfilter(b, a, x, axis=-1) + ss.lfilter(np.ones(1), a, c, axis=-1)
+    states = []
+    for i in range(k):
+        m = np.arange(1, min(n, k - i) + 1)
+        state = np.sum(b[i + m] * x[..., n - m] - a[i + m] * y[..., n - m], axis=-1)
+        states.append(state + zi[..., i + n] if i + n < k else state)
+    zf = np.stack(states, axis=-1) if k else zi * 0.0
+    return np.moveaxis(y, -1, axis), np.moveaxis(zf, -1, axis)
+
+
+register_twin(ss.lfilter, t.cast(types.FunctionType, lfilter_with_state))
 
 
 def _lfilter_tangent(

@@ -288,6 +288,27 @@ def test_partition_sends_each_cotangent_to_its_value(rng: np.random.Generator) -
     np.testing.assert_array_equal(g[np.argsort(x)], np.arange(5.0)[np.argsort(y)])
 
 
+@pytest.mark.parametrize("kth, axis", [(2, -1), ([0, 3], -1), (-1, 0), (1, None)])
+def test_partition_read_at_its_kth_positions_only(kth: t.Any, axis: t.Any, rng: np.random.Generator) -> None:
+    """(The pullback's O(n) path: a cotangent at the k-th positions alone, as a median's.)"""
+    x = (rng.permutation(12).reshape(3, 4) - 5.5) * 0.3
+    y = np.partition(x, kth, axis=axis)
+    ax = -1 if axis is None else axis
+    at = np.mod(np.atleast_1d(kth), y.shape[ax])
+    seed = np.zeros(y.shape)
+    where: list[t.Any] = [slice(None)] * y.ndim
+    where[ax] = at
+    shape = [1] * y.ndim
+    shape[ax] = at.size
+    seed[tuple(where)] = (1.0 + np.arange(at.size)).reshape(shape)
+    (g,) = gradient(call(np.partition, kth, axis=axis), x, seed=seed)
+    flat = x.reshape(-1) if axis is None else x
+    expected = np.zeros(flat.shape)
+    order = np.argsort(flat, axis=ax)  # (distinct values: the k-th smallest is one element)
+    np.put_along_axis(expected, order, np.take_along_axis(seed, np.argsort(y, axis=ax), ax), axis=ax)
+    np.testing.assert_array_equal(g, expected.reshape(x.shape))
+
+
 @pytest.mark.parametrize("args", [(2,), (1, 0), (-1, 1), (0, 3)])
 def test_rollaxis_is_a_view(args: tuple[int, ...], rng: np.random.Generator) -> None:
     x = rng.standard_normal((2, 3, 4))

@@ -442,3 +442,70 @@ def test_gradients_of_draws_in_a_program() -> None:
     reference.integers(0, 5)
     assert _state(rng) == _state(reference)
     np.testing.assert_allclose(mu_gradient, 3.0 + 2.0 * (1 - (u - 0.25) / 2.75) + 1.0)
+
+
+# Views of arrays whose fdata cannot have their layout (``common.view_fdata``): a broadcast and
+# an overlapping window view get new contiguous fdata, and a view of them the same view of it.
+
+
+def _view_of_a_broadcast(x: np.ndarray) -> t.Any:
+    b = np.broadcast_to(x[:3], (4, 3))
+    return np.sum(np.transpose(b) * x[2:6]) + np.sum(b[1:, ::2] ** 2) + np.sum(np.real(b.T)[0])
+
+
+def _view_of_a_window_view(x: np.ndarray) -> t.Any:
+    w = np.lib.stride_tricks.sliding_window_view(x, 3)
+    return np.sum(w[::2, :] ** 2) + np.sum(w.T[1] * x[:4])
+
+
+def _strided_view_of_a_broadcast(x: np.ndarray) -> t.Any:
+    # (distinct elements of x, by the broadcast's strides, which its fdata does not have)
+    b = np.broadcast_to(x[:, None], (6, 4))
+    s = np.lib.stride_tricks.as_strided(b, (3,), (2 * b.strides[0],))
+    return np.sum(s**2 * np.array([1.0, 2.0, 3.0]))
+
+
+def _empty_views(x: np.ndarray) -> t.Any:
+    return np.sum(x**2) + np.sum(x[3:3]) + np.sum(np.broadcast_to(x[:1], (0,)))
+
+
+@pytest.mark.parametrize(
+    "f, modes",
+    [
+        (_view_of_a_broadcast, "rfh"),
+        (_view_of_a_window_view, "r"),
+        (_strided_view_of_a_broadcast, "r"),
+        (_empty_views, "rfh"),
+    ],
+)
+def test_views_of_arrays_whose_fdata_has_other_strides(f: t.Any, modes: str) -> None:
+    from tests.library.programs import check_program
+
+    check_program(f, np.linspace(0.3, 1.4, 6), modes=modes)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: np.sum(np.arange(start=x[0], stop=3.0, step=x[1]) ** 2),
+        lambda x: np.sum(np.arange(x[0], stop=3.0, step=x[1]) ** 2),
+        lambda x: np.sum(np.arange(x[0], 3.0, step=x[1]) ** 2),
+        lambda x: np.sum(np.arange(step=x[1], start=x[0], stop=3.0, dtype=float) ** 2),
+        lambda x: np.sum(np.arange(start=x[0], stop=3.0) ** 2),
+        lambda x: x[0] * np.sum(np.arange(stop=3.0)) + x[1],
+    ],
+)
+def test_arange_by_keyword(f: t.Any) -> None:
+    """``np.arange(start=..., stop=..., step=...)`` (scipy.signal.iirfilter): start and step
+    as by position, stop alone has no derivative."""
+    from tests.library.programs import check_program
+
+    check_program(f, np.array([0.3, 0.4]), modes="rf")
+
+
+def test_arange_with_an_argument_it_does_not_take_is_a_gibbous_error() -> None:
+    import gibbous
+    from gibbous.ir.exceptions import UnsupportedArgumentError
+
+    with pytest.raises(UnsupportedArgumentError):
+        gibbous.grad(lambda x: np.sum(np.arange(x, 3.0, like=np.zeros(1))))(0.5)

@@ -309,3 +309,15 @@ def test_set_methods_undo_their_change_in_the_pullback(
     assert s == during
     pullback(NT)
     assert s == {1.0, 2} and any(type(v) is float for v in s)  # 1.0 itself, not 1
+
+
+def test_numpy_scalar_astype_and_empty_index() -> None:
+    """``x.astype(dtype)`` and ``x[()]`` of a NumPy scalar (SciPy's array API on a float64
+    result: ``xp.astype(res, dtype)``, ``res[()] if res.ndim == 0``)."""
+    from tests.library.programs import check_program
+
+    def f(x: np.ndarray) -> t.Any:
+        s = np.sum(x * x)
+        return s.astype(np.float64, copy=True) * np.sum(x) + np.sum(x)[()] ** 2
+
+    check_program(f, np.array([0.3, 0.7]), modes="r")

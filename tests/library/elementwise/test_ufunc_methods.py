@@ -129,3 +129,21 @@ def test_a_gradient_of_a_fold_is_the_ufuncs() -> None:
     # d/dx of x0 - x1 - x2 - ...: (1, -1, -1, ...), from np.subtract's own rule
     g = gibbous.grad(lambda x: np.subtract.reduce(x))(X)
     np.testing.assert_array_equal(g, [1.0] + [-1.0] * 5)
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: np.add.reduce(x[0] * np.ones(()), initial=1.5) ** 2,
+        lambda x: np.sum(np.multiply.reduce(x, axis=()) ** 2),
+        lambda x: np.sum(np.add.reduce(x, axis=(), where=x > 0.5, initial=0.25) ** 3),
+        lambda x: np.subtract.reduce(x[1] * np.ones(()), axis=-1, initial=2.0) ** 2,
+        lambda x: x[0] * float(np.any(np.False_)) + x[1] * float(np.logical_or.reduce(np.True_)),
+    ],
+)
+def test_reductions_over_no_axis(f: t.Any) -> None:
+    """A 0-d array reduced (over axis None, 0 or -1: ``np.any(np.ma.nomask)`` in SciPy's
+    ``_axis_nan_policy``) or any array over ``axis=()``: each element itself, with initial."""
+    from tests.library.programs import check_program
+
+    check_program(f, np.array([0.3, 0.7]), modes="r")

@@ -380,9 +380,3 @@ def test_cross_in_both_modes(rng: np.random.Generator) -> None:
     fd_hv = (gibbous.grad(f)(a + h * v) - gibbous.grad(f)(a - h * v)) / (2 * h)
     np.testing.assert_allclose(gibbous.hvp(f, a, v), fd_hv, rtol=1e-6, atol=1e-8)
 
-
-def test_cross_with_axis_arguments_is_refused_by_name() -> None:
-    import gibbous
-
-    with pytest.raises(NotImplementedError, match="np.cross with axis arguments"):
-        gibbous.grad(lambda a: float(np.sum(np.cross(a, a[::-1], axis=0))))(np.ones((3, 2)))

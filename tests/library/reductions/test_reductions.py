@@ -165,8 +165,6 @@ def test_average_weights_by_position_and_keyword(rng: np.random.Generator) -> No
         return tape.call(np.average, x, axis=1, weights=w)
 
     check(program, x, w, rng=rng)
-    with pytest.raises(NotImplementedError):
-        gradient(call(np.average, returned=True), x)
 
 
 def test_ptp_and_extrema_to_a_scalar() -> None:

@@ -4,6 +4,8 @@ either operand larger, real and complex operands; the refusals."""
 
 from __future__ import annotations
 
+import typing as t
+
 import numpy as np
 import pytest
 
@@ -111,6 +113,33 @@ def test_lfilter(body: str, size: int, rng: np.random.Generator) -> None:
     check_program(f, rng.standard_normal(size))
 
 
-def test_lfilter_with_initial_conditions_is_refused() -> None:
-    with pytest.raises(NotImplementedError, match="lfilter with zi="):
-        gibbous.grad(lambda x: np.sum(scipy.signal.lfilter(B, A, x, zi=np.zeros(2))[0]))(np.ones(5))
+@pytest.mark.parametrize(
+    "nb, na, shape, axis",
+    [(2, 3, (6,), -1), (3, 2, (6,), -1), (4, 2, (2,), -1), (1, 1, (5,), -1), (2, 3, (2, 5), -1),
+     (2, 3, (4, 3), 0)],
+)  # fmt: skip
+def test_lfilter_with_initial_conditions(
+    nb: int, na: int, shape: tuple[int, ...], axis: int, rng: np.random.Generator
+) -> None:
+    """``lfilter(b, a, x, axis, zi)``: the output and the final state, in b, a (a[0] not 1),
+    x and zi; fewer samples than delays; no delay at all.  Forward mode refuses ``zi``."""
+    from gibbous.ir.exceptions import GibbousError
+
+    k = max(nb, na) - 1
+    x = rng.standard_normal(shape)
+    zshape = list(shape)
+    zshape[axis] = k
+    zi = rng.standard_normal(zshape)
+    w = rng.standard_normal(shape)
+    wz = rng.standard_normal(zshape)
+    cut = np.cumsum([nb, na, x.size])
+
+    def f(p: np.ndarray) -> t.Any:
+        b, a, xs, z = np.split(p, cut)
+        y, zf = scipy.signal.lfilter(b, a, xs.reshape(shape), axis=axis, zi=z.reshape(zshape))
+        return np.sum(y * w) + np.sum(zf * wz)
+
+    p = np.concatenate([rng.uniform(0.2, 1.0, nb), [1.5], rng.uniform(-0.3, 0.3, na - 1), x.ravel(), zi.ravel()])
+    check_program(f, p, modes="r")
+    with pytest.raises(GibbousError):
+        check_program(f, p, modes="f")

@@ -205,3 +205,15 @@ def test_gradients_outside_the_support_of_a_truncated_instance() -> None:
 
     dx = gibbous.grad(f)(np.array([-2.0, 0.5, 3.0]))
     np.testing.assert_allclose(dx, [0.0, phi(0.5), 0.0])
+
+
+def weibull_terms(x: t.Any, c: float) -> float:
+    # SciPy writes weibull_min with builtins.pow of arrays: pow(x, c)
+    return float(np.sum(scipy.stats.weibull_min.logpdf(x, c) + scipy.stats.weibull_min.cdf(x, c)))
+
+
+def test_weibull_min_through_builtins_pow_of_arrays() -> None:
+    check_gradient(weibull_terms, np.abs(X) + 0.2, 1.5)
+    x = np.abs(X) + 0.2
+    dc = gibbous.grad(weibull_terms, argnums=1)(x, 1.5)
+    assert dc == pytest.approx(central_differences(weibull_terms, [x, 1.5], 1), rel=1e-6)

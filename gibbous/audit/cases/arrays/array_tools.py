@@ -150,3 +150,22 @@ SETOPS: list[RuleCase] = [
 ]
 
 CASES: list[RuleCase] = [*STRIDED, *CONCATENATORS, *NAN_TO_NUM, *GRADIENT, *SETOPS]
+
+# NumPy's own Python's callees (gibbous.library.arrays.setops, views_copies, python.queries,
+# elementwise.odds): the NamedTuples np.unique_all and friends make, the C concatenate behind
+# the dispatcher (np.block's), asfortranarray, the plain size/ndim/shape, frexp's exponent.
+from numpy.lib import _arraysetops_impl as _setops  # noqa: E402
+from gibbous.library.elementwise.odds import frexp_twin  # noqa: E402
+
+_VALUES = normal(4)
+_COUNTS = np.array([1.0, 2.0, 1.0, 3.0])  # (floats: the harness checks fdata of int arrays apart)
+CASES += [
+    case(_setops.UniqueAllResult, _VALUES, _COUNTS, _COUNTS, _COUNTS),
+    case(_setops.UniqueCountsResult, _VALUES, _COUNTS),
+    case(_setops.UniqueInverseResult, _VALUES, _COUNTS),
+    case(getattr(np.concatenate, "_implementation", np.concatenate), [X, X], kwargs={"axis": 0}),
+    case(np.asfortranarray, X),
+    case(np.asfortranarray, X32, **F32),
+    *(case(getattr(fn, "__wrapped__", fn), X) for fn in (np.size, np.ndim, np.shape)),
+    case(frexp_twin.__globals__["_exponent"], X),
+]

@@ -231,6 +231,7 @@ CONSTRUCTORS: list[RuleCase] = [
     case(np.arange, 0.5, 3.2, 0.5),
     case(np.arange, 1.5, 4.0),
     case(np.arange, 4),
+    case(np.arange, kwargs={"start": 0.5, "stop": 3.2, "step": 0.5}),  # (by keyword)
     case(np.arange, 0.5, 2.1, 0.25, kwargs={"dtype": np.float32}, **F32),
 ]
 

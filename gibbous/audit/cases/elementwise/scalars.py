@@ -33,6 +33,7 @@ checks that it gets ``NoTangent()`` while a float operand gets a float of its ow
 from __future__ import annotations
 
 import builtins
+import inspect
 import math
 import operator
 import random
@@ -366,6 +367,9 @@ PYBUILTINS: list[RuleCase] = [
     case(math.prod, _A[0].copy()),
     case(builtins.any, _L),
     case(builtins.all, _L),
+    case(inspect.signature, unary_domain),
+    case(inspect.getfullargspec, unary_domain),
+    case(operator.getitem, np.float64(0.7), ()),  # (``x[()]`` of a NumPy scalar: itself)
     case(builtins.set, ["a", "b", "a"]),
     case(builtins.frozenset, (1, 2, 2)),
     # A number with a derivative is refused on its way into a set (it would lose it).
