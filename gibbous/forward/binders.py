@@ -22,7 +22,7 @@ from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Function, Value
 from gibbous.forward.activity import Default
 from gibbous.rules.call_adapters import Packed
-from gibbous.rules.emit import item_tangent
+from gibbous.rules.emit import filled, item_tangent
 
 Binding = t.Sequence["int | Default | Packed"]
 
@@ -87,7 +87,12 @@ def binder(
             values.append(_packed(b, w, items))
             if full_varied[i]:
                 dvalues.append(_packed(b, w, ds))
-    b.ret(b.call(made, *head, *values, *dvalues, type=T.ANY))
+    # (a program's tangent of a result that has none is None: its caller unpacks zeros)
+    made_pair = b.call(made, *head, *values, *dvalues, type=T.ANY)
+    y = b.call(operator.getitem, made_pair, Constant(0), type=T.ANY)
+    dy = b.call(operator.getitem, made_pair, Constant(1), type=T.ANY)
+    dy = b.call(filled, y, dy, type=T.ANY)
+    b.ret(b.call(runtime.make_tuple, y, dy, type=T.Tuple((T.ANY, T.ANY))))
     return compile_function(ir)
 
 

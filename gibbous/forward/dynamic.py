@@ -12,7 +12,7 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.ir import types as T
-from gibbous.infer.implementations import implementation
+from gibbous.infer.implementations import forward_twin, implementation
 from gibbous.forward.transform import ForwardModeError
 from gibbous.forward.generators import frame_maker, generator_function
 from gibbous.forward.activity import Default, bind_packed, bound
@@ -121,6 +121,11 @@ class DynamicCalls(Machinery):
             replaced = {k: frules.like(v, dkwargs.get(k)) for k, v in kwargs.items()}
             y = callee(**kwargs)
             return y, (frules.like(y, None) if dcallee is None else dcallee(**replaced))
+        if type(callee) is pytypes.MethodType and self._unbound(callee, args, kwargs):
+            # ``scipy.stats.alpha.logpdf(x, a)``: a library object's method without a rule of
+            # its own, as reverse mode takes it: the function, the object first (no tangent)
+            fn, obj = callee.__func__, callee.__self__
+            return self.call(fn, None, (obj, *args), (None, *tangents), kwargs, dkwargs)
         boxes = None
         if type(dcallee) is ClosureTangent:
             boxes = dcallee.cells
@@ -135,6 +140,23 @@ class DynamicCalls(Machinery):
         given = (*args, *kwargs.values(), *(d for d in (*tangents, *named) if d is not None))
         y, dy = run(*given) if boxes is None else run(_wrapped(callee), boxes, *given)
         return y, frules.like(y, None) if dy is None else dy
+
+    def _unbound(self, callee: pytypes.MethodType, args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> bool:
+        """Whether ``callee``, a bound method of a Python function, is called as that function
+        with its object first: where no rule is registered for the bound method itself (a
+        rule for ``multivariate_normal.logpdf`` is), kept by the method's class and function
+        (a bound method is made anew on each attribute read)."""
+        key = ("unbound", type(callee.__self__), callee.__func__, len(args), tuple(kwargs))
+        hit = self.known.get(key)
+        if hit is None:
+            types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+            try:
+                registration = lookup_rule(self.builder.session.ctx, callee, types, tuple(kwargs))
+            except (MissingRuleError, TypeError):
+                registration = None
+            plain = isinstance(callee.__func__, pytypes.FunctionType) and not _replace_method(callee)
+            hit = self.known[key] = (None, _UNBIND if registration is None and plain else _KEEP)
+        return hit[1] is _UNBIND
 
     def ufunc_out(
         self,
@@ -282,6 +304,8 @@ class DynamicCalls(Machinery):
             dargs, given, dgiven = star
             kw_types = (None, None) if given is None else (T.typeof(given), T.typeof(dgiven))
             star_spec = (T.typeof(args), T.typeof(dargs), *kw_types, tuple(kwargs))
+        if type(callee) is pytypes.MethodType and not closure and self._unbound(callee, args, kwargs):
+            return self._method_binder(callee, varied, args, kwargs, star_spec)
         shared = function_key(callee) if closure else None
         key = ("bind", shared or id(callee), types, varied, tuple(kwargs), closure, star_spec)
         hit = self.known.get(key)
@@ -316,6 +340,42 @@ class DynamicCalls(Machinery):
         if len(self.known) >= _KNOWN:
             del self.known[next(iter(self.known))]
         self.known[key] = (callee if shared is None else None, run)
+        return run
+
+    def _method_binder(
+        self,
+        callee: pytypes.MethodType,
+        varied: tuple[bool, ...],
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        star: tuple[T.Type, T.Type, T.Type | None, T.Type | None, tuple[str, ...]] | None,
+    ) -> t.Callable[..., t.Any] | None:
+        """``_binder`` of a bound method called as its function (``_unbound``): the object a
+        constant of the binder, the rest bound as the call binds them; kept per object."""
+        fn, obj = t.cast(pytypes.FunctionType, callee.__func__), callee.__self__
+        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        key = ("bind method", id(obj), fn, types, varied, tuple(kwargs), star)
+        hit = self.known.get(key)
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        binding = bind_packed(fn, len(args) + 1, tuple(kwargs))
+        if binding is None or not derivable_function(fn) or generator_function(fn):
+            return None
+        if any(isinstance(w, Packed) and 0 in w.indices for w in binding):
+            return None  # (``def f(*args)``: the object among the packed)
+        full_types, full_varied = bound(binding, (T.typeof(obj), *types), (False, *varied))
+        made = self.builder.program(fn, full_types, full_varied, False)
+        moved: list[int | Default | Packed] = [
+            Default(obj) if w == 0
+            else w - 1 if isinstance(w, int)
+            else Packed(tuple(i - 1 for i in w.indices), w.names) if isinstance(w, Packed)
+            else w
+            for w in binding
+        ]  # fmt: skip
+        run = binder(made, fn.__name__, moved, types, varied, full_varied, None, star)
+        if len(self.known) >= _KNOWN:
+            del self.known[next(iter(self.known))]
+        self.known[key] = (obj, run)
         return run
 
     def in_place(self, fn: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
@@ -354,6 +414,8 @@ class DynamicCalls(Machinery):
         kwnames = tuple(kwargs)
         n = len(args)
         if not any(varied) and not closure:  # (no tangent in: none out)
+            if self.builder.reversible:  # (a program, which reverse mode reads: no tangent)
+                return primitive_program(fn, types, kwnames, varied, _NO_TANGENT, T.ANY)
             return lambda *a: (fn(*a[:n], **dict(zip(kwnames, a[n:]))), None)
         try:
             registration = lookup_rule(self.builder.session.ctx, fn, types, kwnames)
@@ -378,6 +440,7 @@ class DynamicCalls(Machinery):
         # (a NumPy dispatcher without a rule, or with a reverse rule alone: the function it
         # calls, as where the callee is known when the rule is built)
         code = implementation(fn) if registration is None else self.builder.derived_code(fn, types, kwnames)
+        code = code or forward_twin(fn, types)
         if code is not None:
             fn = code
         if generator_function(fn) and derivable_function(fn):
@@ -418,12 +481,27 @@ class DynamicCalls(Machinery):
             if binding == list(range(n)):
                 return made
             return bound_run(fn, binding, n + len(kwnames), varied, full_varied, made, closure)
+        if type(fn) is pytypes.MethodType and self._unbound(fn, args, kwargs):
+            # (reached by ``program``, a Hessian-vector product's: ``call`` unbinds it first)
+            obj = fn.__self__
+            inner = self._find(
+                fn.__func__, (obj, *args), kwargs, (T.typeof(obj), *types), (False, *varied)
+            )
+            return lambda *a: inner(obj, *a)
         raise ForwardModeError(
             f"forward mode: {callable_name(fn)}({', '.join(map(str, types))}), called through a "
             "value computed at run time, has no forward rule"
         )
 
 
+
+
+def _UNBIND() -> None:
+    """(``DynamicCalls._unbound``'s verdict, kept among the known callees: unbind)"""
+
+
+def _KEEP() -> None:
+    """(``DynamicCalls._unbound``'s verdict: call the bound method as it is)"""
 
 
 _NO_TANGENT = frules.Emit(lambda b, z, args, dx, kwargs: frules.zero(b, z))  # (zeros)

@@ -18,7 +18,7 @@ from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Call, Constant, Function, Location, Value
 from gibbous.infer.implementations import (
-    implementation, is_twin, library_of, register_shell, tangent_to_derive,
+    forward_twin, implementation, is_twin, library_of, register_shell, tangent_to_derive,
 )  # fmt: skip
 from gibbous.forward.transform import ForwardModeError, jvp_transform
 from gibbous.forward.calls import Site
@@ -268,6 +268,9 @@ class ProgramBuilder:
         ``fn`` itself, or the function a NumPy dispatcher calls (``gibbous.infer.
         implementations``), when no rule is registered for ``fn`` (no forward rule, for
         NumPy's and SciPy's own Python: a reverse rule does not make a forward one)."""
+        twin = forward_twin(fn, types)  # (``map``'s: reverse mode's rule is another)
+        if twin is not None:
+            return twin
         code = implementation(fn)  # (a twin first: SciPy's functions are Python too)
         if code is None and isinstance(fn, pytypes.FunctionType) and derivable_function(fn):
             code = fn

@@ -167,7 +167,7 @@ class _Transform(Calls):
                     self.primal[a] = new.add_arg(a.type, a.name)
                 for a in block.args:
                     if a in self.varied:
-                        self.tangent[a] = new.add_arg(a.type, f"d{a.name or ''}")
+                        self.tangent[a] = new.add_arg(_tangent_arg(a.type), f"d{a.name or ''}")
             self.blocks[block] = new
         for block in order:
             b = _GuardingBuilder(self.out, self.blocks[block])
@@ -282,7 +282,9 @@ class _Transform(Calls):
         if self.resolver.writes(op, varied):  # (a primitive's, or a registered function's)
             self.write(b, op, fn, args, kwargs, varied)
             return
-        if not pure and tangentless(r.type) and not isinstance(fn, FunctionType):
+        # (a linear function, ``np.reshape`` of a mask: a view, made for its value)
+        linear = fn in inplace_forward.LINEAR
+        if not pure and tangentless(r.type) and not isinstance(fn, FunctionType) and not linear:
             # (a call made for what it writes, into what forward mode cannot follow:
             # ``a.append(x)``, ``y[0] = x`` with ``y`` of unknown type)
             raise self.refuse(op, f"{name}, which may write into an operand with a tangent")
@@ -570,6 +572,13 @@ def _numeric(ty: T.Type) -> bool:
     return isinstance(ty, (T.Float, T.Complex, T.Any))
 
 
+def _tangent_arg(ty: T.Type) -> T.Type:
+    """The type of a block argument's tangent: its value's, or ``any`` for a tuple or list
+    whose items the build could not tell (the tangent of ``(Ellipsis,) + index`` is made at
+    run time, ``any`` to the build)."""
+    return T.ANY if isinstance(ty, T.Object) and ty.cls in (tuple, list) else ty
+
+
 def pair(b: Builder, y: Value, dy: Value) -> Value:
     """What a forward program returns: the value and its tangent."""
     return b.call(runtime.make_tuple, y, dy, type=T.Tuple((y.type, dy.type)))
@@ -592,4 +601,6 @@ def _writes_nothing(op: Call) -> bool:
         return True
     if callee.value is operator.mod and op.args and _a_str(op.args[0].type):
         return True  # (``"%d given" % a.ndim``: str's own formatting, a new string)
-    return callee.value in WRITE_NOTHING or callee.value in (np.ndarray.astype, int, round)
+    # (a conversion writes nothing: ``np.asarray(mask, dtype=bool)`` of a mask of unknown type)
+    conversions = (np.ndarray.astype, int, round, np.asarray, np.asanyarray, np.array)
+    return callee.value in WRITE_NOTHING or callee.value in conversions

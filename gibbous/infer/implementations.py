@@ -26,7 +26,7 @@ from gibbous.ir.names import CallableTable
 
 __all__ = [
     "implementation", "library_file", "library_of", "register_twin", "is_twin", "twin_helper",
-    "tangent_to_derive", "tangent_of", "frozen_closure", "twin_module",
+    "tangent_to_derive", "tangent_of", "frozen_closure", "twin_module", "forward_twin",
 ]  # fmt: skip
 
 #: (NumPy 2; NumPy 1.25's dispatchers are Python functions, read as they are.)
@@ -39,10 +39,33 @@ _TWINS: CallableTable[object, pytypes.FunctionType] = CallableTable()
 _MARK = "__gibbous_twin__"
 
 
-def register_twin(fn: object, python: pytypes.FunctionType) -> None:
+def register_twin(
+    fn: object,
+    python: pytypes.FunctionType,
+    *,
+    forward: t.Callable[[tuple[t.Any, ...]], bool] | None = None,
+) -> None:
     """Differentiate calls of ``fn`` (which has no rule) as calls of ``python``, which takes
-    the same arguments and computes the same values."""
-    _TWINS[fn] = twin_helper(python)
+    the same arguments and computes the same values.  With ``forward``, ``fn`` has a reverse
+    rule and the twin is forward mode's, for the operand types ``forward(types)`` accepts
+    (``builtins.map`` over finite containers)."""
+    if forward is None:
+        _TWINS[fn] = twin_helper(python)
+    else:  # (not ``implementation``'s: reverse mode and type inference keep the rule)
+        _FORWARD_ONLY[fn] = (twin_helper(python), forward)
+
+
+#: Twins for forward mode alone, by callable, with which operand types each takes.
+_FORWARD_ONLY: CallableTable[
+    object, tuple[pytypes.FunctionType, t.Callable[[tuple[t.Any, ...]], bool]]
+] = CallableTable()
+
+
+def forward_twin(fn: object, types: tuple[t.Any, ...]) -> pytypes.FunctionType | None:
+    """The twin forward mode runs for a call of ``fn``, which has a reverse rule, with
+    operands of ``types``, or None."""
+    found = _FORWARD_ONLY.get(fn)
+    return found[0] if found is not None and found[1](types) else None
 
 
 #: Callable objects whose call runs a Python function known once they are built, by class

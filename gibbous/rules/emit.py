@@ -13,9 +13,11 @@ among its operands (``operand_positions``) and a tangent function its operands' 
 
 from __future__ import annotations
 
+import collections.abc
 import contextlib
 import functools
 import inspect
+import itertools
 import math
 import operator
 import sys
@@ -69,14 +71,18 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
     tangent may have fewer dimensions than the result), the result's scalar type."""
     kind = type(z)
     if kind is np.ndarray:
-        if dz is None:
+        if dz is None or z.dtype == np.bool_:  # (a mask has no derivative, whatever it got)
             return np.zeros(z.shape, np.result_type(z.dtype, np.float64))
         if type(dz) is not np.ndarray or dz.shape != z.shape:
             # (``np.full``, not ``np.array(np.broadcast_to(dz, ...))``: the same values, and
             # reverse mode differentiates it, of a number too, in a Hessian-vector product)
             return np.full(z.shape, dz, dtype=np.result_type(dz, np.float64))
         return dz
-    if kind is float or kind is int or kind is bool:
+    if kind is bool:
+        return 0.0
+    if kind is np.bool_:  # (a NumPy scalar's zero: ``z[()]`` reads it as it reads ``z``)
+        return np.float64(0.0)
+    if kind is float or kind is int:
         return 0.0 if dz is None else float(dz)
     if kind is complex:
         return 0j if dz is None else complex(dz)
@@ -93,11 +99,26 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
             return z.dtype.type(0)
         return ObjectTangent() if user_class(type(z)) else None
     if isinstance(z, np.generic) and not isinstance(dz, np.ndarray):
-        return np.float64(dz) if z.dtype.kind not in "fc" else z.dtype.type(dz)
+        # (an integer has no derivative, whatever it got: zero, a constant reverse mode reads)
+        return np.float64(0.0) if z.dtype.kind not in "fc" else z.dtype.type(dz)
     return dz
 
 
 runtime.register_object(like, "forward.like")  # a path for the IR's text
+
+
+def filled(z: t.Any, dz: t.Any) -> t.Any:
+    """``dz``, or zeros like ``z`` where it is None: the tangent of a program's result found at
+    run time, which is None where that result has none (a constant the callee returns),
+    given to a caller that unpacks it, or steps it: an iterator's is an endless one of Nones,
+    which the caller steps beside it (``zip`` of items without tangents).  (Its reverse rule
+    is ``dz``'s identity.)"""
+    if dz is not None:
+        return dz
+    return itertools.repeat(None) if isinstance(z, collections.abc.Iterator) else like(z, None)
+
+
+runtime.register_object(filled, "forward.filled")
 
 
 _CARRIERS = (float, np.floating, np.ndarray, tuple, list, dict, types.CellType)
@@ -300,13 +321,19 @@ def _runtime_reals(v: object) -> bool:
     return _runtime_real(v) or isinstance(v, np.bool_)
 
 
+@twin_helper  # (``checked``'s ``run`` is derived again in a Hessian-vector product)
+def _truth_value(v: object) -> bool:
+    """A bool, NumPy's or Python's, or an array of them."""
+    return isinstance(v, (bool, np.bool_)) or isinstance(v, np.ndarray) and v.dtype == np.bool_
+
+
 def real_operands(sequences: bool, *values: object) -> None:
     """Raises unless every value is a real number or array (with ``sequences``, or a list or
     tuple of them): the check a tangent written out for operands whose type was ``Any`` makes
     before it is computed, as ``checked`` makes it before a tangent function's."""
     real = _runtime_reals if sequences else _runtime_real
     for v in values:
-        if not real(v):
+        if not real(v) and not _truth_value(v):  # (a bool's tangent is zeros: ``like``)
             raise ForwardModeError(
                 f"forward mode: an operand is {type(v).__name__}, where a real number or array "
                 "was expected (complex values and containers are not taken yet)"
@@ -326,9 +353,15 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False
     real = _runtime_reals if sequences else _runtime_real
     twin_helper(tangent)  # (``run`` calls it: derived again in a Hessian-vector product)
 
+    n = len(types)
+
     def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         for i in where:
-            if not real(a[i]):
+            if _truth_value(a[i]) and len(a) == 2 * n:
+                # (a bool found at run time, ``1 - cond`` in SciPy: no derivative, whatever
+                # tangent the build gave a value it could not tell)
+                a = (*a[: n + i], None, *a[n + i + 1 :])
+            elif not real(a[i]):
                 raise ForwardModeError(
                     f"forward mode: operand {i} is {type(a[i]).__name__}, where a real number or "
                     "array was expected (complex values and containers are not taken yet)"

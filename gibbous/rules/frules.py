@@ -472,7 +472,8 @@ def _untold(ty: T.Type) -> bool:
     if isinstance(ty, (T.Tuple, T.List)):
         items = ty.items if isinstance(ty, T.Tuple) else (ty.item,)
         return all(_untold(item) or isinstance(item, (T.Int, T.Bool)) for item in items)
-    return isinstance(ty, T.Any)
+    # (a tuple or list whose items the build could not tell: ``a.shape`` of an ``any``)
+    return isinstance(ty, T.Any) or isinstance(ty, T.Object) and T.python_class(ty) in (tuple, list)
 
 
 def _real_sequence(ty: T.Type, item: t.Callable[[T.Type], bool] = real_type) -> bool:
@@ -660,3 +661,4 @@ def not_an_array(x: object, name: str) -> None:
 
 
 runtime.register_object(not_an_array, "forward.not_an_array")
+

@@ -57,8 +57,9 @@ def _structural_make(fn: t.Callable[..., t.Any], arrays: bool, keywords: frozens
         if not (structure_type(types[0]) or arrays and isinstance(types[0], T.Array)):
             return None
         # (a value of unknown type may have no tangent, None: a ``range`` iterator that a
-        # generator keeps in its frame, a string in a tuple)
-        call = safe if isinstance(types[0], (T.Any, T.Object)) else fn
+        # generator keeps in its frame, a string in a tuple; so may a list whose items have
+        # none, ``item_tangent``'s: ``iter`` of ``map_over_containers``'s list of ints)
+        call = safe if isinstance(types[0], (T.Any, T.Object, T.List)) else fn
 
         def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
             d = tangents[0]

@@ -217,6 +217,31 @@ def _permuted_axes(fn: t.Callable[..., object]) -> Rule:
     return rule
 
 
+def _converted(fn: t.Callable[..., object]) -> Rule:
+    """``np.asarray(a, dtype=bool)`` (``array``, ``asanyarray``) of an ``a`` the build could
+    not tell: an array of that dtype (a bool or an integer one), of a rank unknown (a mask of
+    unknown type is no float array, whose tangent forward mode would follow into an index)."""
+    sampled = sampled_numpy(fn, DataArgs(1))
+
+    def rule(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
+        given = kwargs.get("dtype", args[1] if len(args) > 1 else None)
+        if args and isinstance(args[0], T.Any) and isinstance(given, T.Const) and given.value is not None:
+            try:
+                dtype = np.dtype(t.cast(t.Any, given.value))
+            except TypeError:
+                dtype = None
+            if dtype is not None and dtype.kind in "biu":  # (a float or complex array of
+                # unknown rank stays ``any``: NumPy's Python branches on such conversions)
+                return T.Array(dtype.name, None)
+        return sampled(args, kwargs)
+
+    return rule
+
+
+for _conversion in (np.array, np.asarray, np.asanyarray):
+    RULES.add([_conversion], _converted(_conversion))
+
+
 # ndarray methods: keyed by the method descriptors, called with the array first.
 _METHOD_REDUCTIONS = "sum prod mean std var max min any all argmax argmin cumsum cumprod".split()
 _METHODS: dict[str, DataArgs] = {

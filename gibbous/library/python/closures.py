@@ -33,7 +33,7 @@ import weakref
 import attrs
 
 from gibbous.ir import runtime
-from gibbous.rules import frules
+from gibbous.rules import emit, frules
 from gibbous.library.common import ANY, CD, NT, RuleResult, no_pullback, nothing
 from gibbous.library.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
 from gibbous.rules.registry import (
@@ -322,6 +322,16 @@ def bound_like_rrule(f: CD, value: CD, d: CD) -> RuleResult:
     if value.primal is runtime.UNBOUND:
         return value, lambda dy: (NT, zv, zd)
     return d, lambda dy: (NT, zv, dy)
+
+
+@primitive(emit.filled, ANY, ANY)
+def filled_rrule(f: CD, z: CD, dz: CD) -> RuleResult:
+    """``dz`` itself, or zeros without a derivative where it is None."""
+    zz = zero_rdata(z.primal)
+    if dz.primal is None:
+        y = f.primal(z.primal, None)
+        return CoDual(y, zero_fdata(y)), lambda dy: (NT, zz, NT)
+    return dz, lambda dy: (NT, zz, dy)
 
 
 for _fn in (

@@ -446,16 +446,23 @@ def _concat_tangent(
     concatenation (a tuple or list at run time), the sum of the tangents where it is not."""
     if kwnames or len(types) != 2 or not any(map(_sequence, types)):
         return None
-    if not any(isinstance(ty, T.Any) for ty in types):
+    if not any(isinstance(ty, T.Any) or _untold_sequence(ty) for ty in types):
         return None
     return _joined
 
 
+def _untold_sequence(ty: T.Type) -> bool:
+    """A tuple or list whose items the build could not tell (``(x,) + args`` in SciPy's
+    distributions, ``args`` made by code generated at run time)."""
+    return isinstance(ty, T.Object) and ty.cls in (tuple, list)
+
+
 def _joined(z: t.Any, a: t.Any, b: t.Any, da: t.Any, db: t.Any) -> t.Any:
-    if isinstance(z, (tuple, list)):
-        return frules.like(a, da) + frules.like(b, db)
+    if isinstance(z, (tuple, list)):  # (``like`` of None only: hvp derives this function)
+        return (frules.like(a, None) if da is None else da) + (frules.like(b, None) if db is None else db)
     terms = [d for d in (da, db) if d is not None]
-    return frules.like(z, terms[0] + terms[1] if len(terms) == 2 else terms[0] if terms else None)
+    zeros = frules.like(z, None)  # (added: the sum's shape; no ``like`` of a tangent, as above)
+    return zeros + terms[0] + terms[1] if len(terms) == 2 else zeros + terms[0] if terms else zeros
 
 
 frules.register(operator.add, _concat_tangent)

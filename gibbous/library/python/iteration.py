@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import builtins
 import collections.abc
+import types
 import typing as t
 
 import attrs
+import numpy as np
 
 from gibbous.ir import runtime
+from gibbous.infer.implementations import register_twin
 from gibbous.library.common import ANY, CD, NT, RuleResult, nothing, zero_for
 from gibbous.library.items import Items, PlainItems, TupleItems, collapse, items_of
 from gibbous.rules.registry import primitive, zero_derivative
@@ -308,9 +311,8 @@ def zip_tangents(*operands: t.Any) -> t.Iterator[tuple[t.Any, ...]]:
                 "is stepped by a for loop or next() in the differentiated code (zip lists of "
                 "its values instead)"
             )
-    return zip(*(
-        itertools.repeat(None) if d is None else d for d in operands[n:]
-    ))  # fmt: skip
+    # (a list, not a generator expression: a Hessian-vector product derives this function)
+    return zip(*[itertools.repeat(None) if d is None else d for d in operands[n:]])
 
 
 def _zip_make(
@@ -329,3 +331,38 @@ def _zip_make(
 
 register(builtins.zip, _zip_make)
 runtime.register_object(zip_tangents, "forward.zip_tangents")
+
+
+
+def finite_iterables(iterables: tuple[t.Any, ...]) -> None:
+    """Refuse, at run time, an iterable ``map_over_containers`` must not take eagerly: an
+    iterator (another consumer may take its items between the calls) or an endless one."""
+    for it in iterables:
+        if not isinstance(it, (tuple, list, np.ndarray, range, str, dict)):
+            raise ForwardModeError(
+                f"forward mode: builtins.map over {type(it).__name__!r}, an iterator: forward "
+                "mode maps tuples, lists, arrays, ranges, strings and dicts (make a list of its "
+                "items first)"
+            )
+
+
+def map_over_containers(fn: t.Any, *iterables: t.Any) -> t.Any:
+    """``builtins.map``'s twin in forward mode (reverse mode has its lazy rule,
+    ``reverse.higher_order``): the calls made when the map is, over finite containers only
+    (``finite_iterables``), docs/decisions.md, "map in forward mode"."""
+    finite_iterables(iterables)
+    return iter([fn(*items) for items in zip(*iterables)])
+
+
+def _containers(types: tuple[T.Type, ...]) -> bool:
+    """Whether ``map(fn, *iterables)`` may have finite containers (checked again at run time
+    where a type is ``any``) as iterables."""
+    finite = (T.Tuple, T.List, T.Array, T.Any)
+    return len(types) >= 2 and all(
+        isinstance(ty, finite) or isinstance(ty, T.Const) and isinstance(ty.value, (tuple, str))
+        for ty in types[1:]
+    )
+
+
+zero_derivative(finite_iterables, ANY)
+register_twin(builtins.map, t.cast(types.FunctionType, map_over_containers), forward=_containers)

@@ -41,7 +41,7 @@ from gibbous.library.items import (
     throwaway_state,
 )
 from gibbous.library.arrays.views_copies import array_getattr_rrule, number_getattr_rrule
-from gibbous.rules.registry import Pullback, primitive, stateful_primitive
+from gibbous.rules.registry import Pullback, primitive, stateful_primitive, zero_derivative
 from gibbous.tangents.model import (
     CoDual,
     MutableTangent,
@@ -345,6 +345,9 @@ def _method_of(z: object, obj: object) -> bool:
     """Whether ``z`` is a method of a builtin type (``ndarray.transpose``, ``dict.get``)
     bound to ``obj``."""
     return isinstance(z, pytypes.BuiltinMethodType) and getattr(z, "__self__", None) is obj
+
+
+zero_derivative(_method_of, ANY, ANY)  # (a test: hvp derives ``_attribute_of_any``, not it)
 
 
 def _no_number(z: object) -> bool:

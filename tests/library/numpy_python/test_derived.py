@@ -39,7 +39,7 @@ CASES: list[tuple[str, F, str]] = [
     ("nanmedian", lambda x: np.nanmedian(x), "r"),
     ("piecewise", lambda x: np.sum(np.piecewise(x, [x < 0.5], [lambda v: v**2, lambda v: 2 * v])), "rfh"),
     ("resize", lambda x: np.sum(np.resize(x, 8) * np.arange(8.0)), "rfh"),
-    ("real_if_close", lambda x: np.sum(np.real_if_close(x + 0j) ** 2), "rf"),
+    ("real_if_close", lambda x: np.sum(np.real_if_close(x + 0j) ** 2), "rfh"),
     ("matrix_transpose", lambda x: np.sum(np.matrix_transpose(x.reshape(2, 3)) * A[:, :2]), "rfh"),
     ("cumulative_sum", lambda x: np.sum(np.cumulative_sum(x) * W6), "rfh"),
     ("cumulative_prod", lambda x: np.sum(np.cumulative_prod(x) * W6), "rfh"),

@@ -217,3 +217,39 @@ def test_weibull_min_through_builtins_pow_of_arrays() -> None:
     x = np.abs(X) + 0.2
     dc = gibbous.grad(weibull_terms, argnums=1)(x, 1.5)
     assert dc == pytest.approx(central_differences(weibull_terms, [x, 1.5], 1), rel=1e-6)
+
+
+# --------------------------------------------------------------------------------------------
+# Forward mode: a distribution's method is rv_continuous's own Python, called with the
+# distribution object first (``DynamicCalls`` unbinds it, as reverse mode does)
+
+FORWARD_METHODS: list[tuple[str, t.Callable[[t.Any], float]]] = [
+    ("gamma.logpdf", lambda x: float(np.sum(scipy.stats.gamma.logpdf(x, 1.5)))),
+    ("alpha.logpdf", lambda x: float(np.sum(scipy.stats.alpha.logpdf(x, 1.5)))),
+    ("t.cdf", lambda x: float(np.sum(scipy.stats.t.cdf(x, 3.0, 0.2, 1.4)))),
+    ("expon.cdf", lambda x: float(np.sum(scipy.stats.expon.cdf(x, scale=2.0)))),
+    ("norm.logpdf in loc", lambda m: float(np.sum(scipy.stats.norm.logpdf(np.abs(X), m, 1.5)))),
+    ("weibull_min.cdf", lambda x: float(np.sum(scipy.stats.weibull_min.cdf(x, 1.7)))),
+]
+
+
+@pytest.mark.parametrize("f", [f for _, f in FORWARD_METHODS], ids=[n for n, _ in FORWARD_METHODS])
+def test_distribution_methods_in_forward_mode(f: t.Callable[[t.Any], float]) -> None:
+    x = np.abs(X) + 0.2
+    v = np.cos(np.arange(x.size) * 1.7 + 0.3)
+    y, dy = gibbous.jvp(gibbous.build_frule(f, x), f, (x,), (v,))
+    assert y == pytest.approx(f(x), rel=1e-12)
+    expected = float(np.dot(central_differences(f, [x], 0), v))
+    assert dy == pytest.approx(expected, rel=1e-6, abs=1e-9)
+    assert dy == pytest.approx(float(np.dot(gibbous.grad(f)(x), v)), rel=1e-10, abs=1e-12)
+
+
+def test_a_distribution_method_called_again_at_another_point() -> None:
+    """A bound method is made anew on each attribute read; the program found for the first
+    is the one of the next calls (kept by the method's class and function): right again."""
+    f = FORWARD_METHODS[0][1]
+    x = np.abs(X) + 0.2
+    rule = gibbous.build_frule(f, x)
+    for scale in (1.0, 1.1, 1.3):
+        dy = gibbous.jvp(rule, f, (x * scale,), (np.ones(4),))[1]
+        assert dy == pytest.approx(float(np.sum(central_differences(f, [x * scale], 0))), rel=1e-6)

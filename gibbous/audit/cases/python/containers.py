@@ -32,6 +32,7 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.rules import frules, emit
+from gibbous.library.python import iteration, objects
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.programs import ProgramBuilder
 from gibbous.rules.registry import DefaultContext
@@ -394,6 +395,11 @@ CASES += [
     case(t.cast, list, [1.5, A]),
     case(runtime.bound_like, 1.5, 2.5),
     case(runtime.bound_like, runtime.UNBOUND, 0.0),
+    case(emit.filled, 1.5, 2.5),
+    case(iteration.finite_iterables, ((1.5, A), [2.5])),  # (raises for an iterator, or None)
+    case(objects._method_of, A.sum, A),
+    case(objects._method_of, 1.5, A),
+    case(emit.filled, np.array([1.5, 2.5]), np.array([0.5, -1.0])),
     case(runtime.check_bound, 1.5, "x"),
     case(runtime.check_bound, M, "m"),
     case(runtime.check_bound, Point(1.5, 2.5), "p"),
