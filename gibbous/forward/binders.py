@@ -128,3 +128,48 @@ def _packed(b: Builder, w: Packed, items: t.Sequence[Value]) -> Value:
         return b.call(runtime.make_tuple, *items, type=T.Tuple(tuple(v.type for v in items)))
     pairs = [x for k, v in zip(w.names, items) for x in (Constant(k), v)]
     return b.call(runtime.make_dict, *pairs, type=T.ANY)
+
+
+def method_binder(
+    made: t.Callable[..., t.Any],
+    name: str,
+    types: tuple[T.Type, ...],
+    varied: tuple[bool, ...],
+    star: tuple[T.Type, T.Type, T.Type | None, T.Type | None, tuple[str, ...]] | None = None,
+    receiver_varied: bool = True,
+) -> t.Callable[..., t.Any]:
+    """``run(callee, dself, *operands, *tangents of the varied)`` (with ``star``, as ``binder``
+    takes it, the tuples and dicts of ``f(*args, **kwargs)``): a bound method of an array
+    (``result.reshape(1)`` of a value the build could not tell), whose tangent is its
+    receiver's, called as its type's method with the receiver first: ``made`` is that method's
+    program, the receiver varied (unless ``receiver_varied`` is false: a mask's method,
+    ``cond.any()``, whose tangent is none, whatever the build gave it).  The receiver is read off the bound method in the IR, so that
+    reverse mode sends its cotangent there (a bound method's tangent is its receiver's)."""
+    params: list[tuple[str, T.Type]] = [("callee", T.ANY), ("dself", T.ANY)]
+    if star is None:
+        params += [(f"a{i}", ty) for i, ty in enumerate(types)]
+        params += [(f"d{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
+    else:
+        params += [("args", star[0]), ("dargs", star[1])]
+        if star[2] is not None:
+            params += [("kwargs", star[2]), ("dkwargs", star[3] or T.NONE)]
+    ir = Function(f"bind_{name}", params)
+    b = Builder(ir)
+    callee, dself = ir.args[0], ir.args[1]
+    receiver = b.call(getattr, callee, Constant("__self__"), type=T.ANY)
+    operands: list[Value]
+    tangents: list[Value | None]
+    if star is None:
+        operands = list(ir.args[2 : 2 + len(types)])
+        rest = iter(ir.args[2 + len(types) :])
+        tangents = [next(rest) if v else None for v in varied]
+    else:
+        operands, tangents = _unpacked(b, ir.args[2:], types, varied, star[4])
+    dvalues = [item_tangent(b, a, d) for a, d in zip(operands, tangents) if d is not None]
+    dfirst = [dself] if receiver_varied else []
+    made_pair = b.call(made, receiver, *operands, *dfirst, *dvalues, type=T.ANY)
+    y = b.call(operator.getitem, made_pair, Constant(0), type=T.ANY)
+    dy = b.call(operator.getitem, made_pair, Constant(1), type=T.ANY)
+    dy = b.call(filled, y, dy, type=T.ANY)
+    b.ret(b.call(runtime.make_tuple, y, dy, type=T.Tuple((T.ANY, T.ANY))))
+    return compile_function(ir)

@@ -23,7 +23,7 @@ from gibbous.infer.implementations import library_file, library_of
 from gibbous.forward.activity import Default, bind_packed, bound, operands, tangentless
 from gibbous.rules import frules
 from gibbous.rules.call_adapters import Packed
-from gibbous.library.python.closures import closure_box
+from gibbous.library.python.closures import closure_box, immutable_contents
 from gibbous.forward.frames import Steps
 from gibbous.rules.emit import ForwardModeError, item_tangent
 from gibbous.rules.public_names import callable_name
@@ -259,11 +259,22 @@ class Calls:
             self.tangent[r] = b.call(get, self.dclosure, args[1], type=T.ANY)
             return
         if r in self.exposed:
-            raise self.refuse(
-                op,
-                "a write into a variable of an enclosing function (nonlocal) of a function made "
-                "outside the differentiated code",
-            )
+            fn = op.operands[1]
+            set_here = any(
+                isinstance(u, Call) and isinstance(u.callee, Constant)
+                and u.callee.value is runtime.cell_set
+                for u in r.users
+            )  # fmt: skip
+            if set_here or not isinstance(fn, Constant):
+                raise self.refuse(
+                    op,
+                    "a write into a variable of an enclosing function (nonlocal) of a function "
+                    "made outside the differentiated code",
+                )
+            # (not set here, but what it holds may be reached by a write the build could not
+            # rule out: immutable at run time, no write reaches it; else refused there)
+            name = Constant(callable_name(fn.value))
+            b.call(immutable_contents, self.primal[r], name, args[1], type=T.NONE)
         self.varied.discard(r)
 
     def star_call(self, b: Builder, op: Call, varied: tuple[bool, ...]) -> None:

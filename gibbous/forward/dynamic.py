@@ -26,7 +26,7 @@ from gibbous.rules.call_adapters import Packed
 from gibbous.reverse.derived import ir_parameters
 from gibbous.reverse.dynamic_calls import function_key
 from gibbous.rules.registry import MissingRuleError, has_no_derivative, lookup_rule, zero_derivative
-from gibbous.forward.binders import binder
+from gibbous.forward.binders import binder, method_binder
 from gibbous.forward.primitive import (
     _user_object, _wrapped, derivable_function, primitive_program, primitive_run,
 )
@@ -103,6 +103,14 @@ class DynamicCalls(Machinery):
             method = getattr(np.ufunc, callee.__name__)
             obj = (callee.__self__, *args)
             return self.call(method, None, obj, (None, *tangents), kwargs, dkwargs)
+        if callee is dict.pop and 2 <= len(args) <= 3 and type(args[0]) is dict and not kwargs:
+            # (``kwds.pop('axis', default)`` found at run time: the tangent taken out too)
+            y = dict.pop(*args)
+            dd = tangents[0]
+            if dd is None:
+                return y, None
+            default = frules.like(args[2], tangents[2]) if len(args) == 3 else None
+            return y, frules.like(y, dd.pop(args[1], default))
         if callee is np.ndarray.sort and args and type(args[0]) is np.ndarray:
             inplace_forward.sort_with_tangent(args[0], tangents[0], *args[1:], **kwargs)
             return None, None
@@ -237,6 +245,8 @@ class DynamicCalls(Machinery):
         its rule from the program's IR; what has no such program is refused."""
         n = len(values) - len(kwnames)
         args, kwargs = values[:n], dict(zip(kwnames, values[n:]))
+        if dcallee is not None and _array_method(callee):
+            return self._array_method_binder(callee, varied, args, kwargs)
         closure = _closure_taken(callee, dcallee)
         run = self.found(callee, args, kwargs, varied, closure)
         genexpr = isinstance(callee, runtime.GenexprFunction)  # (its program takes its ``fn``)
@@ -280,6 +290,8 @@ class DynamicCalls(Machinery):
             d is not None and not _tangentless_value(a)
             for a, d in [*zip(args, given), *((v, named.get(k)) for k, v in kw.items())]
         )
+        if dcallee is not None and _array_method(callee):
+            return self._array_method_binder(callee, varied, args, kw, (dargs, kwargs, dkwargs))
         closure = _closure_taken(callee, dcallee)
         made = self._binder(callee, closure, varied, args, kw, (dargs, kwargs, dkwargs))
         if made is None:
@@ -378,6 +390,43 @@ class DynamicCalls(Machinery):
         self.known[key] = (obj, run)
         return run
 
+    def _array_method_binder(
+        self,
+        callee: pytypes.BuiltinMethodType,
+        varied: tuple[bool, ...],
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        star: tuple[t.Any, t.Any, t.Any] | None = None,
+    ) -> t.Callable[..., t.Any]:
+        """``program`` of ``S.reshape(1)``, a bound method of an array of a type the build
+        could not tell, whose tangent (the receiver's) the program's caller passes first: the
+        method of the array's type, the receiver first and varied, as ``call`` unbinds it
+        (``binders.method_binder``; ``star`` as ``_binder`` takes it); kept per type and
+        method."""
+        obj = callee.__self__
+        method = getattr(type(obj), callee.__name__)
+        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        star_spec = None
+        if star is not None:  # (the types of ``args``, ``kwargs``, their tangents; the keys)
+            dargs, given, dgiven = star
+            kw_types = (None, None) if given is None else (T.typeof(given), T.typeof(dgiven))
+            star_spec = (T.typeof(args), T.typeof(dargs), *kw_types, tuple(kwargs))
+        key = (
+            "bind array method", method, T.typeof(obj), types, varied, tuple(kwargs), star_spec,
+        )  # fmt: skip
+        hit = self.known.get(key)
+        if hit is not None:
+            return hit[1]
+        receiver_varied = not _tangentless_value(obj)
+        made = self.found(method, (obj, *args), kwargs, (receiver_varied, *varied), False)
+        if getattr(made, "__gibbous_ir__", None) is None:
+            raise _unreadable(callee, (*args, *kwargs.values()))
+        run = method_binder(made, callee.__name__, types, varied, star_spec, receiver_varied)
+        if len(self.known) >= _KNOWN:
+            del self.known[next(iter(self.known))]
+        self.known[key] = (None, run)
+        return run
+
     def in_place(self, fn: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
         """``x += y`` (``fn``, an in-place operator) with ``x`` of a type the build could not
         tell (an attribute: ``p.vel += a * dt``): into a number, a new value and its tangent;
@@ -440,7 +489,7 @@ class DynamicCalls(Machinery):
         # (a NumPy dispatcher without a rule, or with a reverse rule alone: the function it
         # calls, as where the callee is known when the rule is built)
         code = implementation(fn) if registration is None else self.builder.derived_code(fn, types, kwnames)
-        code = code or forward_twin(fn, types)
+        code = code or forward_twin(fn, types, kwnames)
         if code is not None:
             fn = code
         if generator_function(fn) and derivable_function(fn):
@@ -466,11 +515,14 @@ class DynamicCalls(Machinery):
             full_types, full_varied = bound(binding, types, varied)
             made = self.builder.program(fn, full_types, full_varied, closure)
             written = self.builder.written_args(fn, full_types, full_varied)
-            # (an object with a tangent: its attributes' tangents are the caller's too)
+            # (an object with a tangent: its attributes' tangents are the caller's too; a
+            # dict's, its values': ``kwds.update(d)``)
             written = frozenset(
                 i for i in written
-                if not (full_varied[i] and _user_object(full_types[i]))
-            )
+                if not (full_varied[i] and (
+                    _user_object(full_types[i]) or isinstance(full_types[i], T.Dict)
+                ))
+            )  # fmt: skip
             if written:
                 raise ForwardModeError(
                     f"forward mode: {callable_name(fn)}, called through a value computed at run "
@@ -505,6 +557,13 @@ def _KEEP() -> None:
 
 
 _NO_TANGENT = frules.Emit(lambda b, z, args, dx, kwargs: frules.zero(b, z))  # (zeros)
+
+
+def _array_method(callee: t.Any) -> bool:
+    """A bound method of an array or a NumPy scalar (``x.reshape``), which ``call`` unbinds."""
+    return type(callee) is pytypes.BuiltinMethodType and isinstance(
+        callee.__self__, (np.ndarray, np.generic)
+    )
 
 
 def _closure_taken(callee: t.Any, dcallee: t.Any) -> bool:

@@ -268,7 +268,7 @@ class ProgramBuilder:
         ``fn`` itself, or the function a NumPy dispatcher calls (``gibbous.infer.
         implementations``), when no rule is registered for ``fn`` (no forward rule, for
         NumPy's and SciPy's own Python: a reverse rule does not make a forward one)."""
-        twin = forward_twin(fn, types)  # (``map``'s: reverse mode's rule is another)
+        twin = forward_twin(fn, types, kwnames)  # (``map``'s: reverse mode's rule is another)
         if twin is not None:
             return twin
         code = implementation(fn)  # (a twin first: SciPy's functions are Python too)

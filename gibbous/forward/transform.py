@@ -61,6 +61,7 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.ir.purity import is_pure_call, returns_fresh
+from gibbous.infer.implementations import library_file
 from gibbous.reverse.activity import WRITE_NOTHING
 from gibbous.forward.generators import lower as lower_generator
 from gibbous.forward.generators import seeds as generator_seeds
@@ -169,17 +170,30 @@ class _Transform(Calls):
                     if a in self.varied:
                         self.tangent[a] = new.add_arg(_tangent_arg(a.type), f"d{a.name or ''}")
             self.blocks[block] = new
+        reached = {self.f.entry}  # (blocks after a refusal in a library's code: never)
         for block in order:
             b = _GuardingBuilder(self.out, self.blocks[block])
             term = block.terminator
+            if block not in reached:
+                b.raise_(b.call(frules.refused, Constant("(not reached)"), type=T.ANY))
+                continue
             for op in block.ops:
                 b.loc = op.loc
                 if isinstance(term, Guard) and isinstance(op, Call) and op.result is term.guarded:
                     # (the handler edge's values exist before the call: made here, unguarded)
                     handler = self.edge(b, term, 1)
                     b.pending = (self.blocks[term.handler], handler, term.loc)
-                self.emit(b, op)
+                try:
+                    self.emit(b, op)
+                except ForwardModeError as e:
+                    if not _in_library(op):
+                        raise
+                    # (refused where it runs: the rest of the block is never reached)
+                    b.raise_(b.call(frules.refused, Constant(str(e)), type=T.ANY))
+                    break
                 assert b.pending is None, "the guarded call made no call"
+            else:
+                reached.update(term.successors if term is not None else ())
         if not reversible:  # (reverse mode has no rule for the quicker call)
             quicker_sums(self.out)
         else:  # (nor for a call on a tangent that may be None: there it is not)
@@ -255,7 +269,10 @@ class _Transform(Calls):
             self.varied.discard(r)
             return
         pure = is_pure_call(op) or _writes_nothing(op)
-        if not any(varied) or pure and tangentless(r.type):
+        # (an item of what has no derivative, ``shapes[:, axis]`` of an int array, whatever
+        # tangent the index got: its type could not be told)
+        part_of_constant = _getitem(op) and tangentless(op.args[0].type)
+        if not any(varied) or pure and tangentless(r.type) or part_of_constant:
             # No tangent in, or none out (``x > 0``, ``int(x)``): the primal's call.
             self.primal[r] = b.call(callee, *args, kwargs=kwargs, type=r.type, name=r.name)
             self.constant(b, r)
@@ -295,6 +312,13 @@ class _Transform(Calls):
                 self.in_place_of_any(b, op, fn, varied)
                 return
             b.call(frules.not_an_array, self.p(op.args[0]), name, type=T.NONE)
+        if fn in (set, frozenset) and r not in self.varied and not kwargs:
+            # (a set of keys, ``set(d) & set(kwds)`` in SciPy: hashed items, which carry no
+            # tangent; one that is a float is refused at run time, its derivative lost)
+            self.primal[r] = b.call(callee, *args, type=r.type, name=r.name)
+            b.call(frules.no_float_items, self.primal[r], Constant(name), type=T.NONE)
+            self.constant(b, r)
+            return
         if r not in self.varied and not tangentless(r.type):
             raise self.refuse(op, f"{name}, whose result ({r.type}) depends on a float")
         site = self.resolve(op, varied)  # (a call without a forward rule is refused there)
@@ -504,6 +528,7 @@ _SAME_VIEWS = frozenset([
     np.moveaxis, np.expand_dims, np.squeeze, np.ndarray.squeeze, np.broadcast_to,
     np.atleast_1d, np.atleast_2d, np.flip, np.copy, np.ndarray.copy, np.array,
     builtins.list, builtins.tuple,  # (an array's rows: views by its shape alone)
+    dict.get, dict.pop,  # (the value stored, or the default: its tangent, the one stored)
 ])  # fmt: skip
 
 #: types whose values are never arrays: ``FW.fresh`` returns their tangents as they are (a
@@ -588,6 +613,15 @@ def _a_str(ty: T.Type) -> bool:
     return isinstance(ty, T.Const) and type(ty.value) is str or ty == T.typeof("")
 
 
+def _in_library(op: Operation) -> bool:
+    """A call in NumPy's or SciPy's own code (whose refusal waits until it runs)."""
+    return isinstance(op, Call) and op.loc is not None and library_file(op.loc.file)
+
+
+def _getitem(op: Call) -> bool:
+    return isinstance(op.callee, Constant) and op.callee.value is operator.getitem and len(op.args) == 2
+
+
 def _writes_nothing(op: Call) -> bool:
     callee = op.callee
     if not isinstance(callee, Constant):
@@ -602,5 +636,9 @@ def _writes_nothing(op: Call) -> bool:
     if callee.value is operator.mod and op.args and _a_str(op.args[0].type):
         return True  # (``"%d given" % a.ndim``: str's own formatting, a new string)
     # (a conversion writes nothing: ``np.asarray(mask, dtype=bool)`` of a mask of unknown type)
-    conversions = (np.ndarray.astype, int, round, np.asarray, np.asanyarray, np.array)
+    # (nor does making a new array of others: ``np.insert(shape, axis, n)``)
+    conversions = (
+        np.ndarray.astype, int, round, np.asarray, np.asanyarray, np.array, np.insert, np.delete,
+        np.append,
+    )  # fmt: skip
     return callee.value in WRITE_NOTHING or callee.value in conversions

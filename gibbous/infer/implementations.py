@@ -43,29 +43,38 @@ def register_twin(
     fn: object,
     python: pytypes.FunctionType,
     *,
-    forward: t.Callable[[tuple[t.Any, ...]], bool] | None = None,
+    forward: t.Callable[[tuple[t.Any, ...], tuple[str, ...]], bool] | None = None,
 ) -> None:
     """Differentiate calls of ``fn`` (which has no rule) as calls of ``python``, which takes
     the same arguments and computes the same values.  With ``forward``, ``fn`` has a reverse
-    rule and the twin is forward mode's, for the operand types ``forward(types)`` accepts
-    (``builtins.map`` over finite containers)."""
+    rule and the twin is forward mode's, for the calls ``forward(types, kwnames)`` accepts
+    (``builtins.map`` over finite containers); of several, the first that accepts."""
     if forward is None:
         _TWINS[fn] = twin_helper(python)
     else:  # (not ``implementation``'s: reverse mode and type inference keep the rule)
-        _FORWARD_ONLY[fn] = (twin_helper(python), forward)
+        found = _FORWARD_ONLY.get(fn)
+        twins = [] if found is None else found
+        twins.append((twin_helper(python), forward))
+        _FORWARD_ONLY[fn] = twins
 
 
-#: Twins for forward mode alone, by callable, with which operand types each takes.
+#: Twins for forward mode alone, by callable, with which calls (operand types, keywords)
+#: each takes.
 _FORWARD_ONLY: CallableTable[
-    object, tuple[pytypes.FunctionType, t.Callable[[tuple[t.Any, ...]], bool]]
+    object,
+    list[tuple[pytypes.FunctionType, t.Callable[[tuple[t.Any, ...], tuple[str, ...]], bool]]],
 ] = CallableTable()
 
 
-def forward_twin(fn: object, types: tuple[t.Any, ...]) -> pytypes.FunctionType | None:
+def forward_twin(
+    fn: object, types: tuple[t.Any, ...], kwnames: tuple[str, ...]
+) -> pytypes.FunctionType | None:
     """The twin forward mode runs for a call of ``fn``, which has a reverse rule, with
-    operands of ``types``, or None."""
-    found = _FORWARD_ONLY.get(fn)
-    return found[0] if found is not None and found[1](types) else None
+    operands of ``types`` (the last ones by keyword, ``kwnames``), or None."""
+    for twin, takes in _FORWARD_ONLY.get(fn) or ():
+        if takes(types, kwnames):
+            return twin
+    return None
 
 
 #: Callable objects whose call runs a Python function known once they are built, by class

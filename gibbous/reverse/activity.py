@@ -68,7 +68,9 @@ WRITE_NOTHING: CallableSet[object] = CallableSet([
     slice,
     issubclass,  # (``__subclasscheck__``: NumPy's ``issubclass(a.dtype.type, np.inexact)``)
     hasattr,  # (runs a property, as ``getattr`` does)
-    list.index,  # (these four call their items' __eq__)
+    callable,  # (reads the type's ``__call__``)
+    operator.contains,  # (``k in d``: these five call their items' __eq__)
+    list.index,
     list.count,
     tuple.index,
     tuple.count,

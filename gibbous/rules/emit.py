@@ -301,6 +301,16 @@ class ForwardModeError(GibbousError, TypeError):
     raised inside a program, it passes through the user's ``except`` clauses."""
 
 
+def refused(message: str) -> ForwardModeError:
+    """The refusal of a call in a library's code (NumPy's, SciPy's), raised where the call
+    runs, not when the program is built: such code has branches a call never takes (SciPy's
+    ``apply_along_axis`` path for functions that are not vectorized)."""
+    return ForwardModeError(message)
+
+
+runtime.register_object(refused, "forward.refused")
+
+
 def tangent_refused(name: str, where: str, what: str) -> ForwardModeError:
     """What a Hessian-vector product's reverse pass cannot differentiate in the tangent
     function of ``name``'s forward rule (``what``: the inner call or construct), reported at
@@ -322,9 +332,15 @@ def _runtime_reals(v: object) -> bool:
 
 
 @twin_helper  # (``checked``'s ``run`` is derived again in a Hessian-vector product)
-def _truth_value(v: object) -> bool:
+def truth_value(v: object) -> bool:
     """A bool, NumPy's or Python's, or an array of them."""
     return isinstance(v, (bool, np.bool_)) or isinstance(v, np.ndarray) and v.dtype == np.bool_
+
+
+def _without_derivative(v: object) -> bool:
+    """An operand found at run time to have no derivative whatever tangent the build gave it:
+    a bool (``1 - cond``), a module (SciPy's array namespace, ``xp``), a string, None."""
+    return truth_value(v) or v is None or isinstance(v, (types.ModuleType, str))
 
 
 def real_operands(sequences: bool, *values: object) -> None:
@@ -333,7 +349,7 @@ def real_operands(sequences: bool, *values: object) -> None:
     before it is computed, as ``checked`` makes it before a tangent function's."""
     real = _runtime_reals if sequences else _runtime_real
     for v in values:
-        if not real(v) and not _truth_value(v):  # (a bool's tangent is zeros: ``like``)
+        if not real(v) and not truth_value(v):  # (a bool's tangent is zeros: ``like``)
             raise ForwardModeError(
                 f"forward mode: an operand is {type(v).__name__}, where a real number or array "
                 "was expected (complex values and containers are not taken yet)"
@@ -341,6 +357,31 @@ def real_operands(sequences: bool, *values: object) -> None:
 
 
 runtime.register_object(real_operands, "forward.real_operands")
+
+
+def no_float_items(items: t.Iterable[t.Any], name: str) -> None:
+    """Raises if a set made of values with tangents holds a float or a complex number: its
+    items carry no tangent (they are hashed), so the derivative through one would be lost."""
+    for v in items:
+        if isinstance(v, (float, complex, np.inexact)):
+            raise ForwardModeError(
+                f"forward mode: {name} of values with tangents holds a {type(v).__name__}, "
+                "whose derivative a set cannot carry (make a list of them)"
+            )
+
+
+runtime.register_object(no_float_items, "forward.no_float_items")
+
+
+def operand_tangent(a: object, da: t.Any) -> t.Any:
+    """``da``, or zeros where ``a`` is a bool: the tangent a written-out formula takes for an
+    operand whose type was ``Any``.  ``real_operands`` lets a bool through (``1 - cond`` in
+    SciPy), and a bool has no derivative whatever tangent the build gave it, as ``checked``
+    drops it in forward mode.  (Its reverse rule is ``da``'s identity, or nothing.)"""
+    return like(a, None) if truth_value(a) else da
+
+
+runtime.register_object(operand_tangent, "forward.operand_tangent")
 
 
 def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False) -> Tangent:
@@ -357,7 +398,7 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False
 
     def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         for i in where:
-            if _truth_value(a[i]) and len(a) == 2 * n:
+            if _without_derivative(a[i]) and len(a) == 2 * n:
                 # (a bool found at run time, ``1 - cond`` in SciPy: no derivative, whatever
                 # tangent the build gave a value it could not tell)
                 a = (*a[: n + i], None, *a[n + i + 1 :])

@@ -51,6 +51,9 @@ from gibbous.rules.emit import (
     Writer,
     complex_type,
     number_type,
+    no_float_items as no_float_items,
+    refused as refused,
+    operand_tangent,
     real_operands,
     real_type,
     scalar_of,
@@ -170,6 +173,13 @@ def _checked_emit(emit: Emit, sequences: bool, operand: int | None) -> Emit:
     ) -> Value:
         where = args if operand is None else args[operand : operand + 1]
         b.call(real_operands, sequences, *(a for a in where if unknown(a.type)), type=T.NONE)
+        if not sequences:  # (a bool that passed the check: its tangent is zeros)
+            tangents = [
+                b.call(operand_tangent, a, da, type=T.ANY)
+                if da is not None and unknown(a.type) and any(a is w for w in where)
+                else da
+                for a, da in zip(args, tangents)
+            ]
         return emit.fn(b, z, args, tangents, kwargs)
 
     return Emit(checked_first)

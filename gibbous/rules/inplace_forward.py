@@ -88,6 +88,8 @@ def written_operands(
         return frozenset({0})  # (the list object: its slots, not its items' memory)
     if n == 3 and isinstance(types[0], T.Dict) and fn is operator.setitem:
         return frozenset({0})  # (the dict: its value at a key)
+    if n and isinstance(types[0], T.Dict) and (fn is dict.pop or fn is operator.delitem):
+        return frozenset({0})  # (the dict: the key taken out)
     if fn is runtime.cell_set:
         return frozenset({0})  # (the cell: its contents)
     if fn is runtime.dict_merge and n == 2:
@@ -139,6 +141,10 @@ def direct(
         return _dict_merge
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Dict):
         return list_write(operator.setitem, 2)  # (``d[k] = v``: ``dd[k] = dv``)
+    if fn is dict.pop and n in (2, 3) and not kwnames and isinstance(types[0], T.Dict):
+        return list_write(dict.pop, 2)  # (``d.pop(k[, default])``: ``dd.pop(k[, ddefault])``)
+    if fn is operator.delitem and n == 2 and not kwnames and isinstance(types[0], T.Dict):
+        return list_write(operator.delitem, None)  # (``del d[k]``: ``del dd[k]``)
     if fn is setattr and n == 3 and not kwnames:
         return _setattr
     if fn is delattr and n == 2 and not kwnames:

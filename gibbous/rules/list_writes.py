@@ -26,9 +26,9 @@ LIST_WRITES: dict[object, int | None] = {
 
 
 def list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
-    """``lst.append(x)``, ``lst[i] = x``, ``lst.pop()``...: the same call on the list's
-    tangent, with the item's tangent (zeros where it has none); ``pop`` returns the tangent
-    it took out."""
+    """``lst.append(x)``, ``lst[i] = x``, ``lst.pop()``... (and a dict's ``d[k] = v``,
+    ``d.pop(k)``, ``del d[k]``): the same call on the list's tangent, with the item's tangent
+    (zeros where it has none); ``pop`` returns the tangent it took out."""
 
     def emit(
         b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
@@ -43,7 +43,7 @@ def list_write(fn: t.Callable[..., t.Any], item: int | None) -> WriteEmit:
                 targs[item] = item_tangent(b, args[item], d[item])
         z = b.call(fn, *args, type=T.ANY)
         dz = b.call(fn, *targs, type=T.ANY)
-        return z, dz if fn is list.pop else None
+        return z, dz if fn is list.pop or fn is dict.pop else None
 
     return emit
 

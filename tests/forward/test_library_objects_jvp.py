@@ -101,3 +101,36 @@ def test_map_over_an_iterator_is_refused_in_forward_mode() -> None:
     with pytest.raises(ForwardModeError, match="builtins.map"):
         jvp(build_frule(f, X), f, (X,), (V,))
     assert np.sum(gibbous.grad(f)(X)) == pytest.approx(9.0)  # (reverse mode's map is lazy)
+
+
+def test_a_bool_operand_of_a_written_formula_has_zeros_for_tangent() -> None:
+    """A written-out formula (hvp's) lets a bool operand of unknown type through its check
+    (``1 - cond``); whatever tangent the build gave the bool, the formula takes zeros."""
+    from gibbous.rules.emit import operand_tangent
+
+    mask, dx = np.array([True, False]), np.array([0.5, -1.0])
+    assert np.array_equal(operand_tangent(mask, dx), np.zeros(2))
+    assert operand_tangent(np.float64(1.5), 2.5) == 2.5
+    assert operand_tangent(True, 1.0) == 0.0
+
+
+def array_methods_of_unknown(x: t.Any) -> float:
+    """Methods of an array read out of a dict of mixed values (of type any), called plainly
+    and with ``**kwargs``, and a mask's ``any()`` whose result has no tangent."""
+    d = {"a": x, "n": 1}
+    y = d["a"].reshape(1, -1)
+    kw = {"axis": 1}
+    s = (d["a"] ** 2).sum(**kw) if (d["a"] > 0).any() else 0.0
+    return float(np.sum(y**3) + np.sum(s * d["a"].T))
+
+
+def test_array_methods_of_values_of_unknown_type_under_hvp() -> None:
+    x = np.array([[0.3, 0.7, 1.1], [0.5, -0.2, 0.9]])
+    v = np.cos(np.arange(6) * 1.7 + 0.3).reshape(2, 3)
+    hv = gibbous.hvp(array_methods_of_unknown, x, v)
+    grad = gibbous.grad(array_methods_of_unknown)
+    h = 1e-5
+    expected = (np.asarray(grad(x + h * v)) - np.asarray(grad(x - h * v))) / (2 * h)
+    np.testing.assert_allclose(hv, expected, rtol=1e-6, atol=1e-9)
+    y, dy = jvp(build_frule(array_methods_of_unknown, x), array_methods_of_unknown, (x,), (v,))
+    assert dy == pytest.approx(central(array_methods_of_unknown, x, v), rel=1e-6)

@@ -31,6 +31,7 @@ import typing as t
 import weakref
 
 import attrs
+import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.rules import emit, frules
@@ -334,6 +335,16 @@ def filled_rrule(f: CD, z: CD, dz: CD) -> RuleResult:
     return dz, lambda dy: (NT, zz, dy)
 
 
+@primitive(emit.operand_tangent, ANY, ANY)
+def operand_tangent_rrule(f: CD, a: CD, da: CD) -> RuleResult:
+    """``da`` itself, or zeros without a derivative where ``a`` is a bool."""
+    za, zd = zero_rdata(a.primal), zero_rdata(da.primal)
+    if emit.truth_value(a.primal):
+        y = f.primal(a.primal, da.primal)
+        return CoDual(y, zero_fdata(y)), lambda dy: (NT, za, zd)
+    return da, lambda dy: (NT, za, dy)
+
+
 for _fn in (
     runtime.build_string,
     runtime.exception_instance,
@@ -370,6 +381,8 @@ def dict_merge_rrule(f: CD, d: CD, other: CD) -> RuleResult:
 zero_derivative(like, ANY, "none")
 zero_derivative(item_zeros, ANY)
 zero_derivative(real_operands, ...)  # (checks: each raises or returns None)
+zero_derivative(emit.no_float_items, ANY, ANY)
+zero_derivative(emit.refused, ANY)
 zero_derivative(frules.not_an_array, ...)
 
 
@@ -495,11 +508,37 @@ def closure_box(cells: tuple[TangentCell | None, ...], i: int) -> TangentCell:
     return box
 
 
+def immutable_contents(cell: t.Any, fn: str, i: int) -> None:
+    """Raises unless what ``cell``, cell ``i`` of ``fn``, a function made outside the
+    differentiated code, holds is immutable (a number, a string, None, or a tuple of those): a
+    write the build could not rule out cannot reach it then (SciPy's decorators keep
+    ``default_axis`` in a cell, which flows into ``kwds.pop('axis', default_axis)``)."""
+    try:
+        value = cell.cell_contents
+    except ValueError:  # (empty: nothing a write could reach)
+        return
+    if not _immutable(value):
+        raise ForwardModeError(
+            f"forward mode cannot differentiate a write into a variable of an enclosing "
+            f"function (nonlocal, cell {i} of {fn}, a {type(value).__name__}) of a function made "
+            "outside the differentiated code"
+        )
+
+
+def _immutable(value: object) -> bool:
+    if type(value) is tuple:
+        return all(map(_immutable, value))
+    return value is None or isinstance(value, (int, float, complex, str, bytes, np.generic))
+
+
+zero_derivative(immutable_contents, ANY, ANY, ANY)
+
+
 frules.register(runtime.make_cell, _maker(_make_cell))
 frules.register(runtime.cell_get, _maker(_cell_get))
 frules.register(runtime.make_function, _maker(_make_function, frozenset({"annotations"})))
 frules.register(runtime.make_genexpr, _maker(_make_genexpr))
-for _helper in (_make_cell, _cell_get, _make_function, _make_genexpr, closure_box):
+for _helper in (_make_cell, _cell_get, _make_function, _make_genexpr, closure_box, immutable_contents):
     runtime.register_object(_helper, f"forward_cells.{_helper.__name__.lstrip('_')}")
 
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import builtins
 import operator
+import types
 import typing as t
 
+from gibbous.infer.implementations import register_twin
 from gibbous.library.common import ANY, CD, DICT, LIST, NT, RuleResult, nothing, zero_for
 from gibbous.library.items import (
     Items,
@@ -28,7 +30,8 @@ from gibbous.library.items import (
 )
 from gibbous.library.python.containers import dict_getitem_rrule
 from gibbous.library.python.iteration import consume
-from gibbous.rules.registry import primitive
+from gibbous.rules.public_names import callable_name
+from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
 from gibbous.ir import runtime
 from gibbous.ir import types as T
@@ -569,6 +572,110 @@ frules.register(dict.items, _on_dicts(_items, 1))
 frules.register(dict.values, _on_dicts(_values, 1))
 for _helper in (_get, _items, _values):
     runtime.register_object(_helper, f"forward_dicts.{_helper.__name__.lstrip('_')}")
+
+
+# Forward mode runs ``dict(...)`` and ``d.update(...)`` as the Python below (their twins):
+# the items stored one at a time, each value with its tangent, as CPython stores them (a
+# repeated key keeps its first place and its last value; a source with ``keys()`` is a
+# mapping, anything else an iterable of pairs).  Reverse mode keeps its rules.
+
+
+def pairs_only(source: object) -> None:
+    """Refuses, at run time, a mapping other than a dict as the source of ``dict_update``'s
+    items (Python reads its ``keys()``; the twin would take its keys for pairs)."""
+    if hasattr(type(source), "keys"):
+        raise ForwardModeError(
+            f"forward mode: dict or dict.update of a {type(source).__name__}, a mapping that "
+            "is not a dict: forward mode takes a dict or pairs (pass dict(...) of it)"
+        )
+
+
+zero_derivative(pairs_only, ANY)
+
+
+def update_from_dict(d: t.Any, source: t.Any, /, **kwargs: t.Any) -> None:
+    """``d.update(source, **kwargs)``'s twin in forward mode, ``source`` a dict."""
+    for k, v in source.items():
+        d[k] = v
+    for name, v in kwargs.items():
+        d[name] = v
+
+
+def update_from_pairs(d: t.Any, source: t.Any, /, **kwargs: t.Any) -> None:
+    """``d.update(pairs, **kwargs)``'s twin in forward mode (``zip(keys, values)``)."""
+    pairs_only(source)
+    for k, v in source:
+        d[k] = v
+    for name, v in kwargs.items():
+        d[name] = v
+
+
+def update_from_keywords(d: t.Any, /, **kwargs: t.Any) -> None:
+    """``d.update(**kwargs)``'s twin in forward mode."""
+    for name, v in kwargs.items():
+        d[name] = v
+
+
+def dict_of_dict(source: t.Any, /, **kwargs: t.Any) -> dict[t.Any, t.Any]:
+    """``dict(mapping, **kwargs)``'s twin in forward mode, the mapping a dict."""
+    d: dict[t.Any, t.Any] = {}  # (written here: a callee's write would find it without tangent)
+    for k, v in source.items():
+        d[k] = v
+    for name, v in kwargs.items():
+        d[name] = v
+    return d
+
+
+def dict_of_pairs(source: t.Any, /, **kwargs: t.Any) -> dict[t.Any, t.Any]:
+    """``dict(pairs, **kwargs)``'s twin in forward mode."""
+    pairs_only(source)
+    d: dict[t.Any, t.Any] = {}
+    for k, v in source:
+        d[k] = v
+    for name, v in kwargs.items():
+        d[name] = v
+    return d
+
+
+def _positional(n: int, dicts: bool | None) -> t.Callable[[tuple[T.Type, ...], tuple[str, ...]], bool]:
+    """A twin's choice: ``n`` operands by position (the last a dict, or not one, or either:
+    ``dicts``); the rest by keyword."""
+
+    def takes(types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
+        if len(types) - len(kwnames) != n:
+            return False
+        return dicts is None or isinstance(types[n - 1], T.Dict) is dicts
+
+    return takes
+
+
+for _fn, _twin, _takes in [
+    (dict.update, update_from_dict, _positional(2, True)),
+    (dict.update, update_from_pairs, _positional(2, False)),
+    (dict.update, update_from_keywords, _positional(1, None)),
+    (builtins.dict, dict_of_dict, _positional(1, True)),
+    (builtins.dict, dict_of_pairs, _positional(1, False)),
+]:
+    register_twin(_fn, t.cast(types.FunctionType, _twin), forward=_takes)
+
+
+def _set_of(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> Tangent | Emit | None:
+    """``set(xs)`` found at run time (``set(kwds)`` in SciPy): hashed items, no tangent; one
+    that is a float is refused (``no_float_items``: the transform's check where the call is
+    known when the rule is built)."""
+    if kwnames or len(types) != 1:
+        return None
+
+    def tangent(z: t.Any, xs: t.Any, dxs: t.Any) -> None:
+        frules.no_float_items(z, callable_name(type(z)))
+
+    return tangent
+
+
+register(builtins.set, _set_of)
+register(builtins.frozenset, _set_of)
 
 
 # --------------------------------------------------------------------------------------------

@@ -354,11 +354,11 @@ def map_over_containers(fn: t.Any, *iterables: t.Any) -> t.Any:
     return iter([fn(*items) for items in zip(*iterables)])
 
 
-def _containers(types: tuple[T.Type, ...]) -> bool:
+def _containers(types: tuple[T.Type, ...], kwnames: tuple[str, ...]) -> bool:
     """Whether ``map(fn, *iterables)`` may have finite containers (checked again at run time
     where a type is ``any``) as iterables."""
     finite = (T.Tuple, T.List, T.Array, T.Any)
-    return len(types) >= 2 and all(
+    return not kwnames and len(types) >= 2 and all(
         isinstance(ty, finite) or isinstance(ty, T.Const) and isinstance(ty.value, (tuple, str))
         for ty in types[1:]
     )

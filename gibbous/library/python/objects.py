@@ -179,6 +179,20 @@ def _getattr(state: Throwaway, f: CD, x: CD, name: CD) -> RuleResult:
 
         return CoDual(y, NT if fd is NT else fd.fields[n]), pullback_frozen
 
+    if n == "__self__" and isinstance(obj, (pytypes.MethodType, pytypes.BuiltinMethodType)):
+        # (a bound method's receiver, whose tangent the method carries: ``method_binder``'s)
+        receiver_fd = fd.fields.get("__self__", NT) if isinstance(fd, Tangent) else NT
+
+        def pullback_receiver(dy: t.Any) -> tuple[t.Any, ...]:
+            if dy is NT:
+                return NT, zero_rdata(obj), NT
+            parts = {"__self__": dy}
+            if isinstance(obj, pytypes.MethodType):
+                parts["__func__"] = zero_rdata(obj.__func__)
+            return NT, Tangent(parts), NT
+
+        return CoDual(y, receiver_fd), pullback_receiver
+
     if getattr(y, "__self__", None) is obj:  # a bound method: its tangent is its receiver's
         func = getattr(y, "__func__", None)
         parts = {"__self__": fd} | ({} if func is None else {"__func__": zero_fdata(func)})
@@ -384,6 +398,10 @@ def _getattr_make(
 ) -> frules.Tangent | Emit | None:
     if not kwnames and len(types) == 3 and isinstance(types[1], T.Const):
         return _attribute_or_default  # (``getattr(x, "dtype", x)``: SciPy's array API)
+    if not kwnames and len(types) == 2 and isinstance(types[0], T.Any) and types[1] == T.STR:
+        # (a name made at run time, ``getattr(xp, f"atleast_{ndim}d")``: checked there, an
+        # array's ``T`` or ``real`` refused, as what has a tangent and is no object's field)
+        return _attribute_of_any
     if kwnames or len(types) != 2 or not isinstance(types[1], T.Const):
         return None
     owner, name = types[0], types[1].value

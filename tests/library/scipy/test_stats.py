@@ -244,6 +244,23 @@ def test_distribution_methods_in_forward_mode(f: t.Callable[[t.Any], float]) -> 
     assert dy == pytest.approx(float(np.dot(gibbous.grad(f)(x), v)), rel=1e-10, abs=1e-12)
 
 
+@pytest.mark.parametrize("f", [f for _, f in FORWARD_METHODS], ids=[n for n, _ in FORWARD_METHODS])
+def test_distribution_methods_under_hvp(f: t.Callable[[t.Any], float]) -> None:
+    """hvp differentiates the forward program again: the methods of the arrays SciPy's code
+    makes (``np.atleast_1d``'s ``result.reshape(1)``, ``cond.any()`` of a mask) are called
+    there as their types' methods, the receiver's tangent first."""
+    x = np.abs(X) + 0.2
+    v = np.cos(np.arange(x.size) * 1.7 + 0.3)
+    hv = gibbous.hvp(f, x, v)
+    grad = gibbous.grad(f)
+    h = 1e-5
+    expected = (np.asarray(grad(x + h * v)) - np.asarray(grad(x - h * v))) / (2 * h)
+    np.testing.assert_allclose(hv, expected, rtol=1e-5, atol=1e-8)
+    again = gibbous.hvp(f, 1.1 * x, v)  # (the programs found at run time, kept: right again)
+    expected = (np.asarray(grad(1.1 * x + h * v)) - np.asarray(grad(1.1 * x - h * v))) / (2 * h)
+    np.testing.assert_allclose(again, expected, rtol=1e-5, atol=1e-8)
+
+
 def test_a_distribution_method_called_again_at_another_point() -> None:
     """A bound method is made anew on each attribute read; the program found for the first
     is the one of the next calls (kept by the method's class and function): right again."""

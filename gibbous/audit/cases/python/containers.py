@@ -396,6 +396,8 @@ CASES += [
     case(runtime.bound_like, 1.5, 2.5),
     case(runtime.bound_like, runtime.UNBOUND, 0.0),
     case(emit.filled, 1.5, 2.5),
+    case(emit.operand_tangent, np.array([1.5, 2.5]), np.array([0.5, -1.0])),
+    case(emit.operand_tangent, np.array([True, False]), np.array([0.5, -1.0])),
     case(iteration.finite_iterables, ((1.5, A), [2.5])),  # (raises for an iterator, or None)
     case(objects._method_of, A.sum, A),
     case(objects._method_of, 1.5, A),
