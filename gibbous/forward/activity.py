@@ -428,11 +428,7 @@ def bound(
             return varied[b]
         # (a tuple or dict made for the call: none of its items' aliases can miss a tangent
         # given to it, of zeros if none has one, which a closure capturing it may need; item by
-        # item: the join of ``None`` and ``False`` is ``any``, but neither carries a tangent;
-        # a ``**kwargs`` dict always has one, its items' tangents: the callee may write into it,
-        # ``kwds.update(d)`` in SciPy's decorators)
-        if b.names is not None:
-            return True
+        # item: the join of ``None`` and ``False`` is ``any``, but neither carries a tangent)
         return any(varied[i] or tangent_carrying(T.widen(types[i])) for i in b.indices)
 
     return tuple(map(type_of, binding)), tuple(map(varied_of, binding))

@@ -51,13 +51,7 @@ def binder(
     params: list[tuple[str, T.Type]] = []
     if closure is not None:
         params += [("callee", closure), ("boxes", T.ANY)]
-    if star is None:
-        params += [(f"a{i}", ty) for i, ty in enumerate(types)]
-        params += [(f"d{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
-    else:
-        params += [("args", star[0]), ("dargs", star[1])]
-        if star[2] is not None:
-            params += [("kwargs", star[2]), ("dkwargs", star[3] or T.NONE)]
+    params += _operand_params(types, varied, star)
     ir = Function(f"bind_{name}", params)
     b = Builder(ir)
     head: list[Value] = list(ir.args[:2]) if closure is not None else []
@@ -87,13 +81,34 @@ def binder(
             values.append(_packed(b, w, items))
             if full_varied[i]:
                 dvalues.append(_packed(b, w, ds))
-    # (a program's tangent of a result that has none is None: its caller unpacks zeros)
-    made_pair = b.call(made, *head, *values, *dvalues, type=T.ANY)
+    _return_filled(b, b.call(made, *head, *values, *dvalues, type=T.ANY))
+    return compile_function(ir)
+
+
+Star = tuple[T.Type, T.Type, "T.Type | None", "T.Type | None", tuple[str, ...]]
+
+
+def _operand_params(
+    types: tuple[T.Type, ...], varied: tuple[bool, ...], star: Star | None
+) -> list[tuple[str, T.Type]]:
+    """A binder's parameters after its head: the operands and the varied ones' tangents, or
+    with ``star`` the tuples (and dicts) of ``f(*args, **kwargs)``."""
+    if star is None:
+        params = [(f"a{i}", ty) for i, ty in enumerate(types)]
+        return params + [(f"d{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
+    params = [("args", star[0]), ("dargs", star[1])]
+    if star[2] is not None:
+        params += [("kwargs", star[2]), ("dkwargs", star[3] or T.NONE)]
+    return params
+
+
+def _return_filled(b: Builder, made_pair: Value) -> None:
+    """Returns the program's ``(y, dy)``, ``dy`` zeros where it is None (a result without a
+    tangent: its caller unpacks zeros)."""
     y = b.call(operator.getitem, made_pair, Constant(0), type=T.ANY)
     dy = b.call(operator.getitem, made_pair, Constant(1), type=T.ANY)
     dy = b.call(filled, y, dy, type=T.ANY)
     b.ret(b.call(runtime.make_tuple, y, dy, type=T.Tuple((T.ANY, T.ANY))))
-    return compile_function(ir)
 
 
 def _unpacked(
@@ -143,16 +158,11 @@ def method_binder(
     (``result.reshape(1)`` of a value the build could not tell), whose tangent is its
     receiver's, called as its type's method with the receiver first: ``made`` is that method's
     program, the receiver varied (unless ``receiver_varied`` is false: a mask's method,
-    ``cond.any()``, whose tangent is none, whatever the build gave it).  The receiver is read off the bound method in the IR, so that
-    reverse mode sends its cotangent there (a bound method's tangent is its receiver's)."""
+    ``cond.any()``, whose tangent is none, whatever the build gave it).  The receiver is read
+    off the bound method in the IR, so that reverse mode sends its cotangent there (a bound
+    method's tangent is its receiver's)."""
     params: list[tuple[str, T.Type]] = [("callee", T.ANY), ("dself", T.ANY)]
-    if star is None:
-        params += [(f"a{i}", ty) for i, ty in enumerate(types)]
-        params += [(f"d{i}", ty) for i, (ty, v) in enumerate(zip(types, varied)) if v]
-    else:
-        params += [("args", star[0]), ("dargs", star[1])]
-        if star[2] is not None:
-            params += [("kwargs", star[2]), ("dkwargs", star[3] or T.NONE)]
+    params += _operand_params(types, varied, star)
     ir = Function(f"bind_{name}", params)
     b = Builder(ir)
     callee, dself = ir.args[0], ir.args[1]
@@ -167,9 +177,5 @@ def method_binder(
         operands, tangents = _unpacked(b, ir.args[2:], types, varied, star[4])
     dvalues = [item_tangent(b, a, d) for a, d in zip(operands, tangents) if d is not None]
     dfirst = [dself] if receiver_varied else []
-    made_pair = b.call(made, receiver, *operands, *dfirst, *dvalues, type=T.ANY)
-    y = b.call(operator.getitem, made_pair, Constant(0), type=T.ANY)
-    dy = b.call(operator.getitem, made_pair, Constant(1), type=T.ANY)
-    dy = b.call(filled, y, dy, type=T.ANY)
-    b.ret(b.call(runtime.make_tuple, y, dy, type=T.Tuple((T.ANY, T.ANY))))
+    _return_filled(b, b.call(made, receiver, *operands, *dfirst, *dvalues, type=T.ANY))
     return compile_function(ir)

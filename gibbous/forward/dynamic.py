@@ -149,6 +149,13 @@ class DynamicCalls(Machinery):
         y, dy = run(*given) if boxes is None else run(_wrapped(callee), boxes, *given)
         return y, frules.like(y, None) if dy is None else dy
 
+    def _keep(self, key: t.Any, entry: tuple[t.Any, t.Any]) -> None:
+        """``known[key] = entry``, the oldest entry dropped first when full (a new closure per
+        call must not grow it forever)."""
+        if len(self.known) >= _KNOWN:
+            del self.known[next(iter(self.known))]
+        self.known[key] = entry
+
     def _unbound(self, callee: pytypes.MethodType, args: tuple[t.Any, ...], kwargs: dict[str, t.Any]) -> bool:
         """Whether ``callee``, a bound method of a Python function, is called as that function
         with its object first: where no rule is registered for the bound method itself (a
@@ -224,9 +231,8 @@ class DynamicCalls(Machinery):
         hit = self.known.get(key)
         if hit is None or shared is None and hit[0] is not callee:
             found = self._find(callee, args, kwargs, types, varied, closure)
-            if len(self.known) >= _KNOWN:  # (a new closure per call must not grow it forever)
-                del self.known[next(iter(self.known))]
-            hit = self.known[key] = (callee if shared is None else None, found)
+            hit = (callee if shared is None else None, found)
+            self._keep(key, hit)
         return hit[1]
 
     def program(
@@ -311,11 +317,7 @@ class DynamicCalls(Machinery):
         calling convention with the operands bound), kept; None for a callee without one (a
         library function's tangent function)."""
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
-        star_spec = None
-        if star is not None:  # (the types of ``args``, ``kwargs``, their tangents; the keys)
-            dargs, given, dgiven = star
-            kw_types = (None, None) if given is None else (T.typeof(given), T.typeof(dgiven))
-            star_spec = (T.typeof(args), T.typeof(dargs), *kw_types, tuple(kwargs))
+        star_spec = _star_spec(args, kwargs, star)
         if type(callee) is pytypes.MethodType and not closure and self._unbound(callee, args, kwargs):
             return self._method_binder(callee, varied, args, kwargs, star_spec)
         shared = function_key(callee) if closure else None
@@ -349,9 +351,7 @@ class DynamicCalls(Machinery):
             T.typeof(callee) if closure else None, star_spec,
             unwrap=closure and isinstance(callee, runtime.GenexprFunction),
         )  # fmt: skip
-        if len(self.known) >= _KNOWN:
-            del self.known[next(iter(self.known))]
-        self.known[key] = (callee if shared is None else None, run)
+        self._keep(key, (callee if shared is None else None, run))
         return run
 
     def _method_binder(
@@ -385,9 +385,7 @@ class DynamicCalls(Machinery):
             for w in binding
         ]  # fmt: skip
         run = binder(made, fn.__name__, moved, types, varied, full_varied, None, star)
-        if len(self.known) >= _KNOWN:
-            del self.known[next(iter(self.known))]
-        self.known[key] = (obj, run)
+        self._keep(key, (obj, run))
         return run
 
     def _array_method_binder(
@@ -406,11 +404,7 @@ class DynamicCalls(Machinery):
         obj = callee.__self__
         method = getattr(type(obj), callee.__name__)
         types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
-        star_spec = None
-        if star is not None:  # (the types of ``args``, ``kwargs``, their tangents; the keys)
-            dargs, given, dgiven = star
-            kw_types = (None, None) if given is None else (T.typeof(given), T.typeof(dgiven))
-            star_spec = (T.typeof(args), T.typeof(dargs), *kw_types, tuple(kwargs))
+        star_spec = _star_spec(args, kwargs, star)
         key = (
             "bind array method", method, T.typeof(obj), types, varied, tuple(kwargs), star_spec,
         )  # fmt: skip
@@ -422,9 +416,7 @@ class DynamicCalls(Machinery):
         if getattr(made, "__gibbous_ir__", None) is None:
             raise _unreadable(callee, (*args, *kwargs.values()))
         run = method_binder(made, callee.__name__, types, varied, star_spec, receiver_varied)
-        if len(self.known) >= _KNOWN:
-            del self.known[next(iter(self.known))]
-        self.known[key] = (None, run)
+        self._keep(key, (None, run))
         return run
 
     def in_place(self, fn: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> tuple[t.Any, t.Any]:
@@ -557,6 +549,18 @@ def _KEEP() -> None:
 
 
 _NO_TANGENT = frules.Emit(lambda b, z, args, dx, kwargs: frules.zero(b, z))  # (zeros)
+
+
+def _star_spec(
+    args: tuple[t.Any, ...], kwargs: dict[str, t.Any], star: tuple[t.Any, t.Any, t.Any] | None
+) -> tuple[T.Type, T.Type, T.Type | None, T.Type | None, tuple[str, ...]] | None:
+    """What a binder of ``f(*args, **kwargs)`` is built for (``star``: the tangents of
+    ``args``, ``kwargs`` itself and its tangents): their types, and the keys."""
+    if star is None:
+        return None
+    dargs, given, dgiven = star
+    kw_types = (None, None) if given is None else (T.typeof(given), T.typeof(dgiven))
+    return (T.typeof(args), T.typeof(dargs), *kw_types, tuple(kwargs))
 
 
 def _array_method(callee: t.Any) -> bool:

@@ -61,7 +61,6 @@ from gibbous.ir.core import (
     edge_args,
 )
 from gibbous.ir.purity import is_pure_call, returns_fresh
-from gibbous.infer.implementations import library_file
 from gibbous.reverse.activity import WRITE_NOTHING
 from gibbous.forward.generators import lower as lower_generator
 from gibbous.forward.generators import seeds as generator_seeds
@@ -170,30 +169,17 @@ class _Transform(Calls):
                     if a in self.varied:
                         self.tangent[a] = new.add_arg(_tangent_arg(a.type), f"d{a.name or ''}")
             self.blocks[block] = new
-        reached = {self.f.entry}  # (blocks after a refusal in a library's code: never)
         for block in order:
             b = _GuardingBuilder(self.out, self.blocks[block])
             term = block.terminator
-            if block not in reached:
-                b.raise_(b.call(frules.refused, Constant("(not reached)"), type=T.ANY))
-                continue
             for op in block.ops:
                 b.loc = op.loc
                 if isinstance(term, Guard) and isinstance(op, Call) and op.result is term.guarded:
                     # (the handler edge's values exist before the call: made here, unguarded)
                     handler = self.edge(b, term, 1)
                     b.pending = (self.blocks[term.handler], handler, term.loc)
-                try:
-                    self.emit(b, op)
-                except ForwardModeError as e:
-                    if not _in_library(op):
-                        raise
-                    # (refused where it runs: the rest of the block is never reached)
-                    b.raise_(b.call(frules.refused, Constant(str(e)), type=T.ANY))
-                    break
+                self.emit(b, op)
                 assert b.pending is None, "the guarded call made no call"
-            else:
-                reached.update(term.successors if term is not None else ())
         if not reversible:  # (reverse mode has no rule for the quicker call)
             quicker_sums(self.out)
         else:  # (nor for a call on a tangent that may be None: there it is not)
@@ -611,11 +597,6 @@ def pair(b: Builder, y: Value, dy: Value) -> Value:
 
 def _a_str(ty: T.Type) -> bool:
     return isinstance(ty, T.Const) and type(ty.value) is str or ty == T.typeof("")
-
-
-def _in_library(op: Operation) -> bool:
-    """A call in NumPy's or SciPy's own code (whose refusal waits until it runs)."""
-    return isinstance(op, Call) and op.loc is not None and library_file(op.loc.file)
 
 
 def _getitem(op: Call) -> bool:

@@ -301,16 +301,6 @@ class ForwardModeError(GibbousError, TypeError):
     raised inside a program, it passes through the user's ``except`` clauses."""
 
 
-def refused(message: str) -> ForwardModeError:
-    """The refusal of a call in a library's code (NumPy's, SciPy's), raised where the call
-    runs, not when the program is built: such code has branches a call never takes (SciPy's
-    ``apply_along_axis`` path for functions that are not vectorized)."""
-    return ForwardModeError(message)
-
-
-runtime.register_object(refused, "forward.refused")
-
-
 def tangent_refused(name: str, where: str, what: str) -> ForwardModeError:
     """What a Hessian-vector product's reverse pass cannot differentiate in the tangent
     function of ``name``'s forward rule (``what``: the inner call or construct), reported at
@@ -337,7 +327,7 @@ def truth_value(v: object) -> bool:
     return isinstance(v, (bool, np.bool_)) or isinstance(v, np.ndarray) and v.dtype == np.bool_
 
 
-def _without_derivative(v: object) -> bool:
+def without_derivative(v: object) -> bool:
     """An operand found at run time to have no derivative whatever tangent the build gave it:
     a bool (``1 - cond``), a module (SciPy's array namespace, ``xp``), a string, None."""
     return truth_value(v) or v is None or isinstance(v, (types.ModuleType, str))
@@ -398,7 +388,7 @@ def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False
 
     def run(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         for i in where:
-            if _without_derivative(a[i]) and len(a) == 2 * n:
+            if without_derivative(a[i]) and len(a) == 2 * n:
                 # (a bool found at run time, ``1 - cond`` in SciPy: no derivative, whatever
                 # tangent the build gave a value it could not tell)
                 a = (*a[: n + i], None, *a[n + i + 1 :])

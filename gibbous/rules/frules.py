@@ -52,7 +52,6 @@ from gibbous.rules.emit import (
     complex_type,
     number_type,
     no_float_items as no_float_items,
-    refused as refused,
     operand_tangent,
     real_operands,
     real_type,

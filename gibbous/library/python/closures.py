@@ -382,7 +382,7 @@ zero_derivative(like, ANY, "none")
 zero_derivative(item_zeros, ANY)
 zero_derivative(real_operands, ...)  # (checks: each raises or returns None)
 zero_derivative(emit.no_float_items, ANY, ANY)
-zero_derivative(emit.refused, ANY)
+zero_derivative(emit.without_derivative, ANY)  # (a test: checked.run's, hvp's)
 zero_derivative(frules.not_an_array, ...)
 
 

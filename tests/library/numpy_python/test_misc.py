@@ -97,7 +97,7 @@ CASES: list[tuple[str, F, str]] = [
     ("choose wrap", lambda x: np.sum(np.choose([0, 3, 2, 1, -1, 0], [x, x**2, np.sin(x)], mode="wrap") * W), "rfh"),
     ("choose clip", lambda x: np.sum(np.choose([0, 3, 2, 1, -1, 0], [x, x**2, np.sin(x)], mode="clip") * W), "rfh"),
     ("x.choose", lambda x: np.sum(np.array([1, 0, 1, 0, 0, 1]).choose([x, x**2]) * W), "rf"),
-    ("compress", lambda x: np.sum(np.compress([True, False, True], x.reshape(2, 3), axis=1).ravel() * W[:4]), "rf"),
+    ("compress", lambda x: np.sum(np.compress([True, False, True], x.reshape(2, 3), axis=1).ravel() * W[:4]), "rfh"),
     ("compress flat", lambda x: np.sum(np.compress(x > 0.5, x) ** 2), "rfh"),
     ("x.compress", lambda x: np.sum(x.compress([1, 0, 1, 1]) ** 2), "rfh"),
     ("select", lambda x: np.sum(np.select([x < 0.4, x > 0.7], [x**2, np.sin(x)], 0.5) * W), "rfh"),
@@ -119,8 +119,8 @@ CASES: list[tuple[str, F, str]] = [
     ("interp one point", lambda x: np.sum(np.interp(x[:1] * 2, np.array([0.0, 0.5, 1.0]), np.array([1.0, 3.0, 2.0]))), "rfh"),
     ("block", lambda x: np.sum(np.block([[x[:3]], [x[3:]]]).ravel() * W), "r"),
     # of several operands: a tuple (the view rule of one array lost the gradient: silently 0)
-    ("atleast_1d of two", lambda x: np.sum(np.atleast_1d(x, 2.0)[0] ** 2 * np.atleast_1d(x[0], x)[1]), "rf"),
-    ("atleast_2d of two", lambda x: np.sum(np.atleast_2d(x, x[0])[1] ** 2 + np.atleast_2d(x, 1.0)[0] ** 3), "rf"),
+    ("atleast_1d of two", lambda x: np.sum(np.atleast_1d(x, 2.0)[0] ** 2 * np.atleast_1d(x[0], x)[1]), "rfh"),
+    ("atleast_2d of two", lambda x: np.sum(np.atleast_2d(x, x[0])[1] ** 2 + np.atleast_2d(x, 1.0)[0] ** 3), "rfh"),
     ("unique_values", lambda x: np.sum(np.unique_values(x[::-1]) * W), "rfh"),
     ("unique_counts", lambda x: np.sum(np.unique_counts(np.concatenate([x, x[:2]])).values * W), "rf"),
     ("unique_all", lambda x: np.sum(np.unique_all(x[::-1]).values * W), "rf"),
@@ -155,7 +155,7 @@ CASES: list[tuple[str, F, str]] = [
     ("P.polyder", lambda x: np.sum(P.polyder(x) * W[:5]), "rfh"),
     ("P.polyint", lambda x: np.sum(P.polyint(x) * np.arange(7.0)), "rf"),
     ("P.polymulx", lambda x: np.sum(P.polymulx(x) * np.arange(7.0)), "rfh"),
-    ("P.polytrim", lambda x: np.sum(P.polytrim(x) * W), "rf"),
+    ("P.polytrim", lambda x: np.sum(P.polytrim(x) * W), "rfh"),
     ("P.polyval2d", lambda x: np.sum(P.polyval2d(x[:3], x[3:], x.reshape(2, 3)) * W[:3]), "rf"),
     # Through a value computed at run time
     ("via sort", via(np.sort), "rfh"),

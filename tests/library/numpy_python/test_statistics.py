@@ -127,8 +127,8 @@ CASES: list[tuple[str, F, str]] = [
     ("nancumprod", lambda x: np.sum(np.nancumprod(nanned(x)) * W6), "rfh"),
     ("nansum", lambda x: np.nansum(nanned(x) * W6), "rfh"),
     ("nanmean axis", lambda x: np.sum(np.nanmean(nanned(x).reshape(2, 3), axis=0) * W3), "rfh"),
-    ("nanargmax", lambda x: x[np.nanargmax(nanned(x))] * 2.0, "rf"),
-    ("nanargmin", lambda x: x[np.nanargmin(nanned(x))] * 2.0, "rf"),
+    ("nanargmax", lambda x: x[np.nanargmax(nanned(x))] * 2.0, "rfh"),
+    ("nanargmin", lambda x: x[np.nanargmin(nanned(x))] * 2.0, "rfh"),
     ("unwrap", lambda x: np.sum(np.unwrap(x * 9.0) * W6), "rf"),
     ("unwrap period", lambda x: np.sum(np.unwrap(x * 3.0, period=2.0) * W6), "rf"),
     # spaces and grids

@@ -156,8 +156,8 @@ CASES: list[tuple[str, F, str]] = [
     ("hessenberg calc_q", lambda x: np.sum(W * sla.hessenberg(A + _m(x), calc_q=True)[1]), "rfh"),
     # SciPy's Python through the twins
     ("orth", lambda x: np.sum(np.abs(sla.orth(_tall(x)))), "rfh"),
-    ("polar", lambda x: np.sum(W * sla.polar(A + _m(x))[0]), "rf"),
-    ("polar left", lambda x: np.sum(W * sla.polar(A + _m(x), side="left")[1]), "rf"),
+    ("polar", lambda x: np.sum(W * sla.polar(A + _m(x))[0]), "rfh"),
+    ("polar left", lambda x: np.sum(W * sla.polar(A + _m(x), side="left")[1]), "rfh"),
     ("pinvh", lambda x: np.sum(W * sla.pinvh(_sym(x))), "rfh"),
     ("pinvh return_rank", lambda x: np.sum(W * sla.pinvh(_sym(x), return_rank=True)[0]), "rfh"),
     ("subspace_angles", lambda x: np.sum(sla.subspace_angles(_tall(x)[:, :2], np.vstack([W, A[:2]])[:, 1:])), "rfh"),

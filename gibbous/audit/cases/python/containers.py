@@ -32,7 +32,7 @@ import numpy as np
 
 from gibbous.ir import runtime
 from gibbous.rules import frules, emit
-from gibbous.library.python import iteration, objects
+from gibbous.library.python import closures, container_methods, iteration, objects
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.programs import ProgramBuilder
 from gibbous.rules.registry import DefaultContext
@@ -398,6 +398,11 @@ CASES += [
     case(emit.filled, 1.5, 2.5),
     case(emit.operand_tangent, np.array([1.5, 2.5]), np.array([0.5, -1.0])),
     case(emit.operand_tangent, np.array([True, False]), np.array([0.5, -1.0])),
+    case(emit.without_derivative, np.array([1.5, 2.5])),
+    case(emit.without_derivative, "x"),
+    case(emit.no_float_items, {"a", "b"}, "builtins.set"),
+    case(container_methods.pairs_only, [("a", 1.5)]),
+    case(closures.immutable_contents, types.CellType(0), "f", 0),
     case(iteration.finite_iterables, ((1.5, A), [2.5])),  # (raises for an iterator, or None)
     case(objects._method_of, A.sum, A),
     case(objects._method_of, 1.5, A),
