@@ -44,7 +44,7 @@ CASES: list[tuple[str, F, str]] = [
     ("cumulative_sum", lambda x: np.sum(np.cumulative_sum(x) * W6), "rfh"),
     ("cumulative_prod", lambda x: np.sum(np.cumulative_prod(x) * W6), "rfh"),
     ("cond", lambda x: np.linalg.cond(A * x[0] + np.diag(x[:3])), "rfh"),
-    ("tensorinv", lambda x: np.sum(np.linalg.tensorinv(A + np.diag(x[:3]), ind=1)), "rf"),
+    ("tensorinv", lambda x: np.sum(np.linalg.tensorinv(A + np.diag(x[:3]), ind=1)), "rfh"),
 ]  # fmt: skip
 
 MODES = [(name, f, m, m in modes) for name, f, modes in CASES for m in "rfh"]
