@@ -179,3 +179,22 @@ def method_binder(
     dfirst = [dself] if receiver_varied else []
     _return_filled(b, b.call(made, receiver, *operands, *dfirst, *dvalues, type=T.ANY))
     return compile_function(ir)
+
+
+def headless_binder(
+    made: t.Callable[..., t.Any],
+    name: str,
+    types: tuple[T.Type, ...],
+    varied: tuple[bool, ...],
+    star: Star | None = None,
+) -> t.Callable[..., t.Any]:
+    """``run(callee, dcallee, *operands, *tangents of the varied)`` (with ``star``, as
+    ``binder`` takes it) calling ``made`` without its head: for a callee the build saw with a
+    tangent (``xp.broadcast_arrays``, ``xp`` of a type it could not tell) that has none at run
+    time, so its program takes no cells' tangents, while the caller's IR passes them."""
+    params: list[tuple[str, T.Type]] = [("callee", T.ANY), ("dcallee", T.ANY)]
+    ir = Function(f"bind_{name}", params + _operand_params(types, varied, star))
+    b = Builder(ir)
+    _return_filled(b, b.call(made, *ir.args[2:], type=T.ANY))
+    return compile_function(ir)
+

@@ -85,13 +85,13 @@ class Resolver(t.Protocol):
         run time (``gibbous.forward.dynamic.DynamicCalls``)."""
 
     def program_of(self) -> t.Callable[..., t.Any]:
-        """``program_of(calls, callee, dcallee, kwnames, varied, *values) -> run``: a callee's
-        compiled forward program found at run time, for a program reverse mode differentiates
-        (``gibbous.forward.dynamic.program_of``)."""
+        """``program_of(calls, callee, dcallee, head, kwnames, varied, *values) -> run``: a
+        callee's compiled forward program found at run time, for a program reverse mode
+        differentiates (``gibbous.forward.dynamic.program_of``)."""
 
     def star_program_of(self) -> t.Callable[..., t.Any]:
-        """``star_program_of(calls, callee, dcallee, args, dargs[, kwargs, dkwargs]) -> run``:
-        the same for ``callee(*args, **kwargs)``, ``run([callee, dcallee,] args, dargs[,
+        """``star_program_of(calls, callee, dcallee, head, args, dargs[, kwargs, dkwargs])
+        -> run``: the same for ``callee(*args, **kwargs)``, ``run([callee, dcallee,] args, dargs[,
         kwargs, dkwargs])``."""
 
 
@@ -317,8 +317,9 @@ class Calls:
             given += [self.p(kwargs), self.tangent.get(kwargs, Constant(None))]
         calls = Constant(self.resolver.dynamic_calls())
         run = b.call(
-            self.resolver.star_program_of(), calls, self.p(f), dcallee, *given, type=T.ANY
-        )
+            self.resolver.star_program_of(), calls, self.p(f), dcallee, Constant(closure),
+            *given, type=T.ANY,
+        )  # fmt: skip
         head = [self.p(f), dcallee] if closure else []
         self.unpair(b, op.result, b.call(run, *head, *given, type=T.ANY))
 
@@ -367,7 +368,10 @@ class Calls:
         values = [*args, *(self.p(v) for v in op.kwargs.values())]
         calls = Constant(self.resolver.dynamic_calls())
         kwnames, flags = Constant(tuple(op.kwargs)), Constant(varied)
-        run = b.call(self.resolver.program_of(), calls, callee, dcallee, kwnames, flags, *values, type=T.ANY)
+        run = b.call(
+            self.resolver.program_of(), calls, callee, dcallee, Constant(closure), kwnames, flags,
+            *values, type=T.ANY,
+        )  # fmt: skip
         tangents = [self.tangent[a] for a, v in zip(operands(op), varied) if v]
         head = [callee, dcallee] if closure else []
         made = b.call(run, *head, *values, *tangents, type=T.ANY)

@@ -26,7 +26,7 @@ from gibbous.rules.call_adapters import Packed
 from gibbous.reverse.derived import ir_parameters
 from gibbous.reverse.dynamic_calls import function_key
 from gibbous.rules.registry import MissingRuleError, has_no_derivative, lookup_rule, zero_derivative
-from gibbous.forward.binders import binder, method_binder
+from gibbous.forward.binders import binder, headless_binder, method_binder
 from gibbous.forward.primitive import (
     _user_object, _wrapped, derivable_function, primitive_program, primitive_run,
 )
@@ -164,7 +164,7 @@ class DynamicCalls(Machinery):
         key = ("unbound", type(callee.__self__), callee.__func__, len(args), tuple(kwargs))
         hit = self.known.get(key)
         if hit is None:
-            types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+            types = tuple(run_type(a) for a in (*args, *kwargs.values()))
             try:
                 registration = lookup_rule(self.builder.session.ctx, callee, types, tuple(kwargs))
             except (MissingRuleError, TypeError):
@@ -224,7 +224,7 @@ class DynamicCalls(Machinery):
         closure: bool,
     ) -> t.Callable[..., t.Any]:
         """The forward rule or program of ``callee`` for these arguments (``_find``), kept."""
-        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        types = tuple(run_type(a) for a in (*args, *kwargs.values()))
         # (a closure's program takes the function: closures made anew of one code share it)
         shared = function_key(callee) if closure else None
         key = (shared or id(callee), types, varied, tuple(kwargs), closure)
@@ -239,6 +239,7 @@ class DynamicCalls(Machinery):
         self,
         callee: t.Any,
         dcallee: t.Any,
+        head: bool,
         kwnames: tuple[str, ...],
         varied: tuple[bool, ...],
         *values: t.Any,
@@ -246,9 +247,10 @@ class DynamicCalls(Machinery):
         """For a program reverse mode differentiates (a Hessian-vector product's): the
         compiled forward program of ``callee(*args, **kwargs)`` (``values``: the positional
         arguments, then the keywords'), ``run([callee, dcallee,] *values, *tangents of the
-        varied)``, with ``callee, dcallee`` first where ``dcallee`` is the tuple of its cells'
-        tangents.  Reverse mode calls it as it calls any function found at run time, deriving
-        its rule from the program's IR; what has no such program is refused."""
+        varied)``, with ``callee, dcallee`` first where the caller passes them (``head``: the
+        build saw the callee with a tangent).  Reverse mode calls it as it calls any function
+        found at run time, deriving its rule from the program's IR; what has no such program
+        is refused."""
         n = len(values) - len(kwnames)
         args, kwargs = values[:n], dict(zip(kwnames, values[n:]))
         if dcallee is not None and _array_method(callee):
@@ -260,7 +262,7 @@ class DynamicCalls(Machinery):
             run = self._binder(callee, closure, varied, args, kwargs) or run  # (one in IR)
         if getattr(run, "__gibbous_ir__", None) is None:  # (a function reverse mode cannot read)
             raise _unreadable(callee, values)
-        return run
+        return self._headless(run, callee, varied, args, kwargs) if head and not closure else run
 
     def star(
         self,
@@ -283,7 +285,9 @@ class DynamicCalls(Machinery):
         }
         return self.call(callee, dcallee, args, tangents, kwargs, named)
 
-    def star_program(self, callee: t.Any, dcallee: t.Any, *given: t.Any) -> t.Callable[..., t.Any]:
+    def star_program(
+        self, callee: t.Any, dcallee: t.Any, head: bool, *given: t.Any
+    ) -> t.Callable[..., t.Any]:
         """``program`` for ``callee(*args, **kwargs)`` (``call_ex``; ``given``: ``args``, its
         tangent[, ``kwargs``, its tangent]): ``run([callee, dcallee,] *given)``, an IR binder
         (``gibbous.forward.binders``) that unpacks them and calls the callee's program."""
@@ -299,9 +303,32 @@ class DynamicCalls(Machinery):
         if dcallee is not None and _array_method(callee):
             return self._array_method_binder(callee, varied, args, kw, (dargs, kwargs, dkwargs))
         closure = _closure_taken(callee, dcallee)
-        made = self._binder(callee, closure, varied, args, kw, (dargs, kwargs, dkwargs))
+        star = (dargs, kwargs, dkwargs)
+        made = self._binder(callee, closure, varied, args, kw, star)
         if made is None:
             raise _unreadable(callee, (*args, *kw.values()))
+        return self._headless(made, callee, varied, args, kw, star) if head and not closure else made
+
+    def _headless(
+        self,
+        run: t.Callable[..., t.Any],
+        callee: t.Any,
+        varied: tuple[bool, ...],
+        args: tuple[t.Any, ...],
+        kwargs: dict[str, t.Any],
+        star: tuple[t.Any, t.Any, t.Any] | None = None,
+    ) -> t.Callable[..., t.Any]:
+        """``run`` taking the head ``callee, dcallee`` its caller passes and dropping it: the
+        build saw the callee with a tangent, which it has not at run time (``xp.f``, ``xp`` a
+        module the build could not tell); kept per program."""
+        types = tuple(run_type(a) for a in (*args, *kwargs.values()))
+        star_spec = _star_spec(args, kwargs, star)
+        key = ("headless", id(run), types, varied, tuple(kwargs), star_spec)
+        hit = self.known.get(key)
+        if hit is not None and hit[0] is run:
+            return hit[1]
+        made = headless_binder(run, callable_name(callee).rsplit(".", 1)[-1], types, varied, star_spec)
+        self._keep(key, (run, made))
         return made
 
     def _binder(
@@ -316,7 +343,7 @@ class DynamicCalls(Machinery):
         """The IR binder of this call (see ``star_program``; without ``star``, the program's
         calling convention with the operands bound), kept; None for a callee without one (a
         library function's tangent function)."""
-        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        types = tuple(run_type(a) for a in (*args, *kwargs.values()))
         star_spec = _star_spec(args, kwargs, star)
         if type(callee) is pytypes.MethodType and not closure and self._unbound(callee, args, kwargs):
             return self._method_binder(callee, varied, args, kwargs, star_spec)
@@ -365,7 +392,7 @@ class DynamicCalls(Machinery):
         """``_binder`` of a bound method called as its function (``_unbound``): the object a
         constant of the binder, the rest bound as the call binds them; kept per object."""
         fn, obj = t.cast(pytypes.FunctionType, callee.__func__), callee.__self__
-        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        types = tuple(run_type(a) for a in (*args, *kwargs.values()))
         key = ("bind method", id(obj), fn, types, varied, tuple(kwargs), star)
         hit = self.known.get(key)
         if hit is not None and hit[0] is obj:
@@ -403,7 +430,7 @@ class DynamicCalls(Machinery):
         method."""
         obj = callee.__self__
         method = getattr(type(obj), callee.__name__)
-        types = tuple(T.typeof(a) for a in (*args, *kwargs.values()))
+        types = tuple(run_type(a) for a in (*args, *kwargs.values()))
         star_spec = _star_spec(args, kwargs, star)
         key = (
             "bind array method", method, T.typeof(obj), types, varied, tuple(kwargs), star_spec,
@@ -570,6 +597,13 @@ def _array_method(callee: t.Any) -> bool:
     )
 
 
+def run_type(v: t.Any) -> T.Type:
+    """The type a program found at run time is built for, of an argument: its value where it
+    is a Python bool (a flag: ``_median(a, overwrite_input=False)``, whose write into ``a``
+    the program then leaves out), else its type."""
+    return T.Const(v) if type(v) is bool else T.typeof(v)
+
+
 def _closure_taken(callee: t.Any, dcallee: t.Any) -> bool:
     """Whether a callee found at run time in a Hessian-vector product's program comes with its
     cells' tangents (a closure made there); refuses a tangent of any other kind."""
@@ -632,13 +666,14 @@ def program_of(
     calls: DynamicCalls,
     callee: t.Any,
     dcallee: t.Any,
+    head: bool,
     kwnames: tuple[str, ...],
     varied: tuple[bool, ...],
     *values: t.Any,
 ) -> t.Callable[..., t.Any]:
     """``calls.program(...)``: what a Hessian-vector product's program calls (a function of
     the callee and the arguments' types, without a derivative)."""
-    return calls.program(callee, dcallee, kwnames, varied, *values)
+    return calls.program(callee, dcallee, head, kwnames, varied, *values)
 
 
 runtime.register_object(program_of, "forward.program_of")
@@ -646,11 +681,11 @@ zero_derivative(program_of, ...)
 
 
 def star_program_of(
-    calls: DynamicCalls, callee: t.Any, dcallee: t.Any, *given: t.Any
+    calls: DynamicCalls, callee: t.Any, dcallee: t.Any, head: bool, *given: t.Any
 ) -> t.Callable[..., t.Any]:
     """``calls.star_program(...)``: ``program_of`` for ``callee(*args, **kwargs)`` (``given``:
     ``args`` and its tangents, then ``kwargs`` and its, if the call has them)."""
-    return calls.star_program(callee, dcallee, *given)
+    return calls.star_program(callee, dcallee, head, *given)
 
 
 runtime.register_object(star_program_of, "forward.star_program_of")

@@ -294,9 +294,12 @@ class _Transform(Calls):
         if fn in frules.IN_PLACE and op.args and isinstance(op.args[0].type, T.Any):
             # ``x += y`` into a float makes a new value; into an array (of a type inference
             # could not tell) it writes, into its tangent too when it has one
-            if not self.reversible and op.args[0] in self.varied and len(op.args) == 2:
-                self.in_place_of_any(b, op, fn, varied)
-                return
+            if op.args[0] in self.varied and len(op.args) == 2 and not op.kwargs:
+                if not self.reversible:
+                    self.in_place_of_any(b, op, fn, varied)
+                    return
+                if self.in_place_written(b, op, fn, varied):
+                    return
             b.call(frules.not_an_array, self.p(op.args[0]), name, type=T.NONE)
         if fn in (set, frozenset) and r not in self.varied and not kwargs:
             # (a set of keys, ``set(d) & set(kwds)`` in SciPy: hashed items, which carry no
@@ -338,6 +341,25 @@ class _Transform(Calls):
             self.tangent[r] = b.call(site.what, z, *args, *tangents, kwargs=kwargs, type=r.type)
         self.settle(b, op)
 
+    def in_place_written(self, b: Builder, op: Call, fn: object, varied: tuple[bool, ...]) -> bool:
+        """``x op= y`` of an ``x`` of unknown type in a Hessian-vector product's program: the
+        tangent of ``x op y`` written out (from the operands before the write), the write,
+        then ``written_tangent``: that tangent, written into ``x``'s for an array.  False
+        where ``x op y`` has no written form (the call is refused for an array then)."""
+        x, y = op.args
+        plain = inplace_forward.IN_PLACE_OF.get(fn)
+        form = None if plain is None else frules.written_form(plain, (x.type, y.type), (), varied)
+        if form is None:
+            return False
+        r = op.result
+        dx, dy = (self.tangent[a] if v else None for a, v in zip(op.args, varied))
+        before = b.call(plain, self.p(x), self.p(y), type=T.ANY)  # (for the formula's z)
+        d = form.fn(b, before, [self.p(x), self.p(y)], [dx, dy], {})
+        self.primal[r] = b.call(fn, self.p(x), self.p(y), type=r.type, name=r.name)
+        self.tangent[r] = b.call(inplace_forward.written_tangent, self.p(x), self.tangent[x], d, type=T.ANY)
+        self.varied.add(r)
+        return True
+
     def constant(self, b: Builder, r: Value) -> None:
         """``r`` has no derivative; if a write may reach it later, it gets a tangent of zeros,
         its own memory (``z = np.zeros(3)`` before ``z[0] = x``)."""
@@ -346,8 +368,12 @@ class _Transform(Calls):
             if isinstance(z.type, T.Array):
                 self.tangent[r] = b.call(np.zeros_like, z, type=z.type)
             elif self.reversible and _calls(r, runtime.make_cell):
-                # (an empty cell: its tangent a real one, which reverse mode follows)
-                self.tangent[r] = b.call(runtime.make_cell, type=z.type)
+                # (its tangent a real cell, which reverse mode follows: empty for an empty
+                # cell; for a parameter's, ``make_cell(cond)`` on Python 3.11, where a
+                # comprehension reads it, zeros like what it holds, read there)
+                made = t.cast(Result, r).op
+                held = [b.call(frules.like, self.p(a), Constant(None), type=T.ANY) for a in made.args]
+                self.tangent[r] = b.call(runtime.make_cell, *held, type=z.type)
             else:
                 self.tangent[r] = b.call(frules.like, z, None, type=z.type)
         else:
@@ -369,18 +395,13 @@ class _Transform(Calls):
             return
         if self.reversible and callee is runtime.cell_get:  # (the tangent the cell holds)
             return  # (the same call on the tangent: a view exactly where the primal's is)
-        if self.reversible:  # (``fresh`` has no reverse rule: what it would find, known here)
+        if self.reversible:  # (what ``fresh`` would find, where it is known here)
             callee = op.callee.value if isinstance(op.callee, Constant) else None
             if returns_fresh(op) or callee in _COPIES:  # new memory: so its tangent
                 # (``+d``: a copy of an array, a float itself, where the type is unknown)
                 copy = np.copy if isinstance(r.type, T.Array) else operator.pos
                 self.tangent[r] = b.call(copy, self.tangent[r], type=r.type)
                 return
-            raise self.refuse(
-                op,
-                f"{callable_name(callee)} in a Hessian-vector product, on an array written into "
-                "later: whether its result is a view is known only at run time",
-            )
         pairs: list[Value] = []
         for a in given:
             if a in self.varied and not isinstance(a.type, (T.Float, T.Const)):
@@ -528,7 +549,8 @@ _NEVER_ARRAYS = frozenset([
 ])  # fmt: skip
 
 #: calls that return new memory whatever their operands (their tangents are new too)
-_COPIES = frozenset([np.copy, np.ndarray.copy, np.array, builtins.sum])  # (sum: 0 + ...)
+# (sum: 0 + ...; ``np.full``: new memory, whatever its fill value)
+_COPIES = frozenset([np.copy, np.ndarray.copy, np.array, builtins.sum, np.full, np.full_like])
 
 
 def _calls(r: Value, fn: object) -> bool:

@@ -52,6 +52,7 @@ from gibbous.ir import runtime
 from gibbous.ir.names import CallableSet, CallableTable
 from gibbous.ir.core import Call, Constant, Value
 from gibbous.ir.types import (
+    Any,
     Array,
     Bool,
     Complex,
@@ -514,6 +515,8 @@ _FRESH: CallableSet[object] = CallableSet(
     ]
 )
 
+_FRESH_OF_ANY: CallableSet[object] = CallableSet(getattr(np, n) for n in _FRESH_NUMPY)
+
 
 def _numeric(ty: Type) -> bool:
     match ty:
@@ -543,8 +546,35 @@ def returns_fresh(call: Call) -> bool:
         return bool(call.args) and _numeric(call.args[0].type) and is_pure_call(call)
     if not (isinstance(fn, np.ufunc) or fn in _FRESH):
         return False
+    out = call.kwargs.get("out")
+    if out is not None and not _no_memory(out.type):
+        return False
     operands = [*call.args, *call.kwargs.values()]
-    return all(_numeric(v.type) for v in operands) and is_pure_call(call)
+    # (an axis, ``out=None``, ``dtype=None``: no memory the result could share; NumPy's
+    # reductions and products make a new array of any operands, numeric ones at run time)
+    if all(_numeric(v.type) or _no_memory(v.type) for v in operands):
+        return is_pure_call(call)
+    # (operands of unknown type: what the call runs is unknown, but NumPy's reductions and
+    # products make a new array, except of an object array, whose items they may return)
+    return fn in _FRESH_OF_ANY and all(
+        _numeric_or_unknown(v.type) or _no_memory(v.type) for v in operands
+    )
+
+
+def _numeric_or_unknown(ty: Type) -> bool:
+    return _numeric(ty) or isinstance(ty, Any) or isinstance(ty, Array) and ty.dtype is None
+
+
+def _no_memory(ty: Type) -> bool:
+    """None, a string, or a constant int or tuple of them: no array a result could share."""
+    if isinstance(ty, NoneType | Str):
+        return True
+    if isinstance(ty, Const):
+        v = ty.value
+        return v is None or isinstance(v, (str, int)) or (
+            isinstance(v, tuple) and all(isinstance(i, int) for i in v)
+        )
+    return False
 
 __all__ = [
     "PurityCondition",

@@ -69,6 +69,10 @@ class Emit:
 def like(z: t.Any, dz: t.Any) -> t.Any:
     """``dz`` as the tangent of ``z``: zeros for None, broadcast to ``z``'s shape (an operand's
     tangent may have fewer dimensions than the result), the result's scalar type."""
+    if isinstance(z, (tuple, list)) and dz is not None:
+        # (first: of a tuple, type inference folds this test, never ``type(z)``, which may be
+        # a NamedTuple's; derived again in a Hessian-vector product, the rest is not built)
+        return dz
     kind = type(z)
     if kind is np.ndarray:
         if dz is None or z.dtype == np.bool_:  # (a mask has no derivative, whatever it got)
@@ -87,8 +91,6 @@ def like(z: t.Any, dz: t.Any) -> t.Any:
     if kind is complex:
         return 0j if dz is None else complex(dz)
     if kind is tuple or kind is list:  # (zeros: 0.0 for an int; None for a string, None)
-        if dz is not None:
-            return dz
         return kind(item_zeros(z))
     if kind is dict:  # (the values' tangents by key: zeros, 0.0 for an int, None for a string)
         return dict(zip(z, item_zeros(z.values()))) if dz is None else dz
@@ -284,8 +286,10 @@ def number_type(ty: T.Type) -> bool:
 
 
 def unknown(ty: T.Type) -> bool:
-    """A type whose values a tangent function checks at run time: ``Any``, or an array of a
-    dtype the build could not tell."""
+    """A type whose values a tangent function checks at run time: ``Any``, an array of a
+    dtype the build could not tell, or a tuple or list of items it could not (``(a,) * n``)."""
+    if isinstance(ty, T.Object) and ty.cls in (tuple, list):
+        return True
     return isinstance(ty, T.Any) or isinstance(ty, T.Array) and ty.dtype is None
 
 
@@ -333,6 +337,31 @@ def without_derivative(v: object) -> bool:
     return truth_value(v) or v is None or isinstance(v, (types.ModuleType, str))
 
 
+def _runtime_number(v: object) -> bool:
+    if isinstance(v, np.ndarray):
+        return v.dtype.kind in "biufc"
+    return isinstance(v, (float, int, complex, np.number)) and not isinstance(v, np.bool_)
+
+
+def _runtime_numbers(v: object) -> bool:
+    if isinstance(v, (list, tuple)):
+        return all(map(_runtime_numbers, v))
+    return _runtime_number(v) or isinstance(v, np.bool_)
+
+
+def number_operands(sequences: bool, *values: object) -> None:
+    """``real_operands`` for a linear or bilinear function's tangent written out (``f(dx)``,
+    ``f(dx, y) + f(x, dy)``), which holds for complex values too: raises unless every value is
+    a real or complex number or array (with ``sequences``, or a list or tuple of them)."""
+    number = _runtime_numbers if sequences else _runtime_number
+    for v in values:
+        if not number(v) and not truth_value(v):
+            raise ForwardModeError(
+                f"forward mode: an operand is {type(v).__name__}, where a number or array was "
+                "expected (containers of other values are not taken yet)"
+            )
+
+
 def real_operands(sequences: bool, *values: object) -> None:
     """Raises unless every value is a real number or array (with ``sequences``, or a list or
     tuple of them): the check a tangent written out for operands whose type was ``Any`` makes
@@ -347,6 +376,7 @@ def real_operands(sequences: bool, *values: object) -> None:
 
 
 runtime.register_object(real_operands, "forward.real_operands")
+runtime.register_object(number_operands, "forward.number_operands")
 
 
 def no_float_items(items: t.Iterable[t.Any], name: str) -> None:
@@ -374,14 +404,21 @@ def operand_tangent(a: object, da: t.Any) -> t.Any:
 runtime.register_object(operand_tangent, "forward.operand_tangent")
 
 
-def checked(tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False) -> Tangent:
+def checked(
+    tangent: Tangent, types: tuple[T.Type, ...], sequences: bool = False, linear: bool = False
+) -> Tangent:
     """``tangent``, checking first that the operands whose type was ``Any`` are real numbers
     or arrays (a formula's tangent of a complex number would not be its derivative); with
-    ``sequences``, lists and tuples of them too (a linear function's: ``sum(xs)``)."""
+    ``sequences``, lists and tuples of them too (a linear function's: ``sum(xs)``); with
+    ``linear`` (a linear or bilinear function's tangent, which holds for complex values too)
+    complex ones too."""
     where = [i for i, ty in enumerate(types) if unknown(ty)]
     if not where:
         return tangent
-    real = _runtime_reals if sequences else _runtime_real
+    if linear:
+        real = _runtime_numbers if sequences else _runtime_number
+    else:
+        real = _runtime_reals if sequences else _runtime_real
     twin_helper(tangent)  # (``run`` calls it: derived again in a Hessian-vector product)
 
     n = len(types)
@@ -560,6 +597,8 @@ def item_tangent(b: Builder, a: Value, d: Value | None) -> Value:
         # (none: zeros of a list taken here would miss its later appends)
         return Constant(None)
     if isinstance(a.type, (T.Float, T.Complex, T.Array, T.Tuple, T.List, T.Any)):
+        return zero(b, a)
+    if isinstance(a.type, T.Object) and a.type.cls is tuple:  # (of unknown items: at run time)
         return zero(b, a)
     if isinstance(a.type, (T.Int, T.Bool)) or (
         isinstance(a.type, T.Const) and isinstance(a.type.value, (int, float, np.number))

@@ -38,7 +38,7 @@ from gibbous.ir import runtime
 from gibbous.ir import types as T
 from gibbous.ir.builder import Builder
 from gibbous.ir.core import Constant, Value
-from gibbous.infer.implementations import twin_module
+from gibbous.infer.implementations import twin_helper, twin_module
 from gibbous.rules import inplace_forward
 from gibbous.rules.formulas import Expr, complex_tangent
 from gibbous.rules.emit import Emit as Emit
@@ -50,6 +50,7 @@ from gibbous.rules.emit import (
     Operand,
     Writer,
     complex_type,
+    number_operands,
     number_type,
     no_float_items as no_float_items,
     operand_tangent,
@@ -166,12 +167,14 @@ def written_form(
     return None
 
 
-def _checked_emit(emit: Emit, sequences: bool, operand: int | None) -> Emit:
+def _checked_emit(emit: Emit, sequences: bool, operand: int | None, linear: bool) -> Emit:
+    check = number_operands if linear else real_operands
+
     def checked_first(
         b: Builder, z: Value, args: Values, tangents: Tangents, kwargs: Keywords
     ) -> Value:
         where = args if operand is None else args[operand : operand + 1]
-        b.call(real_operands, sequences, *(a for a in where if unknown(a.type)), type=T.NONE)
+        b.call(check, sequences, *(a for a in where if unknown(a.type)), type=T.NONE)
         if not sequences:  # (a bool that passed the check: its tangent is zeros)
             tangents = [
                 b.call(operand_tangent, a, da, type=T.ANY)
@@ -185,17 +188,24 @@ def _checked_emit(emit: Emit, sequences: bool, operand: int | None) -> Emit:
 
 
 def _register_unknown(
-    fn: object, make: Maker, sequences: bool = False, operand: int | None = None
+    fn: object,
+    make: Maker,
+    sequences: bool = False,
+    operand: int | None = None,
+    linear: bool = False,
 ) -> None:
     """``make``'s Emit, where it makes one for unknown types, checked first (a written form):
     the operands, or the one ``operand`` a linear function's tangent is taken along (an index
-    or an axis of unknown type is a constant, whatever it is)."""
+    or an axis of unknown type is a constant, whatever it is): real, or with ``linear`` (a
+    linear or bilinear function's tangent, which holds for complex values too) complex too."""
 
     def made(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
         emit = make(types, kwnames, varied)
-        return _checked_emit(emit, sequences, operand) if isinstance(emit, Emit) else None
+        if not isinstance(emit, Emit):
+            return None
+        return _checked_emit(emit, sequences, operand, linear)
 
     register_written(fn, made)
 
@@ -274,10 +284,12 @@ def register_elementwise(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
         if not kwnames and len(types) == len(grads) and any(map(complex_type, types)):
-            return _complex_elementwise(complex_forms, types, varied, functions)
-        if kwnames or len(types) != len(grads) or not all(map(real_type, types)):
+            made = _complex_elementwise(complex_forms, types, varied, functions)
+            if made is not None or static_types(types):
+                return made
+        if kwnames or len(types) != len(grads) or not all(map(_number_or_unknown, types)):
             return None
-        if static_types(types) and expressible(varied):
+        if static_types(types) and expressible(varied):  # (real: complex ones, above)
             arrays = any(isinstance(ty, T.Array) for ty in types)
             emit = _elementwise_emit(formulas, arrays, functions)
             try:  # (written once now, on dummy values, to learn whether it can be)
@@ -285,6 +297,10 @@ def register_elementwise(
                 return emit
             except Inexpressible:
                 pass
+        # (a complex value found at run time, where every varied operand's formula turns:
+        # ``conj(P(conj(d)))``, the adjoint of the gradient's map, as ``complex_tangent``
+        # writes it, its real part for a real result)
+        turns = all(f is not None for f, v in zip(complex_forms, varied) if v)
         if len(grads) == 1:
             g1 = grads[0]
             assert g1 is not None
@@ -292,23 +308,29 @@ def register_elementwise(
             def unary(z: t.Any, x: t.Any, dx: t.Any) -> t.Any:
                 if dx is None:
                     return like(z, None)
+                if turns and (np.iscomplexobj(x) or np.iscomplexobj(dx)):
+                    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                        return like(z, _real_for(z, np.conj(g1(np.conj(dx), x, z))))
                 if quiet:
                     return like(z, g1(dx, x, z))
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     return like(z, g1(dx, x, z))
 
-            return checked(unary, types)
+            return checked(unary, types, linear=turns)
         gx, gy = grads
 
         def binary(z: t.Any, x: t.Any, y: t.Any, dx: t.Any, dy: t.Any) -> t.Any:
+            c = turns and (
+                np.iscomplexobj(x) or np.iscomplexobj(y) or np.iscomplexobj(dx) or np.iscomplexobj(dy)
+            )
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                d = None if dx is None or gx is None else gx(dx, x, y, z)
+                d = None if dx is None or gx is None else _along(gx, c, dx, x, y, z)
                 if dy is not None and gy is not None:
-                    e = gy(dy, x, y, z)
+                    e = _along(gy, c, dy, x, y, z)
                     d = e if d is None else d + e
-            return like(z, d)
+            return like(z, d if not c or d is None else _real_for(z, d))
 
-        return checked(binary, types)
+        return checked(binary, types, linear=turns)
 
     def make_unknown(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
@@ -317,16 +339,52 @@ def register_elementwise(
             return None
         if not expressible(varied):
             return None
-        emit = _elementwise_emit(formulas, True, functions)  # (NumPy's functions take both)
-        try:
-            _probe(emit, types, varied)
-        except Inexpressible:
+        return _written(formulas, types, varied, functions)
+
+    def make_unknown_complex(
+        types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
+    ) -> Tangent | Emit | None:
+        """For operands that may be complex at run time: the formulas' complex forms, where
+        each varied one's reads the same for real and complex values (no ``conj``, no
+        comparison, no function whose form depends on the type: ``mul``, ``exp``, ``sin``)."""
+        if kwnames or len(types) != len(grads) or not all(map(_number_or_unknown, types)):
             return None
-        return emit
+        if not all(f is not None and _typeless(f) for f, v in zip(complex_forms, varied) if v):
+            return None
+        forms = [f if v else None for f, v in zip(complex_forms, varied)]
+        return _written(forms, types, varied, functions)
 
     for fn in fns:
         register(fn, make, numeric=True)
         _register_unknown(fn, make_unknown)
+        if complex_ok:  # (tried first: the latest registration that makes one)
+            _register_unknown(fn, make_unknown_complex, linear=True)
+
+
+#: Formulas' functions written differently for real and complex operands.
+_TYPED_FUNCTIONS = frozenset(["unit", "real_log", "lift_base", "magnitude"])
+
+
+def _number_or_unknown(ty: T.Type) -> bool:
+    return real_type(ty) or complex_type(ty)
+
+
+def _typeless(e: Expr) -> bool:
+    """Whether a complex form reads the same written for real or complex operands."""
+    return not e.ops() & {"conj", ">", "<"} and not e.calls() & _TYPED_FUNCTIONS
+
+
+@twin_helper  # (the tangent functions call these: derived again in a Hessian-vector product)
+def _along(g: t.Callable[..., t.Any], complex_: bool, d: t.Any, *operands: t.Any) -> t.Any:
+    """The tangent along ``d`` from the gradient's rendering ``g``: ``g(d, ...)`` of real
+    values, ``conj(g(conj(d), ...))`` of complex ones."""
+    return np.conj(g(np.conj(d), *operands)) if complex_ else g(d, *operands)
+
+
+@twin_helper
+def _real_for(z: t.Any, d: t.Any) -> t.Any:
+    """``d``, or its real part where the result ``z`` is real (``abs`` of a complex value)."""
+    return d if np.iscomplexobj(z) else np.real(d)
 
 
 def _complex_elementwise(
@@ -341,6 +399,17 @@ def _complex_elementwise(
         return None
     if any(f is None for f, v in zip(forms, varied) if v):
         return None
+    return _written(forms, types, varied, functions)
+
+
+def _written(
+    forms: t.Sequence[Expr | None],
+    types: tuple[T.Type, ...],
+    varied: tuple[bool, ...],
+    functions: t.Mapping[str, t.Callable[..., t.Any]],
+) -> Emit | None:
+    """The formulas written for arrays (NumPy's functions take numbers too), where they can
+    be (written once now, on dummy values, to learn it)."""
     emit = _elementwise_emit(forms, True, functions)
     try:
         _probe(emit, types, varied)
@@ -444,13 +513,15 @@ def register_linear(
 
             # (the operand checked: an index of unknown type is a constant, a bool one too)
             only = tuple(ty if i == operand else T.NONE for i, ty in enumerate(types[:n]))
-            return checked(linear, only, sequences=True)
+            return checked(linear, only, sequences=True, linear=True)
 
         return make
 
     for fn in fns:
         register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
-        _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), True, operand)
+        _register_unknown(
+            fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), True, operand, linear=True
+        )
         if operand == 0:
             inplace_forward.LINEAR[fn] = frozenset(added)  # (its ``out=`` form: ``f(dx, out=dz)``)
 
@@ -503,8 +574,9 @@ def real_operand(ty: T.Type) -> bool:
 
 
 def number_operand(ty: T.Type) -> bool:
-    """The same, real or complex: what a (real-)linear function takes the tangent of."""
-    return number_type(ty) or _real_sequence(ty, number_type)
+    """The same, real or complex: what a (real-)linear function takes the tangent of (a
+    sequence of items the build could not tell checked at run time)."""
+    return number_type(ty) or _real_sequence(ty, number_type) or unknown(ty)
 
 
 def register_linear_in(fns: t.Iterable[object], linear: tuple[int, ...], most: int) -> None:
@@ -602,13 +674,13 @@ def register_bilinear(
                     d = e if d is None else d + e
                 return like(z, d)
 
-            return checked(bilinear, types[:n])
+            return checked(bilinear, types[:n], linear=True)
 
         return make
 
     for fn in fns:
         register(fn, make_for(t.cast(t.Callable[..., t.Any], fn)), numeric=True)
-        _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True))
+        _register_unknown(fn, make_for(t.cast(t.Callable[..., t.Any], fn), True), linear=True)
 
 
 

@@ -98,6 +98,8 @@ def written_operands(
         return frozenset({0})  # (the object: its attribute)
     if fn is operator.setitem and n == 3 and isinstance(types[0], T.Any):
         return frozenset({0})  # (an array whose type inference could not tell: checked)
+    if fn is np.copyto and n >= 2 and isinstance(types[0], T.Any):
+        return frozenset({0})  # (the same)
     if "out" in kwnames:
         i = n + kwnames.index("out")
         return frozenset({i}) if _array(types[i]) else frozenset()
@@ -150,10 +152,14 @@ def direct(
     if fn is delattr and n == 2 and not kwnames:
         return _delattr
     if fn is operator.setitem and n == 3 and not kwnames and isinstance(types[0], T.Any):
-        return _assign(setitem_checked, value=2) if _number(types[2]) else None
+        if not _number(types[2]):
+            return None
+        return _setitem_checked_real if reversible else _assign(setitem_checked, value=2)
     if fn is operator.setitem and n == 3 and not kwnames and _number(types[2]):
         return _assign(operator.setitem, value=2)
     if fn is np.copyto and n >= 2 and set(kwnames) <= {"casting", "where"} and _number(types[1]):
+        if isinstance(types[0], T.Any):  # (checked to be an array first)
+            return _checked_first(_assign(np.copyto, value=1))
         return _assign(np.copyto, value=1)
     if fn is np.ndarray.fill and n == 2 and not kwnames and _number(types[1]):
         return _assign(np.ndarray.fill, value=1)
@@ -350,19 +356,53 @@ runtime.register_object(set_field, "forward_writes.set_field")
 runtime.register_object(refuse_computed, "forward_writes.refuse_computed")
 
 
-def setitem_checked(z: t.Any, index: t.Any, x: t.Any) -> None:
-    """``z[index] = x`` into a value whose type inference could not tell (an attribute): an
-    array (and its tangent, an array too), checked here; anything else is refused."""
+def written_array(z: t.Any) -> None:
+    """Refuse ``z[i] = x`` into a value whose type inference could not tell (an attribute)
+    unless it is an array (and its tangent, an array too)."""
     if not isinstance(z, np.ndarray):
         raise ForwardModeError(
             f"forward mode: z[i] = x into a {type(z).__name__} whose type the build could not "
             "tell (an attribute, an item of a container): this version follows such writes "
             "into arrays only"
         )
+
+
+def array_of(z: t.Any) -> np.ndarray:
+    """``z``, an array (refused otherwise): a value whose type the build could not tell,
+    typed as an array in the program, so that a write's rule for arrays is found for it."""
+    written_array(z)
+    return t.cast(np.ndarray, z)
+
+
+def setitem_checked(z: t.Any, index: t.Any, x: t.Any) -> None:
+    """``z[index] = x`` into an array whose type inference could not tell, checked here."""
+    written_array(z)
     z[index] = x
 
 
+def _checked_first(write: WriteEmit) -> WriteEmit:
+    """``write`` into a value whose type inference could not tell, and into its tangent, each
+    checked to be an array first and typed as one (``array_of``, whose reverse rule is the
+    array itself): reverse mode then finds the write's rule for arrays (in a Hessian-vector
+    product, ``setitem_checked``'s and ``copyto``'s form)."""
+
+    def emit(
+        b: Builder, args: list[Value], kwargs: dict[str, Value], d: list[Value | None]
+    ) -> tuple[Value, Value | None]:
+        array = T.Array(None, None)
+        z = b.call(array_of, args[0], type=array)
+        dz = d[0] if d[0] is None else b.call(array_of, d[0], type=array)
+        return write(b, [z, *args[1:]], kwargs, [dz, *d[1:]])
+
+    return emit
+
+
+_setitem_checked_real = _checked_first(_assign(operator.setitem, value=2))
+
+
 runtime.register_object(setitem_checked, "forward_writes.setitem_checked")
+runtime.register_object(written_array, "forward_writes.written_array")
+runtime.register_object(array_of, "forward_writes.array_of")
 
 
 def _linear_in_place(fn: object) -> WriteEmit:
@@ -640,3 +680,23 @@ def fresh(z: t.Any, dz: t.Any, *pairs: t.Any) -> t.Any:
 
 
 runtime.register_object(fresh, "forward.fresh")
+
+
+def written_tangent(x: t.Any, dx: t.Any, d: t.Any) -> t.Any:
+    """The tangent after ``x op= y`` of an ``x`` whose type the build could not tell, in a
+    Hessian-vector product's program: ``d`` (the tangent of ``x op y``) for a number, which
+    the operator replaced; for an array, which it wrote into, ``d`` written into ``dx``, its
+    tangent, so that every name of the array sees it."""
+    if type(x) is not np.ndarray:
+        return d
+    if type(dx) is not np.ndarray or dx.shape != x.shape:
+        raise ForwardModeError(
+            "forward mode: an in-place operator writes into an array here that has no tangent "
+            "of its own (an array the differentiated code did not get or make from an "
+            "argument): its other names' tangents would miss the write"
+        )
+    np.copyto(dx, d)
+    return dx
+
+
+runtime.register_object(written_tangent, "forward.written_tangent")

@@ -17,7 +17,7 @@ import scipy.special as sps
 
 import gibbous
 from gibbous.forward import ForwardModeError
-from tests.library.programs import at_least, check_program
+from tests.library.programs import check_program
 
 RNG = np.random.default_rng(11)
 X = np.linspace(0.1, 0.9, 6) + np.sin(np.arange(6)) * 0.05
@@ -86,18 +86,7 @@ CASES: list[tuple[str, F, np.ndarray]] = [
 ]  # fmt: skip
 
 
-# NumPy 2.5: the hvp of eig / eigvals through their tangent functions is refused (a complex
-# operand where the formula takes real ones); found, not fixed.
-_NUMPY_25 = at_least("numpy", "2.5.0")
-_COMPLEX_25 = {"eig, real spectrum", "eigvals"}
-PARAMS = [
-    pytest.param(
-        *c, id=c[0],
-        marks=[pytest.mark.xfail(_NUMPY_25, reason="NumPy 2.5: refused, a complex operand", strict=True)]
-        if c[0] in _COMPLEX_25 else [],
-    )
-    for c in CASES
-]  # fmt: skip
+PARAMS = [pytest.param(*c, id=c[0]) for c in CASES]
 
 
 @pytest.mark.parametrize(("name", "f", "x"), PARAMS)

@@ -565,6 +565,37 @@ def test_hvp_of_a_function_writing_into_its_argument() -> None:
     np.testing.assert_allclose(hv, (grad(x0 + h * v0) - grad(x0 - h * v0)) / (2 * h), rtol=1e-6)
 
 
+def _writes_into_values_of_unknown_type() -> t.Callable[[np.ndarray], t.Any]:
+    """``y -= ...`` into an array and ``s -= ...`` of a number, each the result of a callee the
+    build cannot tell (``fn``, a value), the array seen again through another name."""
+    fn, first = np.sin, np.cos
+
+    def f(x: np.ndarray) -> t.Any:
+        y = fn(x)
+        alias = y
+        y -= x**2  # (a write: ``alias`` sees it)
+        y *= x
+        s = first(x[0])
+        s -= x[1] ** 3  # (a new number)
+        return np.sum(alias**2) * s
+
+    return f
+
+
+def test_hvp_of_in_place_operators_on_values_of_unknown_type() -> None:
+    """The tangent of ``y op z`` written out, then the write, then that tangent written into
+    the array's, which every name of it holds; a number's replaced.  Against differences of
+    gradients, and the gradient against forward mode."""
+    f = _writes_into_values_of_unknown_type()
+    x, v = np.array([0.5, 0.7, 0.9]), RNG.standard_normal(3)
+    grad = gibbous.grad(f)
+    h = 1e-5
+    hv = gibbous.hvp(f, x, v)
+    np.testing.assert_allclose(hv, (grad(x + h * v) - grad(x - h * v)) / (2 * h), rtol=1e-6)
+    _, d = jvp(build_frule(f, x), f, (x,), (v,))
+    assert d == pytest.approx(float(np.dot(grad(x), v)), rel=1e-10)
+
+
 def doubles_its_argument(x: np.ndarray) -> t.Any:
     x *= 2.0
     return np.sin(x) * x[::-1]

@@ -24,6 +24,7 @@ if importlib.util.find_spec("scipy") is not None:
     import scipy.linalg as sla
     from scipy._lib import _array_api
 
+    from gibbous.library.scipy import array_api
     from gibbous.library.scipy.array_api import HELPERS as _helpers
 
     from gibbous.library.scipy import decomp_twins as dt
@@ -96,6 +97,7 @@ if importlib.util.find_spec("scipy") is not None:
             ),
         ),  # fmt: skip
         case(_array_api.array_namespace, _a),
+        case(array_api.numpy_namespace, _helpers.array_namespace(_a) if _helpers else np),
         *(
             case(getattr(_helpers, _name), np)
             for _name in sorted(vars(_helpers) if _helpers is not None else ())

@@ -365,6 +365,9 @@ def _isinstance(args: tuple[T.Type, ...], kwargs: dict[str, T.Type]) -> T.Type:
     if kwargs or len(args) != 2:
         return T.ANY
     x, cls = args
+    if isinstance(cls, T.Tuple) and cls.cls is tuple and all(isinstance(c, T.Const) for c in cls.items):
+        # (``isinstance(z, (tuple, list))``: the frontend builds the tuple of classes)
+        cls = T.Const(tuple(t.cast(T.Const, c).value for c in cls.items))
     if isinstance(cls, T.Const) and _is_class_or_classes(cls.value):
         known = isinstance_of(x, t.cast(type | tuple[type, ...], cls.value))
         if known is not None:

@@ -61,7 +61,7 @@ from gibbous.ir import types as T
 from gibbous.rules import inline
 from gibbous.library.items import items_of
 from gibbous.rules.registry import Pullback, primitive, stateful_primitive
-from gibbous.rules import frules
+from gibbous.rules import frules, inplace_forward
 from gibbous.tangents.model import CoDual, is_differentiable, object_array_refusal
 
 _NO_RDATA_3 = no_pullback(3)
@@ -470,3 +470,40 @@ def copyto_where_rrule(f: CD, dst: CD, src: CD, **kwargs: CD) -> RuleResult:
 
 primitive(np.copyto, ARRAY, ANY, kwargs={"where": ANY})(copyto_where_rrule)
 primitive(np.copyto, ARRAY, ANY, kwargs={"where": ANY, "casting": ANY})(copyto_where_rrule)
+
+
+def written_tangent_rrule(f: CD, x: CD, dx: CD, d: CD) -> RuleResult:
+    """``inplace_forward.written_tangent(x, dx, d)`` (``x op= y`` of a value of unknown type,
+    in a Hessian-vector product): for a number, ``d`` itself; for an array, ``np.copyto(dx,
+    d)``'s rule (``dx``'s old values restored by the pullback, ``d`` getting what ``dx``
+    collects), then ``dx``.  ``x`` decides which: no cotangent."""
+    if type(x.primal) is not np.ndarray:  # (a number: the cotangent goes back to ``d``)
+        yf = new_fdata(d.primal)
+
+        def to_d(dy: t.Any) -> tuple[t.Any, ...]:
+            g = cotangent(yf, dy)
+            return (NT, zero_for(x), zero_for(dx), zero_for(d) if g is None else send(d, g))
+
+        return CoDual(d.primal, yf), to_d
+    inplace_forward.written_tangent(x.primal, dx.primal, dx.primal)  # (its checks alone)
+    _, pullback = copyto_where_rrule(CoDual(np.copyto, NT), dx, d, where=CoDual(True, NT))
+
+    def back(dy: t.Any) -> tuple[t.Any, ...]:
+        r = pullback(dy)
+        return (NT, NT, NT, r[2])
+
+    return dx, back
+
+
+primitive(inplace_forward.written_tangent, ANY, ANY, ANY)(written_tangent_rrule)
+
+
+def array_of_rrule(f: CD, x: CD) -> RuleResult:
+    """``inplace_forward.array_of(x)``: ``x`` itself (checked to be an array), whose fdata
+    collects its cotangent."""
+    inplace_forward.array_of(x.primal)
+    return x, lambda dy: (NT, NT)
+
+
+primitive(inplace_forward.array_of, ANY)(array_of_rrule)
+

@@ -254,7 +254,7 @@ def _unique_flagged(z: t.Any, x: t.Any, dx: t.Any, *_flags: t.Any, **kwargs: t.A
     d = frules.like(values, np.take(np.ravel(dx), first))
     if not isinstance(z, tuple):
         return d
-    return (d, *(frules.like(item, None) for item in z[1:]))
+    return (d, *[frules.like(item, None) for item in z[1:]])  # (a list: hvp derives it)
 
 
 frules.register(np.sort, _sort_make, numeric=True)

@@ -107,11 +107,11 @@ def linspace_tangent(
         options = dict(_DEFAULTS)  # (not ``|``: an hvp derives this function, dicts by items)
         for k, i in where.items():
             options[k] = values[i]
-        refuse_complex("numpy.linspace", *(values[i] for i in ends), z)
+        refuse_complex("numpy.linspace", *[values[i] for i in ends], z)
         retstep = bool(options["retstep"])
         if not _is_float(z[0] if retstep else z):
             return frules.like(z, None)
-        d0, d1 = (0.0 if ds[i] is None else ds[i] for i in ends)
+        d0, d1 = [0.0 if ds[i] is None else ds[i] for i in ends]  # (a list: hvp derives it)
         rest = {k: v for k, v in options.items() if k not in ("start", "stop", "dtype")}
         dy, dstep = t.cast(t.Any, np.linspace)(d0, d1, **{**rest, "retstep": True})
         if not retstep:

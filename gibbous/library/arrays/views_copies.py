@@ -524,7 +524,7 @@ def arange_tangent(
     def tangent(z: t.Any, *a: t.Any, **kwargs: t.Any) -> t.Any:
         ops, ds = split_tangents(a, n, len(types))
         values = [*ops, *kwargs.values()]
-        refuse_complex("numpy.arange", *(values[i] for i in where))
+        refuse_complex("numpy.arange", *[values[i] for i in where])  # (a list: hvp derives it)
         if not roles or not _float_result(z):
             return frules.like(z, None)
         terms = []

@@ -34,9 +34,26 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules import emit, frules
-from gibbous.library.common import ANY, CD, NT, RuleResult, no_pullback, nothing
-from gibbous.library.items import Throwaway, full_tangent, rdata_tangent, throwaway_state
+from gibbous.rules import emit, frules, inplace_forward
+from gibbous.library.common import (
+    ANY,
+    CD,
+    NT,
+    RuleResult,
+    cotangent,
+    new_fdata,
+    no_pullback,
+    nothing,
+    unbroadcast,
+    zero_for,
+)
+from gibbous.library.items import (
+    Throwaway,
+    full_tangent,
+    rdata_tangent,
+    send_to_value,
+    throwaway_state,
+)
 from gibbous.rules.registry import (
     DefaultContext,
     Pullback,
@@ -381,9 +398,38 @@ def dict_merge_rrule(f: CD, d: CD, other: CD) -> RuleResult:
 zero_derivative(like, ANY, "none")
 zero_derivative(item_zeros, ANY)
 zero_derivative(real_operands, ...)  # (checks: each raises or returns None)
+zero_derivative(emit.number_operands, ...)
 zero_derivative(emit.no_float_items, ANY, ANY)
 zero_derivative(emit.without_derivative, ANY)  # (a test: checked.run's, hvp's)
 zero_derivative(frules.not_an_array, ...)
+
+
+def fresh_rrule(f: CD, z: CD, dz: CD, *pairs: CD) -> RuleResult:
+    """``fresh(z, dz, *pairs)`` (a tangent aliased as its array is, checked at run time) in
+    a Hessian-vector product: ``dz`` itself, or a copy of it broadcast to ``z``'s shape, whose
+    cotangent goes back to ``dz`` summed over the broadcast axes.  ``z`` and the operands'
+    pairs only decide which: no cotangent."""
+    y = inplace_forward.fresh(z.primal, dz.primal, *(p.primal for p in pairs))
+    rest = nothing(len(pairs))
+    if y is dz.primal and type(y) is np.ndarray:  # (the same array: its fdata collects)
+        return dz, lambda dy: (NT, NT, NT, *rest)
+    yf = new_fdata(y)
+    given = dz.primal
+    numeric = isinstance(given, (np.ndarray, np.generic, float, int))
+    shape: tuple[int, ...] | None = getattr(given, "shape", ()) if numeric else None
+
+    def pullback(dy: t.Any) -> tuple[t.Any, ...]:
+        g = cotangent(yf, dy)
+        if g is not None and shape is not None and getattr(g, "shape", ()) != shape:  # (summed)
+            g = np.reshape(unbroadcast(g, shape), shape)
+            g = g if isinstance(given, np.ndarray) else g[()]
+        return (NT, zero_for(z), send_to_value(dz, g), *rest)
+
+    return CoDual(y, yf), pullback
+
+
+primitive(inplace_forward.fresh, ANY, ANY, ...)(fresh_rrule)
+zero_derivative(inplace_forward.written_array, ANY)
 
 
 # --------------------------------------------------------------------------------------------

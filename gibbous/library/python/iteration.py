@@ -318,12 +318,13 @@ def zip_tangents(*operands: t.Any) -> t.Iterator[tuple[t.Any, ...]]:
 def _zip_make(
     types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
 ) -> Tangent | Emit | None:
-    """``zip(a, b, ...)``: the tangents zipped in step (the primal's zip stops first)."""
-    if kwnames or not types:
+    """``zip(a, b, ...[, strict=...])``: the tangents zipped in step (the primal's zip stops
+    first, or with ``strict`` raises first, so the tangents' zip need not check)."""
+    if not set(kwnames) <= {"strict"} or len(types) == len(kwnames) or any(varied[len(types) - len(kwnames) :]):
         return None
 
     def emit(b: Builder, z: Value, args: Values, tangents: Tangents, kw: Keywords) -> Value:
-        ds = [Constant(None) if d is None else d for d in tangents]
+        ds = [Constant(None) if d is None else d for d in tangents[: len(args)]]
         return b.call(zip_tangents, *args, *ds, type=T.ANY)
 
     return Emit(emit)

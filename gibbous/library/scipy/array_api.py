@@ -14,18 +14,30 @@ from __future__ import annotations
 
 import importlib
 import types
+import typing as t
 
+import numpy as np
+
+from gibbous.infer.implementations import register_twin
+from gibbous.infer.typerules.table import register_type_rule
+from gibbous.ir import types as T
+from gibbous.ir.exceptions import UnsupportedArgumentError
 from gibbous.rules.registry import zero_derivative
 
-#: ``array_api_compat``'s helpers where this SciPy keeps them (``scipy._lib`` before 1.18,
-#: ``scipy._external`` from 1.18 on); None for a SciPy without them.
-HELPERS: types.ModuleType | None = None
-for _where in ("scipy._external", "scipy._lib"):
-    try:
-        HELPERS = importlib.import_module(f"{_where}.array_api_compat.common._helpers")
-        break
-    except ImportError:
-        continue
+
+def vendored(name: str) -> types.ModuleType | None:
+    """SciPy's copy of the module ``name`` (``scipy._lib`` before 1.18, ``scipy._external``
+    from 1.18 on); None for a SciPy without it."""
+    for where in ("scipy._external", "scipy._lib"):
+        try:
+            return importlib.import_module(f"{where}.{name}")
+        except ImportError:
+            continue
+    return None
+
+
+#: ``array_api_compat``'s helpers.
+HELPERS = vendored("array_api_compat.common._helpers")
 
 try:
     from scipy._lib import _array_api
@@ -46,3 +58,57 @@ if HELPERS is not None:  # (else the dispatch is derived from its source, if it 
 
 for _fn in _DISPATCH:
     zero_derivative(_fn, ...)
+
+
+# --------------------------------------------------------------------------------------------
+# ``array_api_extra``'s ``apply_where(cond, args, f1, f2)`` (some 120 calls in scipy.stats:
+# ``f1`` where ``cond``, ``f2`` elsewhere, each on its elements alone), whose NumPy path writes
+# through ``at(out, cond).set(v)``, an object of a library class forward mode cannot follow.
+# Its helper ``_apply_where`` is a twin: NumPy's path, the same writes as item assignments.
+
+
+def numpy_namespace(xp: types.ModuleType) -> None:
+    """Refuse, at run time, an array namespace other than NumPy's (the twin is its path)."""
+    if HELPERS is None or not HELPERS.is_numpy_namespace(xp):
+        raise UnsupportedArgumentError(
+            f"scipy's apply_where over arrays of {getattr(xp, '__name__', xp)!r}: gibbous "
+            "differentiates NumPy arrays"
+        )
+
+
+def apply_where(
+    cond: t.Any,
+    f1: t.Callable[..., t.Any],
+    f2: t.Callable[..., t.Any] | None,
+    fill_value: t.Any,
+    *args: t.Any,
+    kwkeys: t.Sequence[str] = (),
+    xp: types.ModuleType,
+) -> t.Any:
+    """``array_api_extra._lib._funcs._apply_where`` on NumPy arrays (``kwkeys``: the names of
+    the last ``args``, passed to ``f1`` and ``f2`` by keyword; SciPy before 1.18 has none)."""
+    numpy_namespace(xp)
+    n = len(args) - len(kwkeys)
+    named = dict(zip(kwkeys, args[n:]))
+    given = args[:n]
+    temp1 = f1(*[a[cond] for a in given], **{k: v[cond] for k, v in named.items()})
+    if f2 is None:
+        dtype = np.result_type(temp1, fill_value)
+        if isinstance(fill_value, (int, float, complex)):
+            out = np.full(cond.shape, fill_value, dtype=dtype)
+        else:
+            out = np.array(fill_value, dtype=dtype, copy=True)
+    else:
+        ncond = ~cond
+        temp2 = f2(*[a[ncond] for a in given], **{k: v[ncond] for k, v in named.items()})
+        out = np.empty(cond.shape, dtype=np.result_type(temp1, temp2))
+        out[ncond] = temp2
+    out[cond] = temp1
+    return out
+
+
+zero_derivative(numpy_namespace, ...)
+register_type_rule(numpy_namespace)(lambda args, kwargs: T.NONE)
+_XPX = vendored("array_api_extra._lib._funcs")
+if _XPX is not None and callable(getattr(_XPX, "_apply_where", None)):
+    register_twin(_XPX._apply_where, t.cast(types.FunctionType, apply_where))

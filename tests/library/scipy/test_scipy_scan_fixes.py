@@ -154,10 +154,7 @@ def test_getattr_with_a_default_in_both_modes() -> None:
     [
         lambda x: np.sum(scipy.integrate.cumulative_trapezoid(x) * W[:5]),
         lambda x: np.sum(scipy.integrate.cumulative_trapezoid(x, dx=0.3, initial=0) * W),
-        pytest.param(
-            lambda x: scipy.integrate.simpson(x),
-            marks=pytest.mark.xfail(_SCIPY_118, reason="SciPy 1.18: y[slices] of an untyped y in forward mode", strict=True),
-        ),
+        lambda x: scipy.integrate.simpson(x),
     ],
 )
 def test_integrate_in_forward_mode(f: t.Any) -> None:

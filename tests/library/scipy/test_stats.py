@@ -6,7 +6,6 @@ differences (in x, loc, scale and t's degrees of freedom), through ``gibbous.gra
 from __future__ import annotations
 
 import math
-import sys
 import typing as t
 
 import numpy as np
@@ -245,12 +244,6 @@ def test_distribution_methods_in_forward_mode(f: t.Callable[[t.Any], float]) -> 
     assert dy == pytest.approx(float(np.dot(gibbous.grad(f)(x), v)), rel=1e-10, abs=1e-12)
 
 
-@pytest.mark.xfail(
-    sys.version_info < (3, 12),
-    reason="Python 3.11: argsreduce's parameter cond, a cell (its comprehension is a function "
-    "there), reads as unbound in hvp's reverse pass: an internal UnboundLocalError (open)",
-    strict=True,
-)
 @pytest.mark.parametrize("f", [f for _, f in FORWARD_METHODS], ids=[n for n, _ in FORWARD_METHODS])
 def test_distribution_methods_under_hvp(f: t.Callable[[t.Any], float]) -> None:
     """hvp differentiates the forward program again: the methods of the arrays SciPy's code
@@ -277,3 +270,44 @@ def test_a_distribution_method_called_again_at_another_point() -> None:
     for scale in (1.0, 1.1, 1.3):
         dy = gibbous.jvp(rule, f, (x * scale,), (np.ones(4),))[1]
         assert dy == pytest.approx(float(np.sum(central_differences(f, [x * scale], 0))), rel=1e-6)
+
+
+#: ``c`` of genpareto, zero in places: there ``apply_where`` gives its fill value, ``-x``.
+C = np.array([0.3, 0.0, 0.5, 0.0])
+
+#: Methods whose SciPy source goes through ``array_api_extra``'s ``apply_where`` (``f1``
+#: where the condition holds, ``f2`` or a fill value elsewhere; a twin of its NumPy path).
+APPLY_WHERE: list[tuple[str, t.Callable[[t.Any], float]]] = [
+    ("t.logpdf", lambda x: float(np.sum(scipy.stats.t.logpdf(x, 2.5)))),
+    ("t.logpdf in df", lambda d: float(np.sum(scipy.stats.t.logpdf(X, d)))),
+    ("genpareto.logpdf, a fill value in x", lambda x: float(np.sum(scipy.stats.genpareto.logpdf(x, C)))),
+    ("genpareto.logsf", lambda x: float(np.sum(scipy.stats.genpareto.logsf(x, 0.4)))),
+]
+
+
+@pytest.mark.parametrize("f", [f for _, f in APPLY_WHERE], ids=[n for n, _ in APPLY_WHERE])
+def test_apply_where_in_three_modes(f: t.Callable[[t.Any], float]) -> None:
+    """Reverse and forward mode against central differences, hvp against the gradient's;
+    each branch's function sees only its own elements (no NaN from the other's)."""
+    x = np.abs(X) + 0.7
+    v = np.cos(np.arange(x.size) * 1.7 + 0.3)
+    fd = central_differences(f, [x], 0)
+    np.testing.assert_allclose(gibbous.grad(f)(x), fd, rtol=1e-6, atol=1e-9)
+    y, dy = gibbous.jvp(gibbous.build_frule(f, x), f, (x,), (v,))
+    assert y == pytest.approx(f(x), rel=1e-12)
+    assert dy == pytest.approx(float(np.dot(fd, v)), rel=1e-6, abs=1e-9)
+    grad = gibbous.grad(f)
+    h = 1e-5
+    expected = (np.asarray(grad(x + h * v)) - np.asarray(grad(x - h * v))) / (2 * h)
+    np.testing.assert_allclose(gibbous.hvp(f, x, v), expected, rtol=1e-5, atol=1e-8)
+
+
+def test_apply_where_refuses_another_namespace() -> None:
+    """The twin is NumPy's path: another array namespace is refused by name, not followed."""
+    from gibbous.ir.exceptions import GibbousError
+    from gibbous.library.scipy import array_api
+
+    if array_api.HELPERS is None:
+        pytest.skip("this SciPy has no array_api_compat")
+    with pytest.raises(GibbousError, match="apply_where over arrays of 'math'"):
+        array_api.numpy_namespace(math)

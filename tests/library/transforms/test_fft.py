@@ -11,6 +11,7 @@ import pytest
 
 import gibbous
 from gibbous.library.transforms.fft import Stage, stages_of
+from gibbous.rules.emit import ForwardModeError
 from tests.library.programs import check_program
 from tests.library.transforms.typed import operand, program
 
@@ -72,6 +73,61 @@ def test_transform_between_other_steps(rng: np.random.Generator) -> None:
     h = rng.standard_normal(9) + 1j * rng.standard_normal(9)
     f = program("return np.sum(np.tanh(np.fft.irfft(np.fft.rfft(x) * h, n=16)) ** 2)", h=h)
     check_program(f, rng.standard_normal(16))
+
+
+@pytest.mark.parametrize("name", ["fft", "rfft", "ifftn", "ihfft", "rfft2"])
+def test_transform_called_through_a_value(name: str, rng: np.random.Generator) -> None:
+    """A transform the build cannot tell (``fn(x)``, ``fn`` a value), so a complex result of
+    unknown type: the linear and bilinear steps after it (``np.conj``, ``*``, ``np.real``)
+    take complex values in a Hessian-vector product's written tangents."""
+    fn = getattr(np.fft, name)
+    shape = (3, 4) if name == "rfft2" else (6,)
+    w = np.cos(np.arange(np.prod(shape)).reshape(shape))
+
+    def f(x: np.ndarray) -> t.Any:
+        y = fn(x * w)
+        return np.sum((np.real(y) ** 2 + np.imag(y) ** 2) * np.real(y * y))
+
+    check_program(f, rng.standard_normal(shape))
+
+
+def _complex_step(kind: str) -> t.Callable[[np.ndarray], t.Any]:
+    """A loss of ``y = fn(x * w)``, ``fn`` a value (so ``y``'s type, complex, is unknown to
+    the build), through one elementwise step written in the loss itself."""
+    fn, w = np.fft.fft, np.cos(np.arange(6.0))
+    if kind == "abs":
+        return lambda x: np.sum(np.abs(fn(x * w)) ** 3)
+    if kind == "exp":
+        return lambda x: np.sum(np.real(np.exp(0.3 * fn(x * w))))
+    if kind == "conj times":
+        return lambda x: np.sum(np.real(np.conj(fn(x * w)) * fn(x * w) * fn(x)))
+    if kind == "times":
+        return lambda x: np.sum(np.real(fn(x * w) * fn(x * w) * fn(x)))
+    if kind == "divide":
+        return lambda x: np.sum(np.real(1.0 / (fn(x * w) + 4.0) + fn(x) / (2.0 - 1j * fn(x))))
+    if kind == "sin, sqrt":
+        return lambda x: np.sum(np.real(np.sin(fn(x * w)) * np.sqrt(fn(x) + 9.0)))
+    assert kind == "sin, cosh"
+    return lambda x: np.sum(np.real(np.sin(fn(x * w)) * np.cosh(0.2 * fn(x))))
+
+
+#: Each step, and the modes it differentiates in: a Hessian-vector product writes the formulas
+#: out, the complex forms where they read as the real ones do (``conj``, ``abs`` and ``sqrt``'s
+#: do not: refused at run time, by name).
+COMPLEX_STEPS = {"abs": "rf", "exp": "rfh", "conj times": "rf", "times": "rfh", "divide": "rfh",
+                 "sin, sqrt": "rfh", "sin, cosh": "rfh"}  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", list(COMPLEX_STEPS))
+def test_complex_steps_of_unknown_type(kind: str, rng: np.random.Generator) -> None:
+    """Forward mode turns an elementwise formula for a complex value found at run time
+    (``conj(P(conj(d)))``, the real part for a real result); each mode against central
+    differences."""
+    f, modes = _complex_step(kind), COMPLEX_STEPS[kind]
+    check_program(f, rng.standard_normal(6), modes=modes)
+    if "h" not in modes:
+        with pytest.raises(ForwardModeError, match="where a real number or array was expected"):
+            gibbous.hvp(f, np.linspace(0.1, 1.0, 6), np.ones(6))
 
 
 def test_frequencies_are_derived_with_their_spacing() -> None:

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 from gibbous.ir import runtime
-from gibbous.rules import frules, emit
+from gibbous.rules import emit, frules, inplace_forward
 from gibbous.library.python import closures, container_methods, iteration, objects
 from gibbous.forward.dynamic import DynamicCalls, program_of, star_program_of
 from gibbous.forward.programs import ProgramBuilder
@@ -315,10 +315,23 @@ CASES += [
     # (a forward program's run-time checks: a Hessian-vector product differentiates them)
     case(emit.real_operands, False, 1.5, np.ones(2)),
     case(emit.real_operands, True, [1.5, (np.ones(2), 3)]),
+    case(emit.number_operands, True, [1.5, (np.ones(2) + 1j, 3)]),
+    # (a tangent aliased as its array is: itself, or a copy broadcast to the array's shape)
+    case(inplace_forward.fresh, np.ones(3), np.array([0.5, -1.0, 2.0])),
+    case(inplace_forward.fresh, np.ones((2, 3)), np.array([0.5, -1.0, 2.0])),
+    case(inplace_forward.fresh, np.ones(3), 0.5),
+    case(inplace_forward.fresh, 1.5, 0.5),  # (a number: the tangent itself, a new value)
+    case(inplace_forward.written_tangent, 1.5, 0.5, -2.0),
+    case(inplace_forward.written_array, np.ones(3)),  # (a check: raises or returns None)
+    case(inplace_forward.array_of, np.array([0.5, -1.0, 2.0])),
+    case(
+        inplace_forward.written_tangent, np.ones(3), np.zeros(3), np.array([0.5, -1.0, 2.0]),
+        deviation=("allocations", "np.copyto's rule: the values written over are saved"),
+    ),
     case(frules.not_an_array, 1.5, "operator.iadd"),
     # (a Hessian-vector product's program finds a callee's forward program at run time)
-    case(program_of, _reversible_calls(), np.sin, None, (), (True,), 0.5),
-    case(star_program_of, _reversible_calls(), np.add, None, (0.5, A), (1.0, None), None),
+    case(program_of, _reversible_calls(), np.sin, None, False, (), (True,), 0.5),
+    case(star_program_of, _reversible_calls(), np.add, None, False, (0.5, A), (1.0, None), None),
     case(builtins.next, enumerate(range(2, 9))),  # warm calls take items too
     case(builtins.next, zip(range(8), "abcdefgh"), 1.5),  # the default is not used
     case(builtins.next, zip((), ()), 1.5),  # exhausted: the default, with its gradient
