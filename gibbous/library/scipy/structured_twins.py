@@ -80,9 +80,12 @@ def _refuse(what: str, why: str) -> None:
 
 @twin_helper
 def _eigh_of(
-    what: str, m: t.Any, vectors: bool, select: t.Any, select_range: t.Any, theirs: t.Any
+    what: str, m: t.Any, vectors: bool, select: t.Any, select_range: t.Any, theirs: t.Any,
+    *given: t.Any,
 ) -> t.Any:
-    """The eigenvalues (and eigenvectors, with SciPy's signs) of the Hermitian ``m``."""
+    """The eigenvalues (and eigenvectors, with SciPy's signs, ``theirs(v, *given)``: a
+    module-level function, not a closure, which a Hessian-vector product would have to
+    follow over its cells) of the Hermitian ``m``."""
     kept = _selected(what, select, select_range, vectors)
     if not vectors:
         w = np.linalg.eigvalsh(m)
@@ -92,7 +95,7 @@ def _eigh_of(
         return w[kept]
     w, v = np.linalg.eigh(m)
     w, v = w[kept], v[:, kept]
-    return w, v * theirs(v)
+    return w, v * theirs(v, *given)
 
 
 @twin_helper
@@ -124,13 +127,20 @@ def eigh_tridiagonal(
         finite(d, e)
     m = _tridiagonal(d, e)
 
-    def theirs(v: t.Any) -> t.Any:
-        return vector_signs(
-            v, sla.eigh_tridiagonal, d, e, select=select, select_range=select_range,
-            check_finite=False, tol=tol, lapack_driver=lapack_driver,
-        )  # fmt: skip
+    return _eigh_of(
+        "eigh_tridiagonal", m, not eigvals_only, select, select_range, _tridiagonal_signs,
+        d, e, select, select_range, tol, lapack_driver,
+    )  # fmt: skip
 
-    return _eigh_of("eigh_tridiagonal", m, not eigvals_only, select, select_range, theirs)
+
+@twin_helper
+def _tridiagonal_signs(
+    v: t.Any, d: t.Any, e: t.Any, select: t.Any, select_range: t.Any, tol: t.Any, driver: t.Any
+) -> t.Any:
+    return vector_signs(
+        v, sla.eigh_tridiagonal, d, e, select=select, select_range=select_range,
+        check_finite=False, tol=tol, lapack_driver=driver,
+    )  # fmt: skip
 
 
 def eigvalsh_tridiagonal(
@@ -209,13 +219,20 @@ def eig_banded(
         finite(a_band)
     m = hermitian_of_band(a_band, lower)
 
-    def theirs(v: t.Any) -> t.Any:
-        return vector_signs(
-            v, sla.eig_banded, a_band, lower=lower, select=select, select_range=select_range,
-            max_ev=max_ev, check_finite=False,
-        )  # fmt: skip
+    return _eigh_of(
+        "eig_banded", m, not eigvals_only, select, select_range, _banded_signs,
+        a_band, lower, select, select_range, max_ev,
+    )  # fmt: skip
 
-    return _eigh_of("eig_banded", m, not eigvals_only, select, select_range, theirs)
+
+@twin_helper
+def _banded_signs(
+    v: t.Any, a_band: t.Any, lower: t.Any, select: t.Any, select_range: t.Any, max_ev: t.Any
+) -> t.Any:
+    return vector_signs(
+        v, sla.eig_banded, a_band, lower=lower, select=select, select_range=select_range,
+        max_ev=max_ev, check_finite=False,
+    )  # fmt: skip
 
 
 def eigvals_banded(

@@ -175,18 +175,13 @@ CASES: list[tuple[str, F, str]] = [
     ("np tensorsolve", lambda x: np.sum(W[0] * np.linalg.tensorsolve(A + _m(x), x[:3])), "rfh"),
 ]  # fmt: skip
 # Known problems, each an xfail that fails when it starts passing (strict): the hvp of SciPy's
-# eigenvector sign conventions through their closures raises internal errors, and at X SciPy's
-# eigh signs flip within the central-difference step of the gradient (the hvp itself agrees with
-# second differences of f; the check of it against differences of the gradient cannot).
+# batching twin raises an internal error on NumPy 2.4, and at X SciPy's eigh signs flip within
+# the central-difference step of the gradient (the hvp itself agrees with second differences of
+# f; the check of it against differences of the gradient cannot).
 _SIGNS_FLIP = "SciPy's eigenvector signs flip within the difference step at X"
-_CLOSURE = "hvp of a sign closure over a band: internal AttributeError (TangentCell)"
 _BATCH = "hvp of SciPy's batching twin: internal TypeError (batched.py over_batch_jvp; NumPy 2.4)"
 KNOWN = {
     ("eigh vectors", "h"): _SIGNS_FLIP,
-    ("eigh_tridiagonal", "h"): _CLOSURE,
-    ("eigh_tridiagonal select i", "h"): _CLOSURE,
-    ("eig_banded", "h"): _CLOSURE,
-    ("eig_banded lower", "h"): _CLOSURE,
     ("polar batched", "h"): _BATCH,
     ("solve_discrete_lyapunov batched a", "h"): _BATCH,
 }
