@@ -283,10 +283,12 @@ def register_elementwise(
     def make(
         types: tuple[T.Type, ...], kwnames: tuple[str, ...], varied: tuple[bool, ...]
     ) -> Tangent | Emit | None:
+        # (a varied operand's formula turns for complex values: ``complex_tangent``)
+        turns = all(f is not None for f, v in zip(complex_forms, varied) if v)
         if not kwnames and len(types) == len(grads) and any(map(complex_type, types)):
             made = _complex_elementwise(complex_forms, types, varied, functions)
-            if made is not None or static_types(types):
-                return made
+            if made is not None or static_types(types) or not turns:
+                return made  # (a complex constant beside operands of unknown type: below)
         if kwnames or len(types) != len(grads) or not all(map(_number_or_unknown, types)):
             return None
         if static_types(types) and expressible(varied):  # (real: complex ones, above)
@@ -297,10 +299,9 @@ def register_elementwise(
                 return emit
             except Inexpressible:
                 pass
-        # (a complex value found at run time, where every varied operand's formula turns:
-        # ``conj(P(conj(d)))``, the adjoint of the gradient's map, as ``complex_tangent``
-        # writes it, its real part for a real result)
-        turns = all(f is not None for f, v in zip(complex_forms, varied) if v)
+        # (a complex value found at run time, where ``turns``: ``conj(P(conj(d)))``, the
+        # adjoint of the gradient's map, as ``complex_tangent`` writes it, its real part for
+        # a real result; else ``checked`` refuses it)
         if len(grads) == 1:
             g1 = grads[0]
             assert g1 is not None
